@@ -1,0 +1,36 @@
+# Everyday commands. `make serve` and `make test` each do all their own set-up.
+PYTHON ?= python3
+DATA_DIR ?= ../shared/data
+ADDRESS_SOURCE ?= $(DATA_DIR)/nl-addresses.csv.zst
+INDEX_DIR ?= indexes/nl
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install index serve test bench eval lint clean
+
+install:
+	$(PYTHON) -m pip install -q --upgrade pip setuptools wheel
+	$(PYTHON) -m pip install -q -e ".[test]"
+
+$(INDEX_DIR)/manifest.json:
+	$(PYTHON) -m engine build $(ADDRESS_SOURCE) $(INDEX_DIR)
+
+index: install $(INDEX_DIR)/manifest.json
+
+serve: index
+	ADDRESS_INDEX=$(INDEX_DIR) $(PYTHON) -m gunicorn -c server/gunicorn.conf.py -b $(HOST):$(PORT)
+
+test: install
+	ADDRESS_DATA_DIR=$(DATA_DIR) $(PYTHON) -m pytest
+
+bench: index
+	ADDRESS_FULL_INDEX=$(INDEX_DIR) $(PYTHON) -m pytest benchmarks --benchmark-group-by=param:limit
+
+eval: index
+	$(PYTHON) ../shared/eval/evaluate.py ../shared/eval/queries-public.jsonl --engine $(INDEX_DIR)
+
+lint:
+	$(PYTHON) -m ruff check engine server tests benchmarks
+
+clean:
+	rm -rf build *.egg-info engine/*.c engine/*.so engine/*.html

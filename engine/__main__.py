@@ -1,0 +1,46 @@
+"""Command line: ``python -m engine build SOURCE OUT_DIR`` and ``python -m engine query DIR Q``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+DEFAULT_SOURCE = "../shared/data/nl-addresses.csv.zst"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m engine", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="build an index directory from a CSV (.csv, .csv.zst, .csv.gz)")
+    b.add_argument("source", help=f"the address CSV (e.g. {DEFAULT_SOURCE})")
+    b.add_argument("out_dir", help="the index directory to write (replaced atomically)")
+    b.add_argument("--max-bad-share", type=float, default=0.001,
+                   help="fail when more than this share of rows is bad (default 0.001)")
+    b.add_argument("--no-progress", action="store_true", help="no progress bar")
+    q = sub.add_parser("query", help="ask an index, print the JSON response")
+    q.add_argument("index")
+    q.add_argument("q")
+    q.add_argument("--limit", type=int, default=5)
+    args = ap.parse_args(argv)
+    if args.cmd == "build":
+        from .build import build
+        from .source import SourceError
+        try:
+            build(args.source, args.out_dir, progress=not args.no_progress,
+                  max_bad_share=args.max_bad_share)
+        except SourceError as e:
+            print(f"build failed: {e}", file=sys.stderr)
+            return 1
+        return 0
+    from . import AddressIndex, IndexOpenError, QueryError
+    try:
+        index = AddressIndex.open(args.index)
+        sys.stdout.buffer.write(index.suggest_json(args.q, limit=args.limit) + b"\n")
+    except (IndexOpenError, QueryError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1410 @@
+# cython: language_level=3
+"""The compiled core: memory-mapped columns, a sorted-prefix index and the scoring loop.
+
+Layout (every array is a read-only, C-contiguous numpy array memory-mapped from `NAME.npy`):
+
+* Addresses `a_*` (N rows) are ordered by group, then house number, letter, addition, so the
+  addresses of one street in one place are one contiguous run `g_start[g] .. g_start[g+1]`,
+  sorted by number. `a_group[i]` names the group of address i.
+* Groups `g_*` (G rows): one per (street, locality, municipality); ids of their names in the
+  string table `s_blob/s_off` (JSON-escaped UTF-8), a prior in [0, PRIOR_MAX], the mean point,
+  and their tokens `g_tok[g_tok_start[g] .. g_tok_start[g+1]]` with a kind per token
+  (street / locality / municipality, ALIAS flag) and the real street words each one covers.
+* Vocabulary `v_*` (V tokens): every token text, sorted bytewise, so that a typed prefix is one
+  contiguous range of token ids [lo, hi), found by two binary searches, and "word w is a prefix
+  of token t" is the range test lo <= t < hi. `v_post[v_post_start[t] ..]` lists the groups that
+  hold token t, highest prior first.
+* Typo index `del_hash/del_tok`: FNV-1a hashes of every token with up to one (two for tokens of
+  7+ letters) letters deleted, sorted, so that a word within one or two edits of a token shares
+  a hash with it (symmetric deletion).
+* Postcode index: `pc_code` sorted distinct postcodes, `pc_addr[pc_start[p] .. pc_start[p+1]]`
+  the addresses of postcode p in house-number order.
+
+Invariants: ids are int32 and in range; every group has at least one address and one street
+token; group token counts fit in 64 (cover masks). The query path (`_search`) runs without the
+GIL over raw pointers into these arrays and allocates only its own scratch.
+"""
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.math cimport cos, exp, log10, sqrt
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp, memcpy, memset
+
+import numpy as np
+
+from .normalize import FOLD_LIMIT as _FOLD_LIMIT, fold_table
+
+cimport numpy as cnp
+
+cnp.import_array()
+
+# ---------------------------------------------------------------------------------------------
+# folding table (shared with engine/normalize.py)
+
+cdef enum:
+    FOLD_MAX = 0x2500
+    FOLD_W = 4
+    MAX_Q = 128          # code points accepted in a query
+    QBUF = 128 * 4 + 8   # folded bytes
+
+cdef char _fold_out[FOLD_MAX][FOLD_W]
+cdef uint8_t _fold_len[FOLD_MAX]
+
+
+def _init_fold():
+    table = fold_table()
+    assert len(table) == FOLD_MAX == _FOLD_LIMIT
+    cdef int cp, j
+    for cp in range(FOLD_MAX):
+        s = table[cp].encode("ascii")
+        if len(s) > FOLD_W:
+            s = s[:FOLD_W]
+        _fold_len[cp] = len(s)
+        for j in range(len(s)):
+            _fold_out[cp][j] = s[j]
+
+
+_init_fold()
+
+# ---------------------------------------------------------------------------------------------
+# tuning: penalties are in "score" units; the prior of a group lies in [0, 0.9]
+
+cdef float PREFIX_PEN = 1.0         # a word that is only the start of a token
+cdef float PREFIX_FRAC = 0.5        # ... plus this times the share of the token not yet typed
+cdef float TYPO_PEN = 1.6           # a word one edit from a token (2 edits: + TYPO_EDIT)
+cdef float TYPO_EDIT = 0.6
+cdef float MUNI_PEN = 0.3           # a word matched the municipality, not the locality
+cdef float ALIAS_PEN = 0.05         # a word matched an alias (abbreviation, everyday name)
+cdef float UNMATCHED_PEN = 0.35     # per registered street word the query did not mention
+cdef float EXTRA_SUFFIX_PEN = 0.5   # the address has a letter/addition the query did not type
+cdef float PART_PREFIX_PEN = 0.3    # a typed addition is the start of the address's addition
+cdef float NUM_PREFIX_PEN = 1.0     # the typed number is the start of the house number
+cdef float NUM_PREFIX_DIGIT = 0.1   # ... per extra digit
+cdef float UNKNOWN_WORD_PEN = 2.5   # a word nothing matches (postcode mode, last resort)
+cdef float NO_LOCALITY_PRIOR = 1.0  # weight of the prior when no place was typed
+cdef float LOCALITY_PRIOR = 0.3     # ... and when the place was typed
+
+cdef enum:
+    MAXT = 40          # tokens in a query
+    MAXR = 48          # ranges per word (prefix, variant, typo tokens)
+    MAXP = 3           # typed letter/addition parts
+    MAXI = 6           # interpretations
+    POOL = 64          # best groups kept
+    MAXLIMIT = 10
+    SCAN_BUDGET = 6000 # postings scanned for one query word
+    TOKEN_CAP_MIN = 8
+    MAX_TYPO_TOKENS = 40
+    PC_PREFIX_CAP = 4000
+
+cdef enum:
+    K_STREET = 1
+    K_LOCALITY = 2
+    K_MUNICIPALITY = 3
+    K_ALIAS = 0x10
+
+# ---------------------------------------------------------------------------------------------
+# structures of one search
+
+
+cdef struct Data:
+    const int32_t* a_group
+    const int32_t* a_number
+    const uint8_t* a_letter
+    const int32_t* a_addition
+    const int32_t* a_postcode
+    const int32_t* a_lat
+    const int32_t* a_lon
+    const int32_t* g_street
+    const int32_t* g_locality
+    const int32_t* g_municipality
+    const int32_t* g_province
+    const int32_t* g_start
+    const float* g_prior
+    const int32_t* g_lat
+    const int32_t* g_lon
+    const int32_t* g_tok_start
+    const int32_t* g_tok
+    const uint8_t* g_tok_kind
+    const uint64_t* g_tok_cover
+    const uint8_t* v_blob
+    const int64_t* v_off
+    const int32_t* v_post_start
+    const int32_t* v_post
+    const uint64_t* del_hash
+    const int32_t* del_tok
+    const int32_t* pc_code
+    const int32_t* pc_start
+    const int32_t* pc_addr
+    const uint8_t* add_blob
+    const int64_t* add_off
+    const uint8_t* s_blob
+    const int64_t* s_off
+    int32_t n_addr
+    int32_t n_groups
+    int32_t n_tok
+    int32_t n_del
+    int32_t n_pc
+
+
+cdef struct Tok:
+    int start
+    int len
+    int digits       # leading digits
+    int value        # value of the leading digits (capped at 10**6)
+
+
+cdef struct Word:
+    int nr
+    int32_t lo[MAXR]
+    int32_t hi[MAXR]
+    float base[MAXR]    # penalty of the range before the prefix share (0 prefix, TYPO for typos)
+    uint8_t typo[MAXR]
+    int32_t exact       # token id equal to the word, or -1
+    int64_t cost        # postings under all ranges
+    int typo_done
+
+
+cdef struct Interp:
+    int number          # house number, -1 when none was typed
+    int nparts
+    int part_tok[MAXP]  # token of each typed letter/addition part
+    int part_off[MAXP]  # offset in that token where the part starts (glued suffix of 12a)
+    int nwords
+    int words[MAXT]     # token indices that must match the street/locality
+    int pc_lo           # postcode code range, -1 when none
+    int pc_hi
+
+
+cdef struct PoolItem:
+    float score
+    float text_pen
+    int32_t group
+    int interp
+
+
+cdef struct Cand:
+    float score
+    int32_t addr
+    int32_t key         # spread key: group, or postcode in postcode mode
+    int interp
+
+
+cdef struct Search:
+    char q[QBUF]
+    int qlen
+    int ntok
+    Tok tok[MAXT]
+    Word word[MAXT]
+    int ninterp
+    Interp interp[MAXI]
+    int npool
+    PoolItem pool[POOL]
+    int ncand
+    Cand cand[POOL * MAXLIMIT + 64]
+    int limit
+    int has_focus
+    double focus_lat
+    double focus_lon
+    double cos_lat
+    int typo_mode
+
+
+# ---------------------------------------------------------------------------------------------
+# hashing (shared by the build and the query path)
+
+cdef inline uint64_t _fnv(const char* s, int n) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef int i
+    for i in range(n):
+        h ^= <uint8_t>s[i]
+        h *= 1099511628211ULL
+    return h
+
+
+cdef inline uint64_t _fnv_skip(const char* s, int n, int skip1, int skip2) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef int i
+    for i in range(n):
+        if i == skip1 or i == skip2:
+            continue
+        h ^= <uint8_t>s[i]
+        h *= 1099511628211ULL
+    return h
+
+
+def deletion_index(words):
+    """Return (hashes, token ids), sorted by hash: every token with up to 1 (2 for 7+ letters)
+    letters deleted. Tokens shorter than 4 letters are left out (no typo is looked for there)."""
+    cdef list hs = []
+    cdef list ts = []
+    cdef bytes b
+    cdef const char* s
+    cdef int n, i, j, tid
+    cdef uint64_t h
+    for tid, w in enumerate(words):
+        b = w.encode()
+        n = len(b)
+        if n < 4:
+            continue
+        s = b
+        seen = set()
+        seen.add(_fnv(s, n))
+        for i in range(n):
+            seen.add(_fnv_skip(s, n, i, -1))
+            if n >= 7:
+                for j in range(i + 1, n):
+                    seen.add(_fnv_skip(s, n, i, j))
+        for h in seen:
+            hs.append(h)
+            ts.append(tid)
+    hashes = np.array(hs, dtype=np.uint64)
+    toks = np.array(ts, dtype=np.int32)
+    order = np.lexsort((toks, hashes))
+    return hashes[order], toks[order]
+
+
+# ---------------------------------------------------------------------------------------------
+# small helpers
+
+
+cdef inline int _cmp_prefix(const Data* d, int32_t t, const char* w, int n) noexcept nogil:
+    """Compare token t with word w over the first n bytes: <0, 0 (t starts with w), >0."""
+    cdef int64_t a = d.v_off[t]
+    cdef int tl = <int>(d.v_off[t + 1] - a)
+    cdef int m = n if n < tl else tl
+    cdef int c = memcmp(d.v_blob + a, w, m)
+    if c != 0:
+        return c
+    if tl < n:
+        return -1
+    return 0
+
+
+cdef inline void _prefix_range(const Data* d, const char* w, int n, int32_t* lo, int32_t* hi) noexcept nogil:
+    """Token ids [lo, hi) whose text starts with w."""
+    cdef int32_t a = 0, b = d.n_tok, mid
+    while a < b:
+        mid = (a + b) >> 1
+        if _cmp_prefix(d, mid, w, n) < 0:
+            a = mid + 1
+        else:
+            b = mid
+    lo[0] = a
+    b = d.n_tok
+    while a < b:
+        mid = (a + b) >> 1
+        if _cmp_prefix(d, mid, w, n) <= 0:
+            a = mid + 1
+        else:
+            b = mid
+    hi[0] = a
+
+
+cdef inline int _tok_len(const Data* d, int32_t t) noexcept nogil:
+    return <int>(d.v_off[t + 1] - d.v_off[t])
+
+
+cdef int _dl_distance(const char* a, int n, const char* b, int m, int maxd) noexcept nogil:
+    """Restricted Damerau-Levenshtein distance, or maxd + 1 when it exceeds maxd."""
+    cdef int d0[40]
+    cdef int d1[40]
+    cdef int d2[40]
+    cdef int* pp = d0
+    cdef int* p = d1
+    cdef int* c = d2
+    cdef int* tmp
+    cdef int i, j, cost, v, rowmin
+    if n > 38 or m > 38:
+        return maxd + 1
+    if n - m > maxd or m - n > maxd:
+        return maxd + 1
+    for j in range(m + 1):
+        p[j] = j
+    for i in range(1, n + 1):
+        c[0] = i
+        rowmin = i
+        for j in range(1, m + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            v = p[j - 1] + cost
+            if p[j] + 1 < v:
+                v = p[j] + 1
+            if c[j - 1] + 1 < v:
+                v = c[j - 1] + 1
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1] and pp[j - 2] + 1 < v:
+                v = pp[j - 2] + 1
+            c[j] = v
+            if v < rowmin:
+                rowmin = v
+        if rowmin > maxd:
+            return maxd + 1
+        tmp = pp
+        pp = p
+        p = c
+        c = tmp
+    return p[m]
+
+
+cdef inline int _lower(int c) noexcept nogil:
+    if c >= 65 and c <= 90:
+        return c + 32
+    return c
+
+
+# ---------------------------------------------------------------------------------------------
+# query parsing
+
+
+cdef void _tokenise(Search* s) noexcept nogil:
+    """Split the folded query (ASCII a-z0-9 and spaces) into tokens; ij -> y; split letter|digit."""
+    cdef char buf[QBUF]
+    cdef int i, n = 0, c, prev = 32
+    # ij -> y, and a space between a letter and a following digit
+    i = 0
+    while i < s.qlen and n < QBUF - 2:
+        c = s.q[i]
+        if c == 105 and i + 1 < s.qlen and s.q[i + 1] == 106:  # "ij"
+            c = 121
+            i += 1
+        if 48 <= c <= 57 and 97 <= prev <= 122:
+            buf[n] = 32
+            n += 1
+        buf[n] = <char>c
+        n += 1
+        prev = c
+        i += 1
+    memcpy(s.q, buf, n)
+    s.qlen = n
+    s.ntok = 0
+    i = 0
+    cdef Tok* t
+    while i < n and s.ntok < MAXT:
+        while i < n and s.q[i] == 32:
+            i += 1
+        if i >= n:
+            break
+        t = &s.tok[s.ntok]
+        t.start = i
+        while i < n and s.q[i] != 32:
+            i += 1
+        t.len = i - t.start
+        t.digits = 0
+        t.value = 0
+        while t.digits < t.len and 48 <= s.q[t.start + t.digits] <= 57:
+            if t.value < 1000000:
+                t.value = t.value * 10 + (s.q[t.start + t.digits] - 48)
+            t.digits += 1
+        s.ntok += 1
+
+
+cdef void _word_ranges(const Data* d, Search* s, int ti) noexcept nogil:
+    """Fill the prefix ranges of token ti: the word itself, and `...y` for a word ending in i."""
+    cdef Word* w = &s.word[ti]
+    cdef Tok* t = &s.tok[ti]
+    cdef const char* p = s.q + t.start
+    cdef int32_t lo, hi
+    cdef char alt[QBUF]
+    w.nr = 0
+    w.exact = -1
+    w.cost = 0
+    w.typo_done = 0
+    _prefix_range(d, p, t.len, &lo, &hi)
+    if lo < hi:
+        if _tok_len(d, lo) == t.len:
+            w.exact = lo
+        w.lo[0] = lo
+        w.hi[0] = hi
+        w.base[0] = 0
+        w.typo[0] = 0
+        w.nr = 1
+        w.cost += d.v_post_start[hi] - d.v_post_start[lo]
+    if t.len >= 1 and p[t.len - 1] == 105:  # typing "ri" may be on its way to "rij" -> "ry"
+        memcpy(alt, p, t.len)
+        alt[t.len - 1] = 121
+        _prefix_range(d, alt, t.len, &lo, &hi)
+        if lo < hi:
+            w.lo[w.nr] = lo
+            w.hi[w.nr] = hi
+            w.base[w.nr] = 0.1
+            w.typo[w.nr] = 0
+            w.nr += 1
+            w.cost += d.v_post_start[hi] - d.v_post_start[lo]
+
+
+cdef int _bsearch_hash(const Data* d, uint64_t h) noexcept nogil:
+    cdef int a = 0, b = d.n_del, mid
+    while a < b:
+        mid = (a + b) >> 1
+        if d.del_hash[mid] < h:
+            a = mid + 1
+        else:
+            b = mid
+    return a
+
+
+cdef void _add_typo_token(const Data* d, Search* s, int ti, int32_t tid, int maxd) noexcept nogil:
+    cdef Word* w = &s.word[ti]
+    cdef Tok* t = &s.tok[ti]
+    cdef int r, dist
+    for r in range(w.nr):
+        if w.lo[r] <= tid < w.hi[r]:
+            return
+    if w.nr >= MAXR:
+        return
+    dist = _dl_distance(s.q + t.start, t.len, <const char*>(d.v_blob + d.v_off[tid]), _tok_len(d, tid), maxd)
+    if dist < 1 or dist > maxd:
+        return
+    w.lo[w.nr] = tid
+    w.hi[w.nr] = tid + 1
+    w.base[w.nr] = TYPO_PEN + TYPO_EDIT * (dist - 1)
+    w.typo[w.nr] = 1
+    w.nr += 1
+    w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
+
+
+cdef void _typo_lookup(const Data* d, Search* s, int ti, uint64_t h, int maxd) noexcept nogil:
+    cdef int k = _bsearch_hash(d, h)
+    while k < d.n_del and d.del_hash[k] == h and s.word[ti].nr < MAXR:
+        _add_typo_token(d, s, ti, d.del_tok[k], maxd)
+        k += 1
+
+
+cdef void _typo_ranges(const Data* d, Search* s, int ti) noexcept nogil:
+    """Add the tokens within 1 (2 for 9+ letters) edits of token ti (symmetric deletion)."""
+    cdef Word* w = &s.word[ti]
+    cdef Tok* t = &s.tok[ti]
+    cdef const char* p = s.q + t.start
+    cdef int n = t.len, i, j, maxd
+    if w.typo_done:
+        return
+    w.typo_done = 1
+    if n < 5 or t.digits > 0 or n > 38:
+        return
+    maxd = 2 if n >= 9 else 1
+    _typo_lookup(d, s, ti, _fnv(p, n), maxd)
+    for i in range(n):
+        _typo_lookup(d, s, ti, _fnv_skip(p, n, i, -1), maxd)
+        if maxd == 2:
+            for j in range(i + 1, n):
+                _typo_lookup(d, s, ti, _fnv_skip(p, n, i, j), maxd)
+
+
+cdef void _parse(const Data* d, Search* s) noexcept nogil:
+    """Work out the interpretations of the query: postcode, house number, letter/addition parts."""
+    cdef int i, j, k, pc_tok = -1, pc_tok2 = -1, pc_lo = -1, pc_hi = -1, code, n_alpha = 0
+    cdef Tok* t
+    cdef Tok* u
+    cdef int consumed[MAXT]
+    cdef int numcand[MAXT]
+    cdef int nnum = 0, all_known = 1, skip
+    cdef Interp* it
+    memset(consumed, 0, sizeof(consumed))
+    for i in range(s.ntok):
+        _word_ranges(d, s, i)
+        if s.tok[i].digits == 0:
+            n_alpha += 1
+    # postcode: 1234AB | 1234 AB | 1234A (last) | 1234 A (last) | 1234 (a query of numbers only)
+    for i in range(s.ntok):
+        t = &s.tok[i]
+        if t.digits != 4 or t.value < 1000:
+            continue
+        code = t.value * 676
+        if t.len == 6:
+            pc_lo = pc_hi = code + (s.q[t.start + 4] - 97) * 26 + (s.q[t.start + 5] - 97)
+        elif t.len == 5 and i == s.ntok - 1:
+            pc_lo = code + (s.q[t.start + 4] - 97) * 26
+            pc_hi = pc_lo + 25
+        elif t.len == 4 and i + 1 < s.ntok and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 2:
+            u = &s.tok[i + 1]
+            pc_lo = pc_hi = code + (s.q[u.start] - 97) * 26 + (s.q[u.start + 1] - 97)
+            pc_tok2 = i + 1
+        elif t.len == 4 and i + 1 == s.ntok - 1 and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 1:
+            u = &s.tok[i + 1]
+            pc_lo = code + (s.q[u.start] - 97) * 26
+            pc_hi = pc_lo + 25
+            pc_tok2 = i + 1
+        elif t.len == 4 and n_alpha == 0 and i == 0:
+            pc_lo = code
+            pc_hi = code + 675
+        else:
+            continue
+        pc_tok = i
+        break
+    if pc_tok >= 0:
+        consumed[pc_tok] = 1
+        if pc_tok2 >= 0:
+            consumed[pc_tok2] = 1
+    # house-number candidates: digits (1..5 of them, value 1..99999) with at most 4 letters glued
+    for i in range(s.ntok):
+        t = &s.tok[i]
+        if consumed[i] or t.digits == 0:
+            continue
+        if t.digits <= 5 and 1 <= t.value <= 99999 and t.len - t.digits <= 4 and nnum < 3:
+            numcand[nnum] = i
+            nnum += 1
+        if s.word[i].nr == 0:
+            all_known = 0
+    s.ninterp = 0
+    for k in range(nnum + 1):
+        if k == nnum:
+            # no house number typed: every numeric token must then be a word of a name
+            if nnum > 0 and not all_known:
+                continue
+        it = &s.interp[s.ninterp]
+        it.pc_lo = pc_lo
+        it.pc_hi = pc_hi
+        it.nparts = 0
+        it.nwords = 0
+        it.number = -1
+        if k < nnum:
+            j = numcand[k]
+            t = &s.tok[j]
+            it.number = t.value
+            if t.len > t.digits:
+                it.part_tok[0] = j
+                it.part_off[0] = t.digits
+                it.nparts = 1
+            # up to two short tokens right after the number may be its letter / addition
+            i = j + 1
+            while i < s.ntok and it.nparts < 2 and not consumed[i] and s.tok[i].len <= 4:
+                it.part_tok[it.nparts] = i
+                it.part_off[it.nparts] = 0
+                it.nparts += 1
+                i += 1
+        for i in range(s.ntok):
+            if consumed[i] or (k < nnum and i == numcand[k]):
+                continue
+            skip = 0
+            for j in range(it.nparts):
+                if it.part_tok[j] == i:
+                    skip = 1
+            if not skip:
+                it.words[it.nwords] = i
+                it.nwords += 1
+        if it.nwords == 0 and it.pc_lo < 0:
+            continue
+        s.ninterp += 1
+
+
+# ---------------------------------------------------------------------------------------------
+# matching and scoring
+
+
+cdef inline float _match_word(const Data* d, Search* s, int wi, int32_t t, uint8_t kind) noexcept nogil:
+    """Penalty for word wi matching group token t, or -1 when it does not match."""
+    cdef Word* w = &s.word[wi]
+    cdef int r
+    cdef float best = -1, p
+    for r in range(w.nr):
+        if w.lo[r] <= t < w.hi[r]:
+            if w.typo[r]:
+                if not s.typo_mode:
+                    continue
+                p = w.base[r]
+            elif t == w.exact:
+                p = 0
+            else:
+                p = w.base[r] + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>s.tok[wi].len) / _tok_len(d, t))
+            if kind & K_ALIAS:
+                p += ALIAS_PEN
+            if (kind & 0x0F) == K_MUNICIPALITY:
+                p += MUNI_PEN
+            if best < 0 or p < best:
+                best = p
+    return best
+
+
+cdef inline int _popcount(uint64_t x) noexcept nogil:
+    cdef int n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n
+
+
+cdef bint _group_text(const Data* d, Search* s, const Interp* it, int32_t g, float* pen_out,
+                      int* loc_out) noexcept nogil:
+    """Do all words of `it` match tokens of group g? Sum their penalties into pen_out."""
+    cdef int a = d.g_tok_start[g], b = d.g_tok_start[g + 1], wi, j, bestj
+    cdef float pen = 0, p, bp
+    cdef uint64_t covered = 0, all_street = 0
+    cdef int loc = 0
+    cdef uint8_t kind
+    for wi in range(it.nwords):
+        bp = -1
+        bestj = -1
+        for j in range(a, b):
+            p = _match_word(d, s, it.words[wi], d.g_tok[j], d.g_tok_kind[j])
+            if p >= 0 and (bp < 0 or p < bp):
+                bp = p
+                bestj = j
+        if bp < 0:
+            return False
+        pen += bp
+        covered |= d.g_tok_cover[bestj]
+        kind = d.g_tok_kind[bestj] & 0x0F
+        if kind == K_LOCALITY or kind == K_MUNICIPALITY:
+            loc = 1
+    for j in range(a, b):
+        if d.g_tok_kind[j] == K_STREET:
+            all_street |= d.g_tok_cover[j]
+    pen += UNMATCHED_PEN * _popcount(all_street & ~covered)
+    pen_out[0] = pen
+    loc_out[0] = loc
+    return True
+
+
+cdef inline int _addr_at(const Data* d, int pos, bint is_pc) noexcept nogil:
+    return d.pc_addr[pos] if is_pc else pos
+
+
+cdef int _lower_bound_number(const Data* d, int lo, int hi, int number, bint is_pc) noexcept nogil:
+    cdef int mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if d.a_number[_addr_at(d, mid, is_pc)] < number:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int32_t g) noexcept nogil:
+    """Penalty for the typed letter/addition parts against address addr, or -1 (no match)."""
+    cdef int L = _lower(d.a_letter[addr])
+    cdef int64_t ao = d.add_off[d.a_addition[addr]]
+    cdef int alen = <int>(d.add_off[d.a_addition[addr] + 1] - ao)
+    cdef const uint8_t* A = d.add_blob + ao
+    cdef int used_l = 0, a_pos = 0, i, k, plen, match
+    cdef const char* p
+    cdef float pen = 0, wp, bp
+    cdef int a, b, j
+    for i in range(it.nparts):
+        p = s.q + s.tok[it.part_tok[i]].start + it.part_off[i]
+        plen = s.tok[it.part_tok[i]].len - it.part_off[i]
+        if not used_l and a_pos == 0 and L and plen == 1 and p[0] == L:
+            used_l = 1
+            continue
+        # the addition may come in pieces: "12 l1" arrives as the parts "l" and "1"
+        if alen - a_pos >= plen:
+            match = 1
+            for k in range(plen):
+                if _lower(A[a_pos + k]) != p[k]:
+                    match = 0
+                    break
+            if match:
+                a_pos += plen
+                continue
+        # not a letter or addition of this address: perhaps a word of the street or place
+        if it.part_off[i] != 0 or g < 0:
+            return -1
+        a = d.g_tok_start[g]
+        b = d.g_tok_start[g + 1]
+        bp = -1
+        for j in range(a, b):
+            wp = _match_word(d, s, it.part_tok[i], d.g_tok[j], d.g_tok_kind[j])
+            if wp >= 0 and (bp < 0 or wp < bp):
+                bp = wp
+        if bp < 0:
+            return -1
+        pen += bp
+    if (L and not used_l) or (alen > 0 and a_pos == 0):
+        pen += EXTRA_SUFFIX_PEN
+    elif 0 < a_pos < alen:
+        pen += PART_PREFIX_PEN
+    return pen
+
+
+cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, bint is_pc,
+                    int32_t g, int want, int* out_pos, float* out_pen) noexcept nogil:
+    """The best `want` addresses of the run [lo, hi) for the typed number, best first.
+
+    Exact house numbers first (by suffix penalty, then position), then numbers that start with
+    the typed digits (10..19 before 100..199). With no number typed: the lowest numbers first.
+    """
+    cdef int n = 0, i, e, pos, addr, lo2, hi2, digits, j, k
+    cdef float pen
+    cdef int number = it.number
+    cdef int64_t scale
+    if number < 0:
+        i = lo
+        while i < hi and n < want:
+            out_pos[n] = i
+            out_pen[n] = 0
+            n += 1
+            i += 1
+        return n
+    e = _lower_bound_number(d, lo, hi, number, is_pc)
+    i = e
+    while i < hi and d.a_number[_addr_at(d, i, is_pc)] == number and i - e < 256:
+        addr = _addr_at(d, i, is_pc)
+        pen = _suffix_pen(d, s, it, addr, d.a_group[addr] if is_pc else g)
+        if pen >= 0:
+            # insertion into the sorted output (small arrays)
+            k = n if n < want else want - 1
+            if n < want or pen < out_pen[want - 1]:
+                while k > 0 and out_pen[k - 1] > pen:
+                    if k < want:
+                        out_pos[k] = out_pos[k - 1]
+                        out_pen[k] = out_pen[k - 1]
+                    k -= 1
+                out_pos[k] = i
+                out_pen[k] = pen
+                if n < want:
+                    n += 1
+        i += 1
+    if it.nparts > 0 or n >= want:
+        return n
+    scale = 10
+    digits = 1
+    while number * scale <= 99999 and n < want:
+        lo2 = _lower_bound_number(d, lo, hi, <int>(number * scale), is_pc)
+        i = lo2
+        while i < hi and n < want and d.a_number[_addr_at(d, i, is_pc)] < number * scale + scale:
+            addr = _addr_at(d, i, is_pc)
+            out_pos[n] = i
+            out_pen[n] = NUM_PREFIX_PEN + NUM_PREFIX_DIGIT * (digits - 1)
+            if d.a_letter[addr] or d.a_addition[addr]:
+                out_pen[n] += EXTRA_SUFFIX_PEN
+            n += 1
+            i += 1
+        scale *= 10
+        digits += 1
+    return n
+
+
+cdef inline float _prior(const Data* d, Search* s, int32_t g, int loc_typed) noexcept nogil:
+    cdef double dy, dx, km
+    if s.has_focus:
+        dy = (d.g_lat[g] * 1e-6 - s.focus_lat) * 111.2
+        dx = (d.g_lon[g] * 1e-6 - s.focus_lon) * 111.2 * s.cos_lat
+        km = sqrt(dx * dx + dy * dy)
+        return <float>(0.9 / (1.0 + km / 5.0)) + 0.1 * d.g_prior[g]
+    return d.g_prior[g] * (LOCALITY_PRIOR if loc_typed else NO_LOCALITY_PRIOR)
+
+
+cdef void _pool_add(Search* s, int32_t g, float score, float text_pen, int interp) noexcept nogil:
+    cdef int i, worst = 0
+    for i in range(s.npool):
+        if s.pool[i].group == g:
+            if score > s.pool[i].score:
+                s.pool[i].score = score
+                s.pool[i].text_pen = text_pen
+                s.pool[i].interp = interp
+            return
+    if s.npool < POOL:
+        i = s.npool
+        s.npool += 1
+    else:
+        for i in range(1, POOL):
+            if s.pool[i].score < s.pool[worst].score or (
+                    s.pool[i].score == s.pool[worst].score and s.pool[i].group > s.pool[worst].group):
+                worst = i
+        if score < s.pool[worst].score or (score == s.pool[worst].score and g > s.pool[worst].group):
+            return
+        i = worst
+    s.pool[i].group = g
+    s.pool[i].score = score
+    s.pool[i].text_pen = text_pen
+    s.pool[i].interp = interp
+
+
+cdef inline float _pool_floor(Search* s) noexcept nogil:
+    cdef int i
+    cdef float m
+    if s.npool < POOL:
+        return -1e30
+    m = s.pool[0].score
+    for i in range(1, POOL):
+        if s.pool[i].score < m:
+            m = s.pool[i].score
+    return m
+
+
+cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept nogil:
+    cdef float text_pen, score
+    cdef int loc, n
+    cdef int pos[1]
+    cdef float apen[1]
+    cdef Interp* it = &s.interp[ii]
+    if not _group_text(d, s, it, g, &text_pen, &loc):
+        return
+    n = _addresses(d, s, it, d.g_start[g], d.g_start[g + 1], False, g, 1, pos, apen)
+    if n == 0:
+        return
+    score = -(text_pen + apen[0]) + _prior(d, s, g, loc)
+    _pool_add(s, g, score, text_pen, ii)
+
+
+cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
+    """Walk the postings of the rarest word of interpretation ii and score every group."""
+    cdef Interp* it = &s.interp[ii]
+    cdef int wi, best = -1, r, t, cap, p, pe
+    cdef int64_t bestcost = -1, total
+    cdef Word* w
+    for wi in range(it.nwords):
+        w = &s.word[it.words[wi]]
+        if w.nr == 0:
+            return
+        if bestcost < 0 or w.cost < bestcost:
+            bestcost = w.cost
+            best = it.words[wi]
+    if best < 0:
+        return
+    w = &s.word[best]
+    for r in range(w.nr):
+        if w.typo[r] and not s.typo_mode:
+            continue
+        total = d.v_post_start[w.hi[r]] - d.v_post_start[w.lo[r]]
+        if total <= SCAN_BUDGET:
+            for p in range(d.v_post_start[w.lo[r]], d.v_post_start[w.hi[r]]):
+                _consider_group(d, s, ii, d.v_post[p])
+        else:
+            # PERF: a very short prefix ("a", "ka"): take the exact token in full and the
+            # best-prior groups of every other token, within the budget.
+            cap = SCAN_BUDGET // (w.hi[r] - w.lo[r])
+            if cap < TOKEN_CAP_MIN:
+                cap = TOKEN_CAP_MIN
+            for t in range(w.lo[r], w.hi[r]):
+                p = d.v_post_start[t]
+                pe = d.v_post_start[t + 1]
+                if t != w.exact and pe - p > cap:
+                    pe = p + cap
+                while p < pe:
+                    _consider_group(d, s, ii, d.v_post[p])
+                    p += 1
+
+
+cdef int _pc_index(const Data* d, int code) noexcept nogil:
+    cdef int a = 0, b = d.n_pc, mid
+    while a < b:
+        mid = (a + b) >> 1
+        if d.pc_code[mid] < code:
+            a = mid + 1
+        else:
+            b = mid
+    return a
+
+
+cdef void _cand_add(Search* s, float score, int32_t addr, int32_t key, int interp) noexcept nogil:
+    cdef int i
+    for i in range(s.ncand):
+        if s.cand[i].addr == addr:
+            if score > s.cand[i].score:
+                s.cand[i].score = score
+            return
+    if s.ncand >= POOL * MAXLIMIT + 64:
+        return
+    s.cand[s.ncand].score = score
+    s.cand[s.ncand].addr = addr
+    s.cand[s.ncand].key = key
+    s.cand[s.ncand].interp = interp
+    s.ncand += 1
+
+
+cdef float _round_pen(int limit) noexcept nogil:
+    """Spreading: a second address of the same street or postcode costs this much per place.
+
+    A short list spreads harder than a long one: with 3 slots a second Kerkstraat in the same
+    town is worth less than the likeliest Kerkstraat elsewhere; with 10 slots there is room."""
+    return 0.25 + 1.5 / limit
+
+
+cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
+    """Postcode mode: score the addresses of the typed postcode (or postcode prefix)."""
+    cdef Interp* it = &s.interp[ii]
+    cdef int p0 = _pc_index(d, it.pc_lo), p, lo, hi, n, j, addr, g, loc, wi, jj, scanned = 0
+    cdef int pos[MAXLIMIT]
+    cdef float apen[MAXLIMIT]
+    cdef float text_pen, wp, bp, rp = _round_pen(s.limit)
+    cdef int last_g
+    cdef float last_pen = 0
+    p = p0
+    while p < d.n_pc and d.pc_code[p] <= it.pc_hi and scanned < PC_PREFIX_CAP:
+        lo = d.pc_start[p]
+        hi = d.pc_start[p + 1]
+        scanned += hi - lo
+        n = _addresses(d, s, it, lo, hi, True, -1, s.limit, pos, apen)
+        last_g = -1
+        for j in range(n):
+            addr = d.pc_addr[pos[j]]
+            g = d.a_group[addr]
+            if g != last_g:
+                last_g = g
+                last_pen = 0
+                # typed words should name this street or place; unknown ones cost, never hide
+                for wi in range(it.nwords):
+                    bp = -1
+                    for jj in range(d.g_tok_start[g], d.g_tok_start[g + 1]):
+                        wp = _match_word(d, s, it.words[wi], d.g_tok[jj], d.g_tok_kind[jj])
+                        if wp >= 0 and (bp < 0 or wp < bp):
+                            bp = wp
+                    last_pen += bp if bp >= 0 else UNKNOWN_WORD_PEN
+            _cand_add(s, -(apen[j] + last_pen) + 0.1 * d.g_prior[g] - rp * j, addr, p, ii)
+        p += 1
+
+
+cdef void _collect_text(const Data* d, Search* s) noexcept nogil:
+    """Turn the pool of best groups into candidate addresses, spread over groups and names."""
+    cdef int i, j, n, k, same
+    cdef int pos[MAXLIMIT]
+    cdef float apen[MAXLIMIT]
+    cdef PoolItem* pi
+    cdef float base, rp = _round_pen(s.limit)
+    cdef int32_t g
+    cdef int loc
+    cdef float text_pen
+    for i in range(s.npool):
+        pi = &s.pool[i]
+        g = pi.group
+        _group_text(d, s, &s.interp[pi.interp], g, &text_pen, &loc)
+        n = _addresses(d, s, &s.interp[pi.interp], d.g_start[g], d.g_start[g + 1], False, g,
+                       s.limit, pos, apen)
+        base = -text_pen + _prior(d, s, g, loc)
+        for j in range(n):
+            _cand_add(s, base - apen[j] - rp * j, pos[j], g, pi.interp)
+
+
+cdef void _select(Search* s, int* out, int* nout) noexcept nogil:
+    """Pick the `limit` best candidates; ties break on the address id (deterministic)."""
+    cdef int i, j, best, n = 0
+    cdef uint8_t taken[POOL * MAXLIMIT + 64]
+    memset(taken, 0, s.ncand)
+    while n < s.limit:
+        best = -1
+        for i in range(s.ncand):
+            if taken[i]:
+                continue
+            if best < 0 or s.cand[i].score > s.cand[best].score or (
+                    s.cand[i].score == s.cand[best].score and s.cand[i].addr < s.cand[best].addr):
+                best = i
+        if best < 0:
+            break
+        taken[best] = 1
+        out[n] = s.cand[best].addr
+        n += 1
+    nout[0] = n
+
+
+cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
+    """Run one query (already folded into s.q); write up to s.limit address ids to out."""
+    cdef int ii, wi, n = 0, any_pc = 0, pass_
+    _tokenise(s)
+    if s.ntok == 0:
+        return 0
+    _parse(d, s)
+    for pass_ in range(2):
+        s.typo_mode = pass_
+        s.npool = 0
+        s.ncand = 0
+        if pass_ == 1:
+            # nothing found: look for slips of a key in every word long enough to have one
+            for ii in range(s.ninterp):
+                for wi in range(s.interp[ii].nwords):
+                    _typo_ranges(d, s, s.interp[ii].words[wi])
+        for ii in range(s.ninterp):
+            if s.interp[ii].pc_lo >= 0:
+                any_pc = 1
+                _collect_pc(d, s, ii)
+            else:
+                _scan_text(d, s, ii)
+        _collect_text(d, s)
+        if s.ncand > 0:
+            break
+    _select(s, out, &n)
+    return n
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON output
+
+
+cdef struct Buf:
+    char* p
+    Py_ssize_t n
+    Py_ssize_t cap
+
+
+cdef inline int _grow(Buf* b, Py_ssize_t extra) noexcept nogil:
+    cdef Py_ssize_t cap
+    cdef char* np_
+    if b.n + extra <= b.cap:
+        return 0
+    cap = b.cap * 2
+    while cap < b.n + extra:
+        cap *= 2
+    np_ = <char*>realloc(b.p, cap)
+    if np_ == NULL:
+        return -1
+    b.p = np_
+    b.cap = cap
+    return 0
+
+
+cdef inline void _put(Buf* b, const char* s, Py_ssize_t n) noexcept nogil:
+    if _grow(b, n) == 0:
+        memcpy(b.p + b.n, s, n)
+        b.n += n
+
+
+cdef inline void _puts(Buf* b, const char* s) noexcept nogil:
+    cdef Py_ssize_t n = 0
+    while s[n]:
+        n += 1
+    _put(b, s, n)
+
+
+cdef inline void _put_int(Buf* b, int64_t v) noexcept nogil:
+    cdef char tmp[24]
+    cdef int n = 0, i
+    cdef int neg = v < 0
+    if neg:
+        v = -v
+    while True:
+        tmp[n] = <char>(48 + v % 10)
+        n += 1
+        v //= 10
+        if v == 0:
+            break
+    if neg:
+        tmp[n] = 45
+        n += 1
+    if _grow(b, n) == 0:
+        for i in range(n):
+            b.p[b.n + i] = tmp[n - 1 - i]
+        b.n += n
+
+
+cdef inline void _put_micro(Buf* b, int32_t v) noexcept nogil:
+    """Micro-degrees as a decimal with 6 places: 52376053 -> 52.376053."""
+    cdef int64_t x = v
+    cdef char frac[6]
+    cdef int i
+    if x < 0:
+        _put(b, "-", 1)
+        x = -x
+    _put_int(b, x // 1000000)
+    x = x % 1000000
+    for i in range(5, -1, -1):
+        frac[i] = <char>(48 + x % 10)
+        x //= 10
+    _put(b, ".", 1)
+    _put(b, frac, 6)
+
+
+cdef inline void _put_str(Buf* b, const Data* d, int32_t sid) noexcept nogil:
+    _put(b, <const char*>(d.s_blob + d.s_off[sid]), d.s_off[sid + 1] - d.s_off[sid])
+
+
+cdef inline void _put_postcode(Buf* b, int32_t code) noexcept nogil:
+    cdef char pc[7]
+    cdef int digits = code // 676, r = code % 676
+    pc[0] = <char>(48 + digits // 1000)
+    pc[1] = <char>(48 + digits // 100 % 10)
+    pc[2] = <char>(48 + digits // 10 % 10)
+    pc[3] = <char>(48 + digits % 10)
+    pc[4] = 32
+    pc[5] = <char>(65 + r // 26)
+    pc[6] = <char>(65 + r % 26)
+    _put(b, pc, 7)
+
+
+cdef void _put_component(Buf* b, const char* typ) noexcept nogil:
+    _puts(b, "{\"type\":\"")
+    _puts(b, typ)
+    _puts(b, "\",\"value\":")
+
+
+cdef void _put_hit(Buf* b, const Data* d, int32_t a) noexcept nogil:
+    cdef int32_t g = d.a_group[a]
+    cdef char letter = <char>d.a_letter[a]
+    cdef int32_t add = d.a_addition[a]
+    cdef int64_t ao = d.add_off[add]
+    cdef Py_ssize_t alen = d.add_off[add + 1] - ao
+    _puts(b, "{\"components\":[")
+    _put_component(b, "NLD_PUBLIC_SPACE")
+    _put(b, "\"", 1)
+    _put_str(b, d, d.g_street[g])
+    _put(b, "\"},", 3)
+    _put_component(b, "NLD_HOUSE_NUMBER")
+    _put_int(b, d.a_number[a])
+    _put(b, "},", 2)
+    if letter:
+        _put_component(b, "NLD_HOUSE_LETTER")
+        _put(b, "\"", 1)
+        _put(b, &letter, 1)
+        _put(b, "\"},", 3)
+    if alen:
+        _put_component(b, "NLD_HOUSE_NUMBER_ADDITION")
+        _put(b, "\"", 1)
+        _put(b, <const char*>(d.add_blob + ao), alen)
+        _put(b, "\"},", 3)
+    _put_component(b, "NLD_POSTAL_CODE")
+    _put(b, "\"", 1)
+    _put_postcode(b, d.a_postcode[a])
+    _put(b, "\"},", 3)
+    _put_component(b, "NLD_LOCALITY")
+    _put(b, "\"", 1)
+    _put_str(b, d, d.g_locality[g])
+    _put(b, "\"},", 3)
+    _put_component(b, "NLD_MUNICIPALITY")
+    _put(b, "\"", 1)
+    _put_str(b, d, d.g_municipality[g])
+    _put(b, "\"},", 3)
+    _put_component(b, "NLD_PROVINCE")
+    _put(b, "\"", 1)
+    _put_str(b, d, d.g_province[g])
+    _put(b, "\"},", 3)
+    _puts(b, "{\"type\":\"NLD_COUNTRY\",\"value\":\"Nederland\"}],\"country\":\"NLD\",\"lines\":[\"")
+    _put_str(b, d, d.g_street[g])
+    _put(b, " ", 1)
+    _put_int(b, d.a_number[a])
+    if letter:
+        _put(b, &letter, 1)
+    if alen:
+        _put(b, "-", 1)
+        _put(b, <const char*>(d.add_blob + ao), alen)
+    _put(b, "\",\"", 3)
+    _put_postcode(b, d.a_postcode[a])
+    _put(b, " ", 1)
+    _put_str(b, d, d.g_locality[g])
+    _puts(b, "\",\"Nederland\"],\"location\":{\"latitude\":")
+    _put_micro(b, d.a_lat[a])
+    _puts(b, ",\"longitude\":")
+    _put_micro(b, d.a_lon[a])
+    _puts(b, "}}")
+
+
+cdef int _render(const Data* d, const int* hits, int n, int limit, Buf* b) noexcept nogil:
+    cdef int i
+    _puts(b, "{\"hits\":[")
+    for i in range(n):
+        if i:
+            _put(b, ",", 1)
+        _put_hit(b, d, hits[i])
+    _puts(b, "],\"limit\":")
+    _put_int(b, limit)
+    _put(b, "}", 1)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# the Python-facing class
+
+
+class QueryError(ValueError):
+    """A bad argument to `suggest`: `code` and `parameter` name it as the HTTP contract does."""
+
+    def __init__(self, message, *, code="invalid_parameter", parameter="q"):
+        super().__init__(message)
+        self.code = code
+        self.parameter = parameter
+
+
+ARRAYS = {
+    "a_group": np.int32, "a_number": np.int32, "a_letter": np.uint8, "a_addition": np.int32,
+    "a_postcode": np.int32, "a_lat": np.int32, "a_lon": np.int32,
+    "g_street": np.int32, "g_locality": np.int32, "g_municipality": np.int32,
+    "g_province": np.int32, "g_start": np.int32, "g_prior": np.float32, "g_lat": np.int32,
+    "g_lon": np.int32, "g_tok_start": np.int32, "g_tok": np.int32, "g_tok_kind": np.uint8,
+    "g_tok_cover": np.uint64, "v_blob": np.uint8, "v_off": np.int64, "v_post_start": np.int32,
+    "v_post": np.int32, "del_hash": np.uint64, "del_tok": np.int32, "pc_code": np.int32,
+    "pc_start": np.int32, "pc_addr": np.int32, "add_blob": np.uint8, "add_off": np.int64,
+    "s_blob": np.uint8, "s_off": np.int64,
+}
+
+_EMPTY = {name: np.zeros(1, dtype=dt) for name, dt in ARRAYS.items()}
+
+
+cdef const void* _ptr(dict arrays, str name) except NULL:
+    cdef cnp.ndarray a = arrays[name]
+    if a.dtype != np.dtype(ARRAYS[name]) or not a.flags.c_contiguous or a.ndim != 1:
+        raise ValueError(f"array {name} must be 1-d C-contiguous {np.dtype(ARRAYS[name])}")
+    if a.shape[0] == 0:
+        a = _EMPTY[name]
+    return cnp.PyArray_DATA(a)
+
+
+cdef class Index:
+    """The compiled index over a dict of 1-d numpy arrays (usually memory-mapped)."""
+
+    cdef Data d
+    cdef dict _arrays
+
+    def __init__(self, dict arrays):
+        missing = sorted(set(ARRAYS) - set(arrays))
+        if missing:
+            raise ValueError(f"index arrays missing: {', '.join(missing)}")
+        self._arrays = arrays
+        d = &self.d
+        d.a_group = <const int32_t*>_ptr(arrays, "a_group")
+        d.a_number = <const int32_t*>_ptr(arrays, "a_number")
+        d.a_letter = <const uint8_t*>_ptr(arrays, "a_letter")
+        d.a_addition = <const int32_t*>_ptr(arrays, "a_addition")
+        d.a_postcode = <const int32_t*>_ptr(arrays, "a_postcode")
+        d.a_lat = <const int32_t*>_ptr(arrays, "a_lat")
+        d.a_lon = <const int32_t*>_ptr(arrays, "a_lon")
+        d.g_street = <const int32_t*>_ptr(arrays, "g_street")
+        d.g_locality = <const int32_t*>_ptr(arrays, "g_locality")
+        d.g_municipality = <const int32_t*>_ptr(arrays, "g_municipality")
+        d.g_province = <const int32_t*>_ptr(arrays, "g_province")
+        d.g_start = <const int32_t*>_ptr(arrays, "g_start")
+        d.g_prior = <const float*>_ptr(arrays, "g_prior")
+        d.g_lat = <const int32_t*>_ptr(arrays, "g_lat")
+        d.g_lon = <const int32_t*>_ptr(arrays, "g_lon")
+        d.g_tok_start = <const int32_t*>_ptr(arrays, "g_tok_start")
+        d.g_tok = <const int32_t*>_ptr(arrays, "g_tok")
+        d.g_tok_kind = <const uint8_t*>_ptr(arrays, "g_tok_kind")
+        d.g_tok_cover = <const uint64_t*>_ptr(arrays, "g_tok_cover")
+        d.v_blob = <const uint8_t*>_ptr(arrays, "v_blob")
+        d.v_off = <const int64_t*>_ptr(arrays, "v_off")
+        d.v_post_start = <const int32_t*>_ptr(arrays, "v_post_start")
+        d.v_post = <const int32_t*>_ptr(arrays, "v_post")
+        d.del_hash = <const uint64_t*>_ptr(arrays, "del_hash")
+        d.del_tok = <const int32_t*>_ptr(arrays, "del_tok")
+        d.pc_code = <const int32_t*>_ptr(arrays, "pc_code")
+        d.pc_start = <const int32_t*>_ptr(arrays, "pc_start")
+        d.pc_addr = <const int32_t*>_ptr(arrays, "pc_addr")
+        d.add_blob = <const uint8_t*>_ptr(arrays, "add_blob")
+        d.add_off = <const int64_t*>_ptr(arrays, "add_off")
+        d.s_blob = <const uint8_t*>_ptr(arrays, "s_blob")
+        d.s_off = <const int64_t*>_ptr(arrays, "s_off")
+        d.n_addr = len(arrays["a_number"])
+        d.n_groups = len(arrays["g_start"]) - 1
+        d.n_tok = len(arrays["v_off"]) - 1
+        d.n_del = len(arrays["del_hash"])
+        d.n_pc = len(arrays["pc_code"])
+        self._check()
+
+    def _check(self):
+        """Cheap structural checks, so that a corrupt index fails here, not in a query."""
+        a = self._arrays
+        n, g, v = self.d.n_addr, self.d.n_groups, self.d.n_tok
+        for name in ("a_group", "a_letter", "a_addition", "a_postcode", "a_lat", "a_lon", "pc_addr"):
+            if len(a[name]) != n:
+                raise ValueError(f"array {name} has {len(a[name])} rows, expected {n}")
+        for name in ("g_street", "g_locality", "g_municipality", "g_province", "g_prior", "g_lat", "g_lon"):
+            if len(a[name]) != g:
+                raise ValueError(f"array {name} has {len(a[name])} rows, expected {g}")
+        if len(a["g_tok_start"]) != g + 1 or len(a["v_post_start"]) != v + 1:
+            raise ValueError("group or token offsets do not match their tables")
+        if len(a["pc_start"]) != len(a["pc_code"]) + 1 or len(a["del_tok"]) != self.d.n_del:
+            raise ValueError("postcode or typo index offsets do not match their tables")
+        if g and (a["g_start"][0] != 0 or a["g_start"][-1] != n):
+            raise ValueError("group address ranges do not cover the address table")
+        if a["g_tok_start"][-1] != len(a["g_tok"]) or a["v_post_start"][-1] != len(a["v_post"]):
+            raise ValueError("token lists do not end where their tables end")
+        if a["v_off"][-1] != len(a["v_blob"]) or a["s_off"][-1] != len(a["s_blob"]) or a["add_off"][-1] != len(a["add_blob"]):
+            raise ValueError("string offsets do not end where their blobs end")
+
+    @property
+    def arrays(self):
+        return self._arrays
+
+    def __len__(self):
+        return self.d.n_addr
+
+    def suggest_json(self, q, *, int limit=5, lat=None, lon=None):
+        """Return the response body of the contract for query `q` as JSON bytes."""
+        cdef Search* s
+        cdef int hits[MAXLIMIT]
+        cdef int n = 0, i, cp, j, k
+        cdef Py_UCS4 ch
+        cdef Buf b
+        cdef bytes out
+        if type(q) is not str:
+            if not isinstance(q, str):
+                raise QueryError(f"q must be a str, not {type(q).__name__}", parameter="q")
+        if limit < 1 or limit > MAXLIMIT:
+            raise QueryError("limit must be an integer from 1 to 10", parameter="limit")
+        if len(<str>q) > MAX_Q:
+            raise QueryError("q must be at most 128 characters", code="query_too_long", parameter="q")
+        s = <Search*>malloc(sizeof(Search))
+        if s == NULL:
+            raise MemoryError()
+        try:
+            s.limit = limit
+            s.has_focus = 0
+            if lat is not None or lon is not None:
+                if lat is None or lon is None:
+                    raise QueryError("lat and lon go together", parameter="lat" if lat is None else "lon")
+                s.focus_lat = _coordinate(lat, "lat", 90.0)
+                s.focus_lon = _coordinate(lon, "lon", 180.0)
+                s.has_focus = 1
+                s.cos_lat = cos(s.focus_lat * 3.141592653589793 / 180.0)
+            # fold: code points -> ASCII a-z0-9 and spaces
+            k = 0
+            for ch in <str>q:
+                cp = <int>ch
+                if cp < FOLD_MAX:
+                    for j in range(_fold_len[cp]):
+                        s.q[k] = _fold_out[cp][j]
+                        k += 1
+                else:
+                    s.q[k] = 32
+                    k += 1
+            s.qlen = k
+            b.cap = 4096
+            b.n = 0
+            b.p = <char*>malloc(b.cap)
+            if b.p == NULL:
+                raise MemoryError()
+            with nogil:
+                n = _search(&self.d, s, hits)
+                _render(&self.d, hits, n, limit, &b)
+            out = PyBytes_FromStringAndSize(b.p, b.n)
+            free(b.p)
+            return out
+        finally:
+            free(s)
+
+    def search_ids(self, q, *, int limit=5, lat=None, lon=None):
+        """Return the address row ids of the hits (for tests and tools)."""
+        cdef Search* s
+        cdef int hits[MAXLIMIT]
+        cdef int n = 0, cp, j, k
+        cdef Py_UCS4 ch
+        if not isinstance(q, str):
+            raise QueryError(f"q must be a str, not {type(q).__name__}", parameter="q")
+        if limit < 1 or limit > MAXLIMIT:
+            raise QueryError("limit must be an integer from 1 to 10", parameter="limit")
+        if len(<str>q) > MAX_Q:
+            raise QueryError("q must be at most 128 characters", code="query_too_long", parameter="q")
+        s = <Search*>malloc(sizeof(Search))
+        if s == NULL:
+            raise MemoryError()
+        try:
+            s.limit = limit
+            s.has_focus = 0
+            if lat is not None or lon is not None:
+                if lat is None or lon is None:
+                    raise QueryError("lat and lon go together", parameter="lat" if lat is None else "lon")
+                s.focus_lat = _coordinate(lat, "lat", 90.0)
+                s.focus_lon = _coordinate(lon, "lon", 180.0)
+                s.has_focus = 1
+                s.cos_lat = cos(s.focus_lat * 3.141592653589793 / 180.0)
+            k = 0
+            for ch in <str>q:
+                cp = <int>ch
+                if cp < FOLD_MAX:
+                    for j in range(_fold_len[cp]):
+                        s.q[k] = _fold_out[cp][j]
+                        k += 1
+                else:
+                    s.q[k] = 32
+                    k += 1
+            s.qlen = k
+            with nogil:
+                n = _search(&self.d, s, hits)
+            return [hits[j] for j in range(n)]
+        finally:
+            free(s)
+
+
+def _coordinate(value, str name, double bound):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise QueryError(f"{name} must be a number", parameter=name)
+    v = float(value)
+    if not (-bound <= v <= bound):
+        raise QueryError(f"{name} must be a number from {-bound:g} to {bound:g}", parameter=name)
+    return v

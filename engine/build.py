@@ -1,0 +1,251 @@
+"""Build an index directory from a source file of the register.
+
+    python -m engine build SOURCE OUT_DIR
+
+The directory holds one `.npy` file per array (memory-mapped by `AddressIndex.open`) and a
+`manifest.json` that names every array with its dtype and shape, the source and its sha256,
+and the row counts. The build writes into a temporary sibling directory and renames it into
+place only when everything is written, so a crash never leaves a half-written index where a
+good one was.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from . import _core
+from .source import ParsedTable, read_source
+from .vocab import LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
+
+FORMAT_VERSION = 1
+PRIOR_MAX = 0.9
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _json_str(s: str) -> bytes:
+    """JSON-escape `s` without the surrounding quotes."""
+    return orjson.dumps(s)[1:-1]
+
+
+def _blob(items: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in items], out=offsets[1:])
+    blob = np.frombuffer(b"".join(items), dtype=np.uint8) if items else np.zeros(0, np.uint8)
+    return blob.copy(), offsets
+
+
+def _natural_rank(values: list[str]) -> np.ndarray:
+    """Rank additions the way a person counts them: '', 1, 2, 10, A, B, II."""
+    def key(s: str):
+        u = s.upper()
+        return (0, int(u), "") if u.isdigit() else (1 if u else -1, 0, u)
+    order = sorted(range(len(values)), key=lambda i: (key(values[i]), values[i]))
+    rank = np.empty(len(values), dtype=np.int32)
+    rank[order] = np.arange(len(values), dtype=np.int32)
+    return rank
+
+
+def _dedupe(t: ParsedTable) -> tuple[np.ndarray, int]:
+    """Return the row indices to keep (first row of each address key) and how many merged."""
+    add_upper = np.array([a.upper() for a in t.additions])
+    _, add_key = np.unique(add_upper, return_inverse=True)
+    letter_u = t.letter.copy()
+    lower = (letter_u >= ord("a")) & (letter_u <= ord("z"))
+    letter_u[lower] -= 32
+    add_k = add_key.astype(np.int32)[t.addition]
+    order = np.lexsort((t.line, add_k, letter_u, t.number, t.postcode))
+    pc, nu, le, ad = t.postcode[order], t.number[order], letter_u[order], add_k[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (pc[1:] != pc[:-1]) | (nu[1:] != nu[:-1]) | (le[1:] != le[:-1]) | (ad[1:] != ad[:-1])
+    keep = np.sort(order[first])
+    return keep, int(len(order) - len(keep))
+
+
+def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bool = True,
+          max_bad_share: float = 0.001) -> dict:
+    """Build the index of `source` into `out_dir` (replaced atomically); return the manifest."""
+    t0 = time.perf_counter()
+    source, out_dir = Path(source), Path(out_dir)
+    table = read_source(source, progress=progress, max_bad_share=max_bad_share)
+    for line, reason in table.errors[:20]:
+        _log(f"{source.name}:{line}: {reason}")
+    if table.rejected:
+        more = table.rejected - min(20, len(table.errors))
+        _log(f"rejected {table.rejected} of {table.rows_in} rows" + (f" ({more} more not shown)" if more > 0 else ""))
+    keep, merged = _dedupe(table)
+    _log(f"read {table.rows_in:,} rows in {time.perf_counter() - t0:.1f} s; "
+         f"{merged:,} duplicate address rows merged; {table.rejected:,} rejected")
+
+    street = table.street[keep]
+    locality = table.locality[keep]
+    municipality = table.municipality[keep]
+    province = table.province[keep]
+    number = table.number[keep]
+    letter = table.letter[keep]
+    addition = table.addition[keep]
+    postcode = table.postcode[keep]
+    lat, lon = table.lat[keep], table.lon[keep]
+    n = len(keep)
+
+    # ---- strings: one table of every name, JSON-escaped, referenced by id
+    names = sorted(set(table.streets) | set(table.localities) | set(table.municipalities)
+                   | set(table.provinces))
+    name_id = {s: i for i, s in enumerate(names)}
+    street_sid = np.array([name_id[s] for s in table.streets], dtype=np.int32)
+    loc_sid = np.array([name_id[s] for s in table.localities], dtype=np.int32)
+    mun_sid = np.array([name_id[s] for s in table.municipalities], dtype=np.int32)
+    prov_sid = np.array([name_id[s] for s in table.provinces], dtype=np.int32)
+
+    # ---- groups: one per (street, locality, municipality), ordered by name for determinism
+    key = np.stack([street_sid[street], loc_sid[locality], mun_sid[municipality]], axis=1)
+    gkeys, g_of_row = np.unique(key, axis=0, return_inverse=True)
+    g_of_row = g_of_row.ravel().astype(np.int32)
+    n_groups = len(gkeys)
+    # province of a group: the one of its first row (a municipality lies in one province)
+    g_prov = np.zeros(n_groups, dtype=np.int32)
+    g_prov[g_of_row[::-1]] = prov_sid[province[::-1]]
+
+    # ---- addresses ordered by group, number, letter, addition (natural order)
+    add_rank = _natural_rank(table.additions)
+    letter_u = letter.copy()
+    lower = (letter_u >= ord("a")) & (letter_u <= ord("z"))
+    letter_u[lower] -= 32
+    order = np.lexsort((add_rank[addition], letter, letter_u, number, g_of_row))
+    a_group = g_of_row[order]
+    a_number = number[order].astype(np.int32)
+    a_letter = letter[order].astype(np.uint8)
+    a_addition = addition[order].astype(np.int32)
+    a_postcode = postcode[order].astype(np.int32)
+    a_lat = lat[order].astype(np.int32)
+    a_lon = lon[order].astype(np.int32)
+    g_start = np.searchsorted(a_group, np.arange(n_groups + 1)).astype(np.int32)
+    g_size = np.diff(g_start)
+
+    # group centre (mean point) for the focus-point ranking
+    g_lat = (np.add.reduceat(a_lat.astype(np.int64), g_start[:-1]) // g_size).astype(np.int32)
+    g_lon = (np.add.reduceat(a_lon.astype(np.int64), g_start[:-1]) // g_size).astype(np.int32)
+
+    # ---- prior: bigger streets and bigger places are more often meant
+    loc_size = np.bincount(gkeys[:, 1], weights=g_size, minlength=len(names))
+    l_size = loc_size[gkeys[:, 1]]
+    g_prior = (0.5 * np.log1p(g_size) / np.log1p(g_size.max())
+               + 0.5 * np.log1p(l_size) / np.log1p(l_size.max())) * PRIOR_MAX
+    g_prior = g_prior.astype(np.float32)
+
+    # ---- tokens of every group
+    derived = derive_abbreviations(table.streets)
+    vocab = Vocabulary(derived)
+    texts: dict[str, int] = {}
+    tok_text: list[int] = []
+    tok_kind: list[int] = []
+    tok_cover: list[int] = []
+    g_tok_start = np.zeros(n_groups + 1, dtype=np.int32)
+    for g in range(n_groups):
+        sid, lid, mid = (int(x) for x in gkeys[g])
+        ents = list(vocab.entries(names[sid], STREET)) + list(vocab.entries(names[lid], LOCALITY))
+        if mid != lid:
+            ents += vocab.entries(names[mid], MUNICIPALITY)
+        for e in ents:
+            tid = texts.get(e.text)
+            if tid is None:
+                tid = texts[e.text] = len(texts)
+            tok_text.append(tid)
+            tok_kind.append(e.kind)
+            tok_cover.append(e.cover)
+        g_tok_start[g + 1] = len(tok_text)
+    # vocabulary in byte order, so that a typed prefix is one contiguous range of token ids
+    words = sorted(texts)
+    rank_of = np.empty(len(texts), dtype=np.int32)
+    for i, w in enumerate(words):
+        rank_of[texts[w]] = i
+    g_tok = rank_of[np.array(tok_text, dtype=np.int32)]
+    g_tok_kind = np.array(tok_kind, dtype=np.uint8)
+    g_tok_cover = np.array(tok_cover, dtype=np.uint64)
+    v_blob, v_off = _blob([w.encode() for w in words])
+
+    # postings: for each token the groups that hold it, best prior first
+    tok_group = np.repeat(np.arange(n_groups, dtype=np.int32), np.diff(g_tok_start))
+    porder = np.lexsort((tok_group, -g_prior[tok_group], g_tok))
+    v_post = tok_group[porder]
+    v_post_start = np.searchsorted(g_tok[porder], np.arange(len(words) + 1)).astype(np.int32)
+
+    # typo index: hashes of each token with up to 1 (2 for long tokens) letters deleted
+    del_hash, del_tok = _core.deletion_index(words)
+
+    # ---- postcode index: addresses by postcode, then house number order
+    pc_order = np.lexsort((np.arange(n), a_postcode)).astype(np.int32)
+    pcs = a_postcode[pc_order]
+    pc_code, pc_first = np.unique(pcs, return_index=True)
+    pc_start = np.append(pc_first, n).astype(np.int32)
+
+    # ---- additions (as registered; matched case-insensitively)
+    add_blob, add_off = _blob([a.encode() for a in table.additions])
+    s_blob, s_off = _blob([_json_str(s) for s in names])
+
+    arrays = {
+        "a_group": a_group, "a_number": a_number, "a_letter": a_letter, "a_addition": a_addition,
+        "a_postcode": a_postcode, "a_lat": a_lat, "a_lon": a_lon,
+        "g_street": gkeys[:, 0].astype(np.int32), "g_locality": gkeys[:, 1].astype(np.int32),
+        "g_municipality": gkeys[:, 2].astype(np.int32), "g_province": g_prov,
+        "g_start": g_start, "g_prior": g_prior, "g_lat": g_lat, "g_lon": g_lon,
+        "g_tok_start": g_tok_start, "g_tok": g_tok, "g_tok_kind": g_tok_kind,
+        "g_tok_cover": g_tok_cover,
+        "v_blob": v_blob, "v_off": v_off, "v_post_start": v_post_start, "v_post": v_post,
+        "del_hash": del_hash, "del_tok": del_tok,
+        "pc_code": pc_code.astype(np.int32), "pc_start": pc_start, "pc_addr": pc_order,
+        "add_blob": add_blob, "add_off": add_off, "s_blob": s_blob, "s_off": s_off,
+    }
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "source_name": source.name,
+        "source_sha256": table.source_sha256,
+        "built_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "rows_in": table.rows_in,
+        "rows_out": n,
+        "merged": merged,
+        "rejected": table.rejected,
+        "groups": int(n_groups),
+        "tokens": len(words),
+        "postcodes": int(len(pc_code)),
+        "derived_abbreviations": {k: sorted(v) for k, v in sorted(derived.items())},
+        "arrays": {k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in arrays.items()},
+    }
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        for name, arr in arrays.items():
+            np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr), allow_pickle=False)
+        manifest["build_seconds"] = round(time.perf_counter() - t0, 1)
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        _swap_into_place(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _log(f"built {out_dir} in {manifest['build_seconds']} s: {n:,} addresses, "
+         f"{n_groups:,} streets, {len(words):,} tokens")
+    return manifest
+
+
+def _swap_into_place(tmp: Path, out_dir: Path) -> None:
+    """Replace `out_dir` by `tmp` so that readers see the old or the new index, never half."""
+    os.chmod(tmp, 0o755)
+    if out_dir.exists() or out_dir.is_symlink():
+        old = out_dir.with_name(f".{out_dir.name}.old.{os.getpid()}")
+        os.rename(out_dir, old)
+        os.rename(tmp, out_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(tmp, out_dir)

@@ -1,0 +1,248 @@
+"""Read an address CSV (plain, .zst or .gz) into column arrays, validating every row.
+
+The byte work is done by the Cython parser in `engine._csv`; this module opens
+the file, streams it through the decompressor in chunks of a few MB, hashes the
+stored bytes on the way (no second pass), shows progress and enforces the
+limit on the share of bad rows.
+
+    table = read_source("nl-addresses.csv.zst")
+    table.streets[table.street[0]], table.number[0], table.lat[0] / 1e6
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import logging
+import os
+import sys
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import zstandard
+from tqdm import tqdm
+
+from . import _csv
+
+__all__ = ["ParsedTable", "SourceError", "read_source", "REQUIRED_COLUMNS"]
+
+log = logging.getLogger(__name__)
+
+REQUIRED_COLUMNS: tuple[str, ...] = _csv.REQUIRED_COLUMNS
+
+#: Decompressed bytes handed to the parser per call.
+CHUNK_SIZE = 4 << 20
+#: How many bad rows a SourceError message lists.
+_SHOWN_ERRORS = 5
+
+#: Compressed bytes read at a time from a .zst file (about 5 MB decompressed).
+_ZSTD_READ_SIZE = 256 << 10
+
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class SourceError(ValueError):
+    """The source file is missing, unreadable, or has too many bad rows."""
+
+
+@dataclass(eq=False, repr=False)
+class ParsedTable:
+    """The accepted rows of a source file as columns, in file order.
+
+    Text columns hold int32 ids into the string lists (position = id).
+    `letter` is the ASCII byte of the house letter as registered (0 = none);
+    `addition` is an id into `additions` (0 = none, `additions[0] == ""`);
+    `postcode` is int(digits) * 676 + (L1 - 'A') * 26 + (L2 - 'A');
+    `lat`/`lon` are micro-degrees; `line` is the 1-based line in the file.
+    """
+
+    rows_in: int                     # data rows seen (accepted + rejected)
+    rejected: int
+    errors: list[tuple[int, str]]    # (line, reason), at most _csv.MAX_ERRORS
+    street: np.ndarray               # int32 -> streets
+    locality: np.ndarray             # int32 -> localities
+    municipality: np.ndarray         # int32 -> municipalities
+    province: np.ndarray             # int32 -> provinces
+    number: np.ndarray               # int32
+    letter: np.ndarray               # uint8
+    addition: np.ndarray             # int32 -> additions
+    postcode: np.ndarray             # int32
+    lat: np.ndarray                  # int32 micro-degrees
+    lon: np.ndarray                  # int32 micro-degrees
+    line: np.ndarray                 # int32
+    streets: list[str]
+    localities: list[str]
+    municipalities: list[str]
+    provinces: list[str]
+    additions: list[str]
+    source_name: str
+    source_sha256: str
+    bytes_read: int                  # bytes of the file as stored (compressed)
+
+    def __len__(self) -> int:
+        """Number of accepted rows."""
+        return len(self.number)
+
+    def __repr__(self) -> str:
+        return (
+            f"ParsedTable({self.source_name!r}: {len(self)} rows accepted of "
+            f"{self.rows_in}, {self.rejected} rejected; {len(self.streets)} streets, "
+            f"{len(self.localities)} localities, {len(self.municipalities)} municipalities)"
+        )
+
+
+class _CountingReader:
+    """A read-only file wrapper that hashes and counts the bytes read through it."""
+
+    def __init__(self, raw: BinaryIO, progress: tqdm) -> None:
+        self._raw = raw
+        self._progress = progress
+        self.sha256 = hashlib.sha256()
+        self.bytes_read = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        self.sha256.update(data)
+        self.bytes_read += len(data)
+        self._progress.update(len(data))
+        return data
+
+    def drain(self) -> None:
+        """Read (and hash) whatever the decompressor left unread."""
+        while self.read(1 << 20):
+            pass
+
+
+def _chunks(reader: _CountingReader, kind: str, chunk_size: int) -> Iterator[memoryview]:
+    """The decompressed CSV bytes, in pieces of at most `chunk_size` bytes.
+
+    `kind` is 'plain', 'gzip' or 'zstd'.  A truncated gzip or zstd stream
+    raises (EOFError / zstandard.ZstdError) instead of ending quietly.
+    """
+    if kind == "zstd":
+        yield from _zstd_chunks(reader, chunk_size)
+        return
+    stream = gzip.GzipFile(fileobj=reader, mode="rb") if kind == "gzip" else reader
+    while data := stream.read(chunk_size):
+        yield memoryview(data)
+
+
+def _zstd_chunks(reader: _CountingReader, chunk_size: int) -> Iterator[memoryview]:
+    # zstandard's stream_reader ends quietly on a truncated frame, so drive a
+    # decompressobj per frame ourselves and check that the last one finished.
+    dctx = zstandard.ZstdDecompressor()
+    dobj, fed = dctx.decompressobj(), False
+    while compressed := reader.read(_ZSTD_READ_SIZE):
+        while compressed:
+            out = memoryview(dobj.decompress(compressed))
+            fed = True
+            for start in range(0, len(out), chunk_size):
+                yield out[start:start + chunk_size]
+            # A frame ended inside this piece: the rest starts the next frame.
+            compressed = dobj.unused_data if dobj.eof else b""
+            if dobj.eof:
+                dobj, fed = dctx.decompressobj(), False
+    if fed and not dobj.eof:
+        raise EOFError("compressed file ended before the end of the zstd frame")
+
+
+def _kind(path: Path, head: bytes) -> str:
+    """Pick the decompressor from the file name; check it against the magic bytes."""
+    suffix = path.suffix.lower()
+    if suffix in (".zst", ".zstd"):
+        if not head.startswith(_ZSTD_MAGIC) and head:
+            raise SourceError(f"{path}: named .zst but is not zstd-compressed")
+        return "zstd"
+    if suffix == ".gz":
+        if not head.startswith(_GZIP_MAGIC) and head:
+            raise SourceError(f"{path}: named .gz but is not gzip-compressed")
+        return "gzip"
+    if head.startswith(_ZSTD_MAGIC) or head.startswith(_GZIP_MAGIC):
+        raise SourceError(f"{path}: looks compressed; name it .csv.zst or .csv.gz")
+    return "plain"
+
+
+def read_source(
+    path: str | os.PathLike[str],
+    *,
+    progress: bool = True,
+    max_bad_share: float = 0.001,
+    chunk_size: int = CHUNK_SIZE,
+) -> ParsedTable:
+    """Parse and validate an address CSV file (`.csv`, `.csv.zst` or `.csv.gz`).
+
+    Every data row is checked; bad rows are rejected, counted and listed in
+    `errors` (line number, reason).  Raises SourceError when the file does not
+    exist or cannot be decompressed, the header lacks a required column, or
+    more than `max_bad_share` of the data rows are bad.  `chunk_size` is the
+    number of decompressed bytes fed to the parser at a time.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise SourceError(f"source file not found: {path}")
+    if chunk_size < 1:
+        raise ValueError("chunk_size must be positive")
+
+    size = path.stat().st_size
+    parser = _csv.Parser()
+    # In a terminal redraw often; in CI logs (not a TTY) print a line every 30 s.
+    interactive = sys.stderr.isatty()
+    with (
+        open(path, "rb") as raw,
+        tqdm(
+            total=size,
+            desc=f"reading {path.name}",
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1024,
+            disable=not progress,
+            mininterval=0.5 if interactive else 30.0,
+            dynamic_ncols=interactive,
+        ) as bar,
+    ):
+        kind = _kind(path, raw.read(4))
+        raw.seek(0)
+        reader = _CountingReader(raw, bar)
+        try:
+            for chunk in _chunks(reader, kind, chunk_size):
+                parser.feed(chunk)
+            reader.drain()
+            result = parser.finish()
+        except _csv.HeaderError as e:
+            raise SourceError(f"{path}: {e}") from None
+        except (zstandard.ZstdError, gzip.BadGzipFile, EOFError, zlib.error) as e:
+            raise SourceError(f"{path}: cannot decompress ({kind}): {e}") from e
+
+    table = ParsedTable(
+        **result,
+        source_name=path.name,
+        source_sha256=reader.sha256.hexdigest(),
+        bytes_read=reader.bytes_read,
+    )
+    _check_share(table, max_bad_share)
+    if table.rejected:
+        log.warning(
+            "%s: rejected %d of %d rows; first: line %d: %s",
+            path.name, table.rejected, table.rows_in, *table.errors[0],
+        )
+    return table
+
+
+def _check_share(table: ParsedTable, max_bad_share: float) -> None:
+    """Raise SourceError when the share of rejected rows exceeds the limit."""
+    if table.rows_in == 0 or table.rejected / table.rows_in <= max_bad_share:
+        return
+    share = table.rejected / table.rows_in
+    shown = "\n".join(f"  line {line}: {reason}" for line, reason in table.errors[:_SHOWN_ERRORS])
+    more = table.rejected - min(len(table.errors), _SHOWN_ERRORS)
+    raise SourceError(
+        f"{table.source_name}: {table.rejected} of {table.rows_in} rows rejected "
+        f"({share:.4%}), more than the limit of {max_bad_share:.4%}; first bad rows:\n"
+        + shown
+        + (f"\n  ... and {more} more" if more > 0 else "")
+    )

@@ -1,0 +1,178 @@
+"""The words of an address: tokens, abbreviations and everyday names, for the index builder.
+
+Everything here runs at build time. A street or place becomes a list of `Entry` tokens; besides
+the folded words of the registered name it carries *aliases* (the other spelling of an
+abbreviation, two words glued together, an everyday place name) so that a person who types
+either form finds it. An alias never counts against a street the person did not type in full:
+it names, in `cover`, the real street words it stands for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from itertools import combinations
+
+from .normalize import fold, tokens
+
+# Token kinds stored per group token (uint8). ALIAS is a flag on top of a kind.
+STREET, LOCALITY, MUNICIPALITY = 1, 2, 3
+ALIAS = 0x10
+
+# Abbreviations as the register writes them, with their expansions. Both directions are indexed:
+# a street registered with either form is found by either. Folded forms (`ij` is `y`).
+ABBREVIATIONS: dict[str, tuple[str, ...]] = {
+    "burg": ("burgemeester",),
+    "st": ("sint",),
+    "mr": ("meester",),
+    "dr": ("dokter", "doctor"),
+    "drs": ("doctorandus",),
+    "prof": ("professor",),
+    "pr": ("prins", "prinses"),
+    "kon": ("koning", "koningin"),
+    "gen": ("generaal",),
+    "weth": ("wethouder",),
+    "mgr": ("monseigneur",),
+    "ir": ("ingenieur",),
+    "ing": ("ingenieur",),
+    "jhr": ("jonkheer",),
+    "ds": ("dominee",),
+    "past": ("pastoor",),
+    "gebr": ("gebroeders",),
+    "hert": ("hertog", "hertogin"),
+    "zr": ("zuster",),
+    "min": ("minister",),
+    "mevr": ("mevrouw",),
+    "mw": ("mevrouw",),
+    "secr": ("secretaris",),
+    "kard": ("kardinaal",),
+    "v": ("van",),
+    "1e": ("eerste", "1ste"),
+    "2e": ("tweede", "2de"),
+    "3e": ("derde", "3de"),
+    "4e": ("vierde", "4de"),
+    "5e": ("vyfde", "5de"),
+    "6e": ("zesde", "6de"),
+    "7e": ("zevende", "7de"),
+    "8e": ("achtste", "8ste"),
+    "9e": ("negende", "9de"),
+    "10e": ("tiende", "10de"),
+}
+
+# Everyday names of places whose registered name people rarely type.
+PLACE_ALIASES: dict[str, tuple[str, ...]] = {
+    "'s-Gravenhage": ("Den Haag",),
+    "'s-Hertogenbosch": ("Den Bosch",),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One token of a group: its text, kind (with ALIAS flag) and the street words it covers."""
+
+    text: str
+    kind: int
+    cover: int = 0  # bit i set: this token accounts for the i-th real street word
+
+
+def _is_subsequence(short: str, long: str) -> bool:
+    it = iter(long)
+    return all(c in it for c in short)
+
+
+def derive_abbreviations(streets: list[str], min_count: int = 2) -> dict[str, set[str]]:
+    """Find abbreviation pairs the register itself shows: `Burg. X` next to `Burgemeester X`.
+
+    A pair (abbr, word) is kept when at least `min_count` street names exist in both forms, the
+    abbreviation was written with a dot, and its letters occur in order in the word.
+    """
+    abbreviated: dict[str, set[str]] = {}
+    for s in streets:
+        for m in re.finditer(r"(?<![\w.])([A-Za-z]{1,5})\.", s):
+            rest = fold(s[: m.start()] + " " + s[m.end():])
+            abbreviated.setdefault(rest, set()).add(fold(m.group(1)))
+    counts: Counter[tuple[str, str]] = Counter()
+    for s in streets:
+        words = tokens(s)
+        for i, w in enumerate(words):
+            if len(w) < 3 or not w.isalpha():
+                continue
+            rest = " ".join(words[:i] + words[i + 1:])
+            for abbr in abbreviated.get(rest, ()):
+                if abbr != w and abbr[0] == w[0] and len(abbr) < len(w) and _is_subsequence(abbr, w):
+                    counts[abbr, w] += 1
+    found: dict[str, set[str]] = {}
+    for (abbr, word), n in counts.items():
+        if n >= min_count:
+            found.setdefault(abbr, set()).add(word)
+    return found
+
+
+class Vocabulary:
+    """Turn registered names into token entries, with the alias table fixed at construction."""
+
+    def __init__(self, derived: dict[str, set[str]] | None = None):
+        pairs: dict[str, set[str]] = {}
+        for abbr, words in ABBREVIATIONS.items():
+            pairs.setdefault(abbr, set()).update(words)
+        for abbr, words in (derived or {}).items():
+            pairs.setdefault(abbr, set()).update(words)
+        self.expansions: dict[str, tuple[str, ...]] = {}
+        for abbr, words in pairs.items():
+            for w in words:
+                self.expansions.setdefault(abbr, ())
+                self.expansions[abbr] += (w,)
+                # the other direction: a registered full word also answers to its abbreviation
+                self.expansions.setdefault(w, ())
+                self.expansions[w] += (abbr,)
+        self.place_aliases = {k: tuple(fold(v) for v in vs) for k, vs in PLACE_ALIASES.items()}
+        self._cache: dict[tuple[str, int], list[Entry]] = {}
+
+    def entries(self, name: str, kind: int) -> list[Entry]:
+        """Return the token entries of one registered name (cached per name and kind)."""
+        key = (name, kind)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        words = tokens(name)
+        street = kind == STREET
+        out: list[Entry] = []
+        for i, w in enumerate(words):
+            bit = (1 << i) if street and i < 63 else 0
+            out.append(Entry(w, kind, bit))
+            for alt in self.expansions.get(w, ()):
+                out.append(Entry(alt, kind | ALIAS, bit))
+            if w.endswith("str") and len(w) > 4:
+                out.append(Entry(w + "aat", kind | ALIAS, bit))
+        # glued forms: 's gravenhage -> sgravenhage, h c pootstraat -> hc, 't hofje -> thofje
+        for i in range(len(words) - 1):
+            if len(words[i]) == 1:
+                bits = ((1 << i) | (1 << (i + 1))) if street and i < 62 else 0
+                out.append(Entry(words[i] + words[i + 1], kind | ALIAS, bits))
+        if kind == LOCALITY or kind == MUNICIPALITY:
+            for alias in self.place_aliases.get(name, ()):
+                out.extend(Entry(w, kind | ALIAS, 0) for w in alias.split())
+        # one entry per distinct (text, kind-without-alias): merge what they cover
+        merged: dict[tuple[str, int], Entry] = {}
+        for e in out:
+            k = (e.text, e.kind & 0x0F)
+            old = merged.get(k)
+            if old is None:
+                merged[k] = e
+            else:
+                merged[k] = Entry(e.text, old.kind & e.kind, old.cover | e.cover)
+        result = list(merged.values())
+        self._cache[key] = result
+        return result
+
+
+def deletion_variants(word: str, max_deletions: int) -> set[str]:
+    """Return `word` and every string made from it by deleting up to `max_deletions` letters."""
+    out = {word}
+    n = len(word)
+    for d in range(1, max_deletions + 1):
+        for idx in combinations(range(n), d):
+            s = set(idx)
+            out.add("".join(c for i, c in enumerate(word) if i not in s))
+    return out

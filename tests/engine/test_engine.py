@@ -1,0 +1,227 @@
+"""The engine on the real sample of the register: behaviour a person and a client rely on."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import random
+import shutil
+import threading
+
+import numpy as np
+import pytest
+
+import engine
+from engine.normalize import fold
+from engine.source import read_source
+
+COMPONENT_ORDER = [
+    "NLD_PUBLIC_SPACE", "NLD_HOUSE_NUMBER", "NLD_HOUSE_LETTER", "NLD_HOUSE_NUMBER_ADDITION",
+    "NLD_POSTAL_CODE", "NLD_LOCALITY", "NLD_MUNICIPALITY", "NLD_PROVINCE", "NLD_COUNTRY",
+]
+
+
+@pytest.fixture(scope="module")
+def rows(sample_source):
+    """Every row of the sample as (street, number, letter, addition, postcode, locality)."""
+    t = read_source(sample_source, progress=False)
+    out = []
+    for i in range(len(t.number)):
+        pc = int(t.postcode[i])
+        digits, r = divmod(pc, 676)
+        postcode = f"{digits:04d} {chr(65 + r // 26)}{chr(65 + r % 26)}"
+        out.append((t.streets[t.street[i]], int(t.number[i]),
+                    chr(t.letter[i]) if t.letter[i] else "", t.additions[t.addition[i]],
+                    postcode, t.localities[t.locality[i]]))
+    return out
+
+
+def comps(hit):
+    return {c["type"]: c["value"] for c in hit["components"]}
+
+
+def key(hit):
+    c = comps(hit)
+    return (c["NLD_PUBLIC_SPACE"], c["NLD_HOUSE_NUMBER"], c.get("NLD_HOUSE_LETTER", ""),
+            c.get("NLD_HOUSE_NUMBER_ADDITION", ""), c["NLD_POSTAL_CODE"], c["NLD_LOCALITY"])
+
+
+def test_postcode_and_number_find_exactly_that_address_first(sample_index, rows):
+    rng = random.Random(7)
+    for row in rng.sample(rows, 300):
+        street, number, letter, addition, postcode, locality = row
+        q = f"{postcode.replace(' ', '')} {number}{letter}" + (f" {addition}" if addition else "")
+        hits = sample_index.suggest(q, limit=5)["hits"]
+        assert hits, q
+        assert key(hits[0]) == row, q
+
+
+@pytest.mark.parametrize("form", ["{pc} {n}", "{pcl} {n}", "{pcg}{n}", "{pcs}{n}"])
+def test_postcode_forms(sample_index, rows, form):
+    rng = random.Random(11)
+    for row in rng.sample([r for r in rows if not r[2] and not r[3]], 50):
+        pc = row[4]
+        q = form.format(pc=pc, pcl=pc.lower(), pcg=pc.replace(" ", "").lower(),
+                        pcs=pc.replace(" ", ""), n=row[1])
+        assert key(sample_index.suggest(q, limit=1)["hits"][0]) == row, q
+
+
+def test_street_number_locality_in_any_order_and_case(sample_index, rows):
+    rng = random.Random(3)
+    for row in rng.sample([r for r in rows if not r[2] and not r[3]], 200):
+        street, number, _, _, _, locality = row
+        for q in (f"{street} {number} {locality}", f"{locality} {street} {number}",
+                  f"{number} {street} {locality}".upper()):
+            keys = [key(h) for h in sample_index.suggest(q, limit=5)["hits"]]
+            assert row in keys, q
+
+
+def test_hits_are_real_rows_and_never_exceed_the_limit(sample_index, rows):
+    real = set(rows)
+    for q in ["kerkstraat", "a", "1", "groningen 1", "s", "2511", "hoofd", "maastricht", "z 1"]:
+        for limit in (1, 3, 5, 10):
+            body = sample_index.suggest(q, limit=limit)
+            assert body["limit"] == limit
+            assert len(body["hits"]) <= limit
+            for hit in body["hits"]:
+                assert key(hit) in real, (q, hit)
+
+
+def test_response_shape_follows_the_contract(sample_index):
+    body = json.loads(sample_index.suggest_json("Hooistraat 2a den haag", limit=1))
+    hit = body["hits"][0]
+    assert [c["type"] for c in hit["components"]] == [
+        t for t in COMPONENT_ORDER if t != "NLD_HOUSE_NUMBER_ADDITION"]
+    c = comps(hit)
+    assert isinstance(c["NLD_HOUSE_NUMBER"], int)
+    assert hit["country"] == "NLD"
+    assert hit["lines"] == [f"Hooistraat 2A", f"{c['NLD_POSTAL_CODE']} 's-Gravenhage", "Nederland"]
+    assert c["NLD_COUNTRY"] == "Nederland"
+    assert set(hit["location"]) == {"latitude", "longitude"}
+    assert 50 < hit["location"]["latitude"] < 54 and 3 < hit["location"]["longitude"] < 8
+
+
+def test_addition_appears_in_components_and_line(sample_index, rows):
+    row = next(r for r in rows if r[3] and not r[2])
+    hit = sample_index.suggest(f"{row[4]} {row[1]}-{row[3]}", limit=1)["hits"][0]
+    assert comps(hit)["NLD_HOUSE_NUMBER_ADDITION"] == row[3]
+    assert hit["lines"][0] == f"{row[0]} {row[1]}-{row[3]}"
+
+
+def test_blank_and_unknown_queries_give_no_hits(sample_index):
+    for q in ["", "   ", "qqqqxxzz 12", "!!!", "\x00", "😀"]:
+        assert sample_index.suggest(q) == {"hits": [], "limit": 5}
+
+
+def test_same_query_same_body(sample_index):
+    for q in ["kerk", "hoofdstraat 1", "2511 ab", "s"]:
+        assert len({sample_index.suggest_json(q, limit=7) for _ in range(5)}) == 1
+
+
+def test_complete_number_before_prefix_and_letters_in_order(sample_index):
+    hits = sample_index.suggest("Hooistraat 2 den haag", limit=10)["hits"]
+    numbers = [(comps(h)["NLD_HOUSE_NUMBER"], comps(h).get("NLD_HOUSE_LETTER", "")) for h in hits]
+    exact = [n for n in numbers if n[0] == 2]
+    assert numbers[: len(exact)] == exact and exact == sorted(exact)
+    assert all(str(n).startswith("2") for n, _ in numbers)
+
+
+@pytest.mark.parametrize("bad, parameter", [
+    (dict(q=1), "q"), (dict(q=None), "q"), (dict(q=b"damrak"), "q"),
+    (dict(q="x", limit=0), "limit"), (dict(q="x", limit=11), "limit"),
+    (dict(q="x" * 129), "q"), (dict(q="x", lat=52.0), "lon"), (dict(q="x", lat=91, lon=4), "lat"),
+])
+def test_bad_arguments_raise_query_error(sample_index, bad, parameter):
+    with pytest.raises(engine.QueryError) as e:
+        sample_index.suggest_json(**bad)
+    assert e.value.parameter == parameter
+
+
+def test_limit_must_be_an_int(sample_index):
+    with pytest.raises(TypeError):
+        sample_index.suggest_json("x", limit="5")
+
+
+def test_128_code_points_is_the_maximum(sample_index):
+    assert sample_index.suggest("é" * 128)["hits"] == []
+    with pytest.raises(engine.QueryError) as e:
+        sample_index.suggest("😀" * 129)
+    assert e.value.code == "query_too_long"
+
+
+def test_pickle_reopens_the_same_files(sample_index):
+    clone = pickle.loads(pickle.dumps(sample_index))
+    assert clone.suggest_json("hooistraat 2") == sample_index.suggest_json("hooistraat 2")
+
+
+def test_threads_get_the_same_answers(sample_index):
+    queries = ["kerkstraat 1", "2511 ab 1", "groningen herestraat", "hooistraat 2a den haag"] * 50
+    expected = [sample_index.suggest_json(q) for q in queries]
+    results = {}
+
+    def run(k):
+        results[k] = [sample_index.suggest_json(q) for q in queries]
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r == expected for r in results.values())
+
+
+def test_the_arrays_are_memory_mapped_read_only(sample_index):
+    for name, arr in sample_index.arrays.items():
+        assert isinstance(arr, np.memmap), name
+        assert not arr.flags.writeable, name
+
+
+@pytest.mark.parametrize("damage", ["manifest", "version", "truncate", "missing", "shape"])
+def test_a_broken_index_fails_clearly(sample_index_dir, tmp_path, damage):
+    broken = tmp_path / "broken"
+    shutil.copytree(sample_index_dir, broken)
+    if damage == "manifest":
+        (broken / "manifest.json").unlink()
+    elif damage == "version":
+        m = json.loads((broken / "manifest.json").read_text())
+        m["format_version"] = 999
+        (broken / "manifest.json").write_text(json.dumps(m))
+    elif damage == "truncate":
+        f = broken / "a_number.npy"
+        f.write_bytes(f.read_bytes()[:1000])
+    elif damage == "missing":
+        (broken / "g_tok.npy").unlink()
+    elif damage == "shape":
+        np.save(broken / "g_start.npy", np.zeros(3, dtype=np.int32))
+    with pytest.raises(engine.IndexOpenError):
+        engine.AddressIndex.open(broken)
+
+
+def test_open_a_missing_directory(tmp_path):
+    with pytest.raises(engine.IndexOpenError, match="no index"):
+        engine.AddressIndex.open(tmp_path / "nothing")
+
+
+def test_manifest_counts(sample_index):
+    m = sample_index.manifest
+    assert m["rows_in"] == 643071
+    assert m["rows_out"] + m["merged"] + m["rejected"] == m["rows_in"]
+    assert m["merged"] > 0 and len(sample_index) == m["rows_out"]
+    assert len(m["source_sha256"]) == 64
+
+
+@pytest.mark.parametrize("text, folded", [
+    ("'s-Gravenhage", "s gravenhage"), ("Súdwest-Fryslân", "sudwest fryslan"),
+    ("Curaçaostraat", "curacaostraat"), ("IJsselmonde", "ysselmonde"),
+    ("Burg. de Withstraat", "burg de withstraat"), ("kerkstraat12a", "kerkstraat 12a"),
+    ("1012LG1", "1012lg 1"), ("H.C. Pootstraat", "h c pootstraat"), ("Straße", "strasse"),
+])
+def test_fold(text, folded):
+    assert fold(text) == folded
+
+
+def test_fold_in_c_matches_python(sample_index):
+    # the compiled folding must see "Súdwest-Fryslân" and "sudwest fryslan" alike
+    a = sample_index.suggest_json("Herestraat 1 Súdwest-Fryslân", limit=10)
+    b = sample_index.suggest_json("herestraat 1 sudwest fryslan", limit=10)
+    assert a == b
