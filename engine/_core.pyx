@@ -68,22 +68,29 @@ def _init_fold():
 _init_fold()
 
 # ---------------------------------------------------------------------------------------------
-# tuning: penalties are in "score" units; the prior of a group lies in [0, 0.9]
+# tuning: penalties are in "score" units; the prior of a group lies in [0, 0.9]. The values live
+# in engine/params.py, shared with the Python twin (engine/_reference.py).
 
-cdef float PREFIX_PEN = 1.0         # a word that is only the start of a token
-cdef float PREFIX_FRAC = 0.5        # ... plus this times the share of the token not yet typed
-cdef float TYPO_PEN = 1.6           # a word one edit from a token (2 edits: + TYPO_EDIT)
-cdef float TYPO_EDIT = 0.6
-cdef float MUNI_PEN = 0.3           # a word matched the municipality, not the locality
-cdef float ALIAS_PEN = 0.05         # a word matched an alias (abbreviation, everyday name)
-cdef float UNMATCHED_PEN = 0.35     # per registered street word the query did not mention
-cdef float EXTRA_SUFFIX_PEN = 0.5   # the address has a letter/addition the query did not type
-cdef float PART_PREFIX_PEN = 0.3    # a typed addition is the start of the address's addition
-cdef float NUM_PREFIX_PEN = 1.0     # the typed number is the start of the house number
-cdef float NUM_PREFIX_DIGIT = 0.1   # ... per extra digit
-cdef float UNKNOWN_WORD_PEN = 2.5   # a word nothing matches (postcode mode, last resort)
-cdef float NO_LOCALITY_PRIOR = 1.0  # weight of the prior when no place was typed
-cdef float LOCALITY_PRIOR = 0.3     # ... and when the place was typed
+from . import params as _params
+
+cdef float PREFIX_PEN = _params.PREFIX_PEN
+cdef float PREFIX_FRAC = _params.PREFIX_FRAC
+cdef float TYPO_PEN = _params.TYPO_PEN
+cdef float TYPO_EDIT = _params.TYPO_EDIT
+cdef float MUNI_PEN = _params.MUNI_PEN
+cdef float ALIAS_PEN = _params.ALIAS_PEN
+cdef float UNMATCHED_PEN = _params.UNMATCHED_PEN
+cdef float EXTRA_SUFFIX_PEN = _params.EXTRA_SUFFIX_PEN
+cdef float PART_PREFIX_PEN = _params.PART_PREFIX_PEN
+cdef float NUM_PREFIX_PEN = _params.NUM_PREFIX_PEN
+cdef float NUM_PREFIX_DIGIT = _params.NUM_PREFIX_DIGIT
+cdef float UNKNOWN_WORD_PEN = _params.UNKNOWN_WORD_PEN
+cdef float NO_LOCALITY_PRIOR = _params.NO_LOCALITY_PRIOR
+cdef float LOCALITY_PRIOR = _params.LOCALITY_PRIOR
+cdef float IJ_VARIANT_PEN = _params.IJ_VARIANT_PEN
+cdef float ROUND_BASE = _params.ROUND_BASE
+cdef float ROUND_SHORT = _params.ROUND_SHORT
+cdef float PC_PRIOR = _params.PC_PRIOR
 
 cdef enum:
     MAXT = 40          # tokens in a query
@@ -243,18 +250,21 @@ def deletion_index(words):
     cdef int n, i, j, tid
     cdef uint64_t h
     for tid, w in enumerate(words):
-        b = w.encode()
-        n = len(b)
-        if n < 4:
-            continue
-        s = b
         seen = set()
-        seen.add(_fnv(s, n))
-        for i in range(n):
-            seen.add(_fnv_skip(s, n, i, -1))
-            if n >= 7:
-                for j in range(i + 1, n):
-                    seen.add(_fnv_skip(s, n, i, j))
+        forms = [w.encode()]
+        if "y" in w:
+            forms.append(w.replace("y", "ij").encode())
+        for b in forms:
+            n = len(b)
+            if n < 4 or n > 78:
+                continue
+            s = b
+            seen.add(_fnv(s, n))
+            for i in range(n):
+                seen.add(_fnv_skip(s, n, i, -1))
+                if n >= 7:
+                    for j in range(i + 1, n):
+                        seen.add(_fnv_skip(s, n, i, j))
         for h in seen:
             hs.append(h)
             ts.append(tid)
@@ -307,15 +317,15 @@ cdef inline int _tok_len(const Data* d, int32_t t) noexcept nogil:
 
 cdef int _dl_distance(const char* a, int n, const char* b, int m, int maxd) noexcept nogil:
     """Restricted Damerau-Levenshtein distance, or maxd + 1 when it exceeds maxd."""
-    cdef int d0[40]
-    cdef int d1[40]
-    cdef int d2[40]
+    cdef int d0[80]
+    cdef int d1[80]
+    cdef int d2[80]
     cdef int* pp = d0
     cdef int* p = d1
     cdef int* c = d2
     cdef int* tmp
     cdef int i, j, cost, v, rowmin
-    if n > 38 or m > 38:
+    if n > 78 or m > 78:
         return maxd + 1
     if n - m > maxd or m - n > maxd:
         return maxd + 1
@@ -425,7 +435,7 @@ cdef void _word_ranges(const Data* d, Search* s, int ti) noexcept nogil:
         if lo < hi:
             w.lo[w.nr] = lo
             w.hi[w.nr] = hi
-            w.base[w.nr] = 0.1
+            w.base[w.nr] = IJ_VARIANT_PEN
             w.typo[w.nr] = 0
             w.nr += 1
             w.cost += d.v_post_start[hi] - d.v_post_start[lo]
@@ -442,51 +452,115 @@ cdef int _bsearch_hash(const Data* d, uint64_t h) noexcept nogil:
     return a
 
 
-cdef void _add_typo_token(const Data* d, Search* s, int ti, int32_t tid, int maxd) noexcept nogil:
+cdef int _unfold_ij(const char* w, int n, char* out) noexcept nogil:
+    """Write w with every y spelt ij (the register's own spelling; slips happen in that)."""
+    cdef int i, k = 0
+    for i in range(n):
+        if w[i] == 121:
+            out[k] = 105
+            out[k + 1] = 106
+            k += 2
+        else:
+            out[k] = w[i]
+            k += 1
+    return k
+
+
+cdef struct TypoSet:
+    int n
+    int32_t tid[512]
+    uint8_t dist[512]
+
+
+cdef void _typo_check(const Data* d, Search* s, int ti, int32_t tid, int maxd, TypoSet* ts) noexcept nogil:
+    """Measure token tid against word ti; remember it when within maxd edits."""
     cdef Word* w = &s.word[ti]
     cdef Tok* t = &s.tok[ti]
-    cdef int r, dist
+    cdef int r, dist, dist2, n1, n2
+    cdef const char* tok = <const char*>(d.v_blob + d.v_off[tid])
+    cdef char a[96]
+    cdef char b[96]
+    for r in range(ts.n):
+        if ts.tid[r] == tid:
+            return
     for r in range(w.nr):
         if w.lo[r] <= tid < w.hi[r]:
             return
-    if w.nr >= MAXR:
+    if ts.n >= 512:
         return
-    dist = _dl_distance(s.q + t.start, t.len, <const char*>(d.v_blob + d.v_off[tid]), _tok_len(d, tid), maxd)
+    dist = _dl_distance(s.q + t.start, t.len, tok, _tok_len(d, tid), maxd)
+    if dist > 1:
+        n1 = _unfold_ij(s.q + t.start, t.len, a)
+        n2 = _unfold_ij(tok, _tok_len(d, tid), b)
+        dist2 = _dl_distance(a, n1, b, n2, maxd)
+        if dist2 < dist:
+            dist = dist2
     if dist < 1 or dist > maxd:
         return
-    w.lo[w.nr] = tid
-    w.hi[w.nr] = tid + 1
-    w.base[w.nr] = TYPO_PEN + TYPO_EDIT * (dist - 1)
-    w.typo[w.nr] = 1
-    w.nr += 1
-    w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
+    ts.tid[ts.n] = tid
+    ts.dist[ts.n] = <uint8_t>dist
+    ts.n += 1
 
 
-cdef void _typo_lookup(const Data* d, Search* s, int ti, uint64_t h, int maxd) noexcept nogil:
+cdef void _typo_lookup(const Data* d, Search* s, int ti, uint64_t h, int maxd, TypoSet* ts) noexcept nogil:
     cdef int k = _bsearch_hash(d, h)
-    while k < d.n_del and d.del_hash[k] == h and s.word[ti].nr < MAXR:
-        _add_typo_token(d, s, ti, d.del_tok[k], maxd)
+    while k < d.n_del and d.del_hash[k] == h:
+        _typo_check(d, s, ti, d.del_tok[k], maxd, ts)
         k += 1
 
 
+cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n, int maxd,
+                         TypoSet* ts) noexcept nogil:
+    cdef int i, j
+    _typo_lookup(d, s, ti, _fnv(p, n), maxd, ts)
+    for i in range(n):
+        _typo_lookup(d, s, ti, _fnv_skip(p, n, i, -1), maxd, ts)
+        if maxd == 2:
+            for j in range(i + 1, n):
+                _typo_lookup(d, s, ti, _fnv_skip(p, n, i, j), maxd, ts)
+
+
 cdef void _typo_ranges(const Data* d, Search* s, int ti) noexcept nogil:
-    """Add the tokens within 1 (2 for 9+ letters) edits of token ti (symmetric deletion)."""
+    """Add the tokens within 1 (2 for 9+ letters) edits of token ti (symmetric deletion).
+
+    Both the folded word and its spelling with ij for y are looked up: "zeedikj" is one slip
+    from "zeedijk", though two from the folded "zeedyk". Closer tokens are kept first."""
     cdef Word* w = &s.word[ti]
     cdef Tok* t = &s.tok[ti]
     cdef const char* p = s.q + t.start
-    cdef int n = t.len, i, j, maxd
+    cdef int n = t.len, i, maxd, m, dist
+    cdef int32_t tid
+    cdef char un[96]
+    cdef TypoSet* ts
     if w.typo_done:
         return
     w.typo_done = 1
     if n < 5 or t.digits > 0 or n > 38:
         return
+    ts = <TypoSet*>malloc(sizeof(TypoSet))
+    if ts == NULL:
+        return
+    ts.n = 0
     maxd = 2 if n >= 9 else 1
-    _typo_lookup(d, s, ti, _fnv(p, n), maxd)
+    _typo_variants(d, s, ti, p, n, maxd, ts)
     for i in range(n):
-        _typo_lookup(d, s, ti, _fnv_skip(p, n, i, -1), maxd)
-        if maxd == 2:
-            for j in range(i + 1, n):
-                _typo_lookup(d, s, ti, _fnv_skip(p, n, i, j), maxd)
+        if p[i] == 121:
+            m = _unfold_ij(p, n, un)
+            if m <= 38:
+                _typo_variants(d, s, ti, un, m, maxd, ts)
+            break
+    for dist in range(1, maxd + 1):
+        for i in range(ts.n):
+            if ts.dist[i] != dist or w.nr >= MAXR:
+                continue
+            tid = ts.tid[i]
+            w.lo[w.nr] = tid
+            w.hi[w.nr] = tid + 1
+            w.base[w.nr] = TYPO_PEN + TYPO_EDIT * (dist - 1)
+            w.typo[w.nr] = 1
+            w.nr += 1
+            w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
+    free(ts)
 
 
 cdef void _parse(const Data* d, Search* s) noexcept nogil:
@@ -511,14 +585,14 @@ cdef void _parse(const Data* d, Search* s) noexcept nogil:
         code = t.value * 676
         if t.len == 6:
             pc_lo = pc_hi = code + (s.q[t.start + 4] - 97) * 26 + (s.q[t.start + 5] - 97)
-        elif t.len == 5 and i == s.ntok - 1:
+        elif t.len == 5 and i == s.ntok - 1 and n_alpha == 0:
             pc_lo = code + (s.q[t.start + 4] - 97) * 26
             pc_hi = pc_lo + 25
         elif t.len == 4 and i + 1 < s.ntok and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 2:
             u = &s.tok[i + 1]
             pc_lo = pc_hi = code + (s.q[u.start] - 97) * 26 + (s.q[u.start + 1] - 97)
             pc_tok2 = i + 1
-        elif t.len == 4 and i + 1 == s.ntok - 1 and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 1:
+        elif t.len == 4 and i + 1 == s.ntok - 1 and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 1 and n_alpha == 1:
             u = &s.tok[i + 1]
             pc_lo = code + (s.q[u.start] - 97) * 26
             pc_hi = pc_lo + 25
@@ -564,9 +638,10 @@ cdef void _parse(const Data* d, Search* s) noexcept nogil:
                 it.part_tok[0] = j
                 it.part_off[0] = t.digits
                 it.nparts = 1
-            # up to two short tokens right after the number may be its letter / addition
+            # short tokens right after the number may be its letter / addition ("3a d37" is
+            # the parts a, d, 37)
             i = j + 1
-            while i < s.ntok and it.nparts < 2 and not consumed[i] and s.tok[i].len <= 4:
+            while i < s.ntok and it.nparts < MAXP and not consumed[i] and s.tok[i].len <= 4:
                 it.part_tok[it.nparts] = i
                 it.part_off[it.nparts] = 0
                 it.nparts += 1
@@ -907,7 +982,7 @@ cdef float _round_pen(int limit) noexcept nogil:
 
     A short list spreads harder than a long one: with 3 slots a second Kerkstraat in the same
     town is worth less than the likeliest Kerkstraat elsewhere; with 10 slots there is room."""
-    return 0.25 + 1.5 / limit
+    return ROUND_BASE + ROUND_SHORT / limit
 
 
 cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
@@ -940,7 +1015,7 @@ cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
                         if wp >= 0 and (bp < 0 or wp < bp):
                             bp = wp
                     last_pen += bp if bp >= 0 else UNKNOWN_WORD_PEN
-            _cand_add(s, -(apen[j] + last_pen) + 0.1 * d.g_prior[g] - rp * j, addr, p, ii)
+            _cand_add(s, -(apen[j] + last_pen) + PC_PRIOR * d.g_prior[g] - rp * j, addr, p, ii)
         p += 1
 
 

@@ -28,7 +28,7 @@ from .source import ParsedTable, read_source
 from .vocab import LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 
 FORMAT_VERSION = 1
-PRIOR_MAX = 0.9
+from .params import PRIOR_MAX
 
 
 def _log(msg: str) -> None:
@@ -186,7 +186,7 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     del_hash, del_tok = _core.deletion_index(words)
 
     # ---- postcode index: addresses by postcode, then house number order
-    pc_order = np.lexsort((np.arange(n), a_postcode)).astype(np.int32)
+    pc_order = np.lexsort((np.arange(n), a_number, a_postcode)).astype(np.int32)
     pcs = a_postcode[pc_order]
     pc_code, pc_first = np.unique(pcs, return_index=True)
     pc_start = np.append(pc_first, n).astype(np.int32)

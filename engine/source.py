@@ -226,7 +226,7 @@ def read_source(
     )
     _check_share(table, max_bad_share)
     if table.rejected:
-        log.warning(
+        log.info(
             "%s: rejected %d of %d rows; first: line %d: %s",
             path.name, table.rejected, table.rows_in, *table.errors[0],
         )

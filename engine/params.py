@@ -1,0 +1,27 @@
+"""Ranking weights, shared by the compiled core and its Python twin.
+
+Scores are "higher is better": a candidate's score is its group prior (in [0, PRIOR_MAX])
+minus the penalties below. A prefix match costs more than the whole prior, so an address that
+matches every typed part completely always beats one that matches only by prefix (contract
+ranking rule 1); the prior orders addresses that match equally well.
+"""
+
+PRIOR_MAX = 0.9          # the prior of a group lies in [0, PRIOR_MAX] (engine/build.py)
+PREFIX_PEN = 1.0         # a word that is only the start of a token
+PREFIX_FRAC = 0.5        # ... plus this times the share of the token not yet typed
+TYPO_PEN = 1.6           # a word one edit away from a token
+TYPO_EDIT = 0.6          # ... plus this per further edit
+MUNI_PEN = 0.3           # a word matched the municipality rather than the locality
+ALIAS_PEN = 0.05         # a word matched an alias (abbreviation, everyday name, glued form)
+UNMATCHED_PEN = 0.35     # per registered street word the query did not mention
+EXTRA_SUFFIX_PEN = 0.5   # the address has a letter/addition the query did not type
+PART_PREFIX_PEN = 0.3    # the typed addition is only the start of the address's addition
+NUM_PREFIX_PEN = 1.0     # the typed number is only the start of the house number
+NUM_PREFIX_DIGIT = 0.1   # ... plus this per extra digit beyond the first
+UNKNOWN_WORD_PEN = 2.5   # postcode mode: a typed word that names nothing of the address
+NO_LOCALITY_PRIOR = 1.0  # weight of the group prior when no place was typed
+LOCALITY_PRIOR = 0.3     # ... and when a place was typed
+IJ_VARIANT_PEN = 0.1     # a word ending in "i" read as the start of "ij"
+ROUND_BASE = 0.25        # spreading: each further address of the same street/postcode costs
+ROUND_SHORT = 1.5        # ... ROUND_BASE + ROUND_SHORT / limit (short lists spread harder)
+PC_PRIOR = 0.1           # weight of the group prior in postcode mode
