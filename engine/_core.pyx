@@ -99,7 +99,7 @@ cdef enum:
     MAXI = 6           # interpretations
     POOL = 64          # best groups kept
     MAXLIMIT = 10
-    SCAN_BUDGET = 6000 # postings scanned for one query word
+    SCAN_BUDGET = 2000 # postings scanned for one query word (build.py SHORT_PREFIX_MIN)
     TOKEN_CAP_MIN = 8
     MAX_TYPO_TOKENS = 40
     PC_PREFIX_CAP = 4000
@@ -147,6 +147,11 @@ cdef struct Data:
     const int64_t* add_off
     const uint8_t* s_blob
     const int64_t* s_off
+    const uint8_t* sp_blob
+    const int64_t* sp_off
+    const int32_t* sp_start
+    const int32_t* sp_group
+    int32_t n_sp
     int32_t n_addr
     int32_t n_groups
     int32_t n_tok
@@ -911,6 +916,40 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept 
     _pool_add(s, g, score, text_pen, ii)
 
 
+cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi) noexcept nogil:
+    """Scan the precomputed best groups of a short prefix; False when it has no such list."""
+    cdef Tok* t = &s.tok[wi]
+    cdef int a = 0, b = d.n_sp, mid, c, n, p
+    cdef int64_t o
+    if t.len > 4:
+        return False
+    while a < b:
+        mid = (a + b) >> 1
+        o = d.sp_off[mid]
+        n = <int>(d.sp_off[mid + 1] - o)
+        c = memcmp(d.sp_blob + o, s.q + t.start, n if n < t.len else t.len)
+        if c == 0:
+            c = n - t.len
+        if c < 0:
+            a = mid + 1
+        else:
+            b = mid
+    if a >= d.n_sp:
+        return False
+    o = d.sp_off[a]
+    if d.sp_off[a + 1] - o != t.len or memcmp(d.sp_blob + o, s.q + t.start, t.len) != 0:
+        return False
+    # the complete word first (a person who typed "s" may mean the token "s" itself)
+    if s.word[wi].exact >= 0:
+        for p in range(d.v_post_start[s.word[wi].exact], d.v_post_start[s.word[wi].exact + 1]):
+            if p - d.v_post_start[s.word[wi].exact] >= SCAN_BUDGET:
+                break
+            _consider_group(d, s, ii, d.v_post[p])
+    for p in range(d.sp_start[a], d.sp_start[a + 1]):
+        _consider_group(d, s, ii, d.sp_group[p])
+    return True
+
+
 cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
     """Walk the postings of the rarest word of interpretation ii and score every group."""
     cdef Interp* it = &s.interp[ii]
@@ -931,6 +970,8 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
         if w.typo[r] and not s.typo_mode:
             continue
         total = d.v_post_start[w.hi[r]] - d.v_post_start[w.lo[r]]
+        if total > SCAN_BUDGET and r == 0 and _scan_short_prefix(d, s, ii, best):
+            continue
         if total <= SCAN_BUDGET:
             for p in range(d.v_post_start[w.lo[r]], d.v_post_start[w.hi[r]]):
                 _consider_group(d, s, ii, d.v_post[p])
@@ -1286,6 +1327,7 @@ ARRAYS = {
     "v_post": np.int32, "del_hash": np.uint64, "del_tok": np.int32, "pc_code": np.int32,
     "pc_start": np.int32, "pc_addr": np.int32, "add_blob": np.uint8, "add_off": np.int64,
     "s_blob": np.uint8, "s_off": np.int64,
+    "sp_blob": np.uint8, "sp_off": np.int64, "sp_start": np.int32, "sp_group": np.int32,
 }
 
 _EMPTY = {name: np.zeros(1, dtype=dt) for name, dt in ARRAYS.items()}
@@ -1344,6 +1386,11 @@ cdef class Index:
         d.add_off = <const int64_t*>_ptr(arrays, "add_off")
         d.s_blob = <const uint8_t*>_ptr(arrays, "s_blob")
         d.s_off = <const int64_t*>_ptr(arrays, "s_off")
+        d.sp_blob = <const uint8_t*>_ptr(arrays, "sp_blob")
+        d.sp_off = <const int64_t*>_ptr(arrays, "sp_off")
+        d.sp_start = <const int32_t*>_ptr(arrays, "sp_start")
+        d.sp_group = <const int32_t*>_ptr(arrays, "sp_group")
+        d.n_sp = len(arrays["sp_start"]) - 1
         d.n_addr = len(arrays["a_number"])
         d.n_groups = len(arrays["g_start"]) - 1
         d.n_tok = len(arrays["v_off"]) - 1
@@ -1369,6 +1416,8 @@ cdef class Index:
             raise ValueError("group address ranges do not cover the address table")
         if a["g_tok_start"][-1] != len(a["g_tok"]) or a["v_post_start"][-1] != len(a["v_post"]):
             raise ValueError("token lists do not end where their tables end")
+        if len(a["sp_off"]) != self.d.n_sp + 1 or a["sp_start"][-1] != len(a["sp_group"]):
+            raise ValueError("short-prefix lists do not match their tables")
         if a["v_off"][-1] != len(a["v_blob"]) or a["s_off"][-1] != len(a["s_blob"]) or a["add_off"][-1] != len(a["add_blob"]):
             raise ValueError("string offsets do not end where their blobs end")
 

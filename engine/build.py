@@ -27,7 +27,10 @@ from . import _core
 from .source import ParsedTable, read_source
 from .vocab import LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+SHORT_PREFIX = 4          # prefixes this short get a precomputed list of groups ...
+SHORT_PREFIX_MIN = 2000   # ... when their postings exceed this (engine/_core.pyx SCAN_BUDGET)
+SHORT_PREFIX_TOP = 200    # ... of this many groups, highest prior first
 from .params import PRIOR_MAX
 
 
@@ -182,6 +185,10 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     v_post = tok_group[porder]
     v_post_start = np.searchsorted(g_tok[porder], np.arange(len(words) + 1)).astype(np.int32)
 
+    # short prefixes ("s", "ke"): their best groups, precomputed, so that the first keystrokes
+    # cost no more than a long word
+    sp_blob, sp_off, sp_start, sp_group = _short_prefix_lists(words, v_post_start, v_post, g_prior)
+
     # typo index: hashes of each token with up to 1 (2 for long tokens) letters deleted
     del_hash, del_tok = _core.deletion_index(words)
 
@@ -205,6 +212,7 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "g_tok_cover": g_tok_cover,
         "v_blob": v_blob, "v_off": v_off, "v_post_start": v_post_start, "v_post": v_post,
         "del_hash": del_hash, "del_tok": del_tok,
+        "sp_blob": sp_blob, "sp_off": sp_off, "sp_start": sp_start, "sp_group": sp_group,
         "pc_code": pc_code.astype(np.int32), "pc_start": pc_start, "pc_addr": pc_order,
         "add_blob": add_blob, "add_off": add_off, "s_blob": s_blob, "s_off": s_off,
     }
@@ -237,6 +245,46 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     _log(f"built {out_dir} in {manifest['build_seconds']} s: {n:,} addresses, "
          f"{n_groups:,} streets, {len(words):,} tokens")
     return manifest
+
+
+def _short_prefix_lists(words, v_post_start, v_post, g_prior):
+    """For every prefix of up to SHORT_PREFIX letters whose postings exceed SHORT_PREFIX_MIN,
+    the SHORT_PREFIX_TOP groups of highest prior that hold a token with that prefix."""
+    counts = np.diff(v_post_start).astype(np.int64)
+    keys: dict[str, int] = {}
+    tok_keys = []  # (prefix id, token id)
+    for t, w in enumerate(words):
+        for n in range(1, min(SHORT_PREFIX, len(w)) + 1):
+            k = keys.setdefault(w[:n], len(keys))
+            tok_keys.append((k, t))
+    kt = np.array(tok_keys, dtype=np.int64).reshape(-1, 2)
+    total = np.bincount(kt[:, 0], weights=counts[kt[:, 1]], minlength=len(keys))
+    big = total > SHORT_PREFIX_MIN
+    kt = kt[big[kt[:, 0]]]
+    # expand to (prefix, group) pairs through the postings of each token
+    reps = counts[kt[:, 1]]
+    pk = np.repeat(kt[:, 0], reps)
+    starts = np.repeat(v_post_start[kt[:, 1]].astype(np.int64) - np.cumsum(reps) + reps, reps)
+    pg = v_post[np.arange(len(pk), dtype=np.int64) + starts]
+    order = np.lexsort((pg, -g_prior[pg], pk))
+    pk, pg = pk[order], pg[order]
+    # one entry per (prefix, group); then the first SHORT_PREFIX_TOP of each prefix
+    # (same group, same prior: duplicates are adjacent)
+    dup = np.zeros(len(pk), dtype=bool)
+    dup[1:] = (pk[1:] == pk[:-1]) & (pg[1:] == pg[:-1])
+    pk, pg = pk[~dup], pg[~dup]
+    first = np.searchsorted(pk, pk, side="left")
+    keep = (np.arange(len(pk)) - first) < SHORT_PREFIX_TOP
+    pk, pg = pk[keep], pg[keep]
+    texts = {v: k for k, v in keys.items()}
+    ids = sorted(np.unique(pk).tolist(), key=lambda k: texts[k].encode())
+    rank = {k: i for i, k in enumerate(ids)}
+    new_pk = np.array([rank[int(k)] for k in pk], dtype=np.int64)
+    order = np.argsort(new_pk, kind="stable")
+    sp_group = pg[order].astype(np.int32)
+    sp_start = np.searchsorted(new_pk[order], np.arange(len(ids) + 1)).astype(np.int32)
+    sp_blob, sp_off = _blob([texts[k].encode() for k in ids])
+    return sp_blob, sp_off, sp_start, sp_group
 
 
 def _swap_into_place(tmp: Path, out_dir: Path) -> None:

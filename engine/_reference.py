@@ -1,0 +1,785 @@
+"""The plain-Python twin of the compiled search in `_core.pyx`, for tests.
+
+    >>> from engine._reference import ReferenceIndex
+    >>> ref = ReferenceIndex(engine.AddressIndex.open("indexes/nl").arrays)
+    >>> ref.search_ids("kerkstr 12 utr", limit=5)     # the same ids as Index.search_ids
+
+It reads the very same arrays as the compiled `Index` and follows `_search` step by step, but
+written for a reader: lists and dataclasses instead of fixed C buffers, `bisect` instead of
+hand-written binary searches, and a brute-force scan of the vocabulary instead of the deletion
+hash index for typo candidates. Where the C code's behaviour depends on a detail that is not
+obvious (a buffer cap, a tie-break, the order things are added in), the detail is copied on
+purpose and commented, because the point of the twin is that both return the same ids in the
+same order.
+
+Scores are `numpy.float32`, like the C `float`: every `+ - * /` between two float32 values is
+rounded to float32, exactly as C does on x86-64 (SSE, no FMA). Where the C code mixes a float
+with a `double` constant (`1.0 - x`, `0.1 * prior`) the twin computes that part in Python
+floats (doubles) and rounds once to float32 where C assigns the result to a float.
+
+Not mirrored: the JSON rendering (`suggest_json`); only `search_ids`.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import params
+from ._core import QueryError
+from .normalize import FOLD_LIMIT, fold_table
+from .vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET
+
+f32 = np.float32
+
+# ---- the weights, as the C code holds them (`cdef float X = _params.X`)
+PREFIX_PEN = f32(params.PREFIX_PEN)
+PREFIX_FRAC = f32(params.PREFIX_FRAC)
+TYPO_PEN = f32(params.TYPO_PEN)
+TYPO_EDIT = f32(params.TYPO_EDIT)
+MUNI_PEN = f32(params.MUNI_PEN)
+ALIAS_PEN = f32(params.ALIAS_PEN)
+UNMATCHED_PEN = f32(params.UNMATCHED_PEN)
+EXTRA_SUFFIX_PEN = f32(params.EXTRA_SUFFIX_PEN)
+PART_PREFIX_PEN = f32(params.PART_PREFIX_PEN)
+NUM_PREFIX_PEN = f32(params.NUM_PREFIX_PEN)
+NUM_PREFIX_DIGIT = f32(params.NUM_PREFIX_DIGIT)
+UNKNOWN_WORD_PEN = f32(params.UNKNOWN_WORD_PEN)
+NO_LOCALITY_PRIOR = f32(params.NO_LOCALITY_PRIOR)
+LOCALITY_PRIOR = f32(params.LOCALITY_PRIOR)
+IJ_VARIANT_PEN = f32(params.IJ_VARIANT_PEN)
+ROUND_BASE = f32(params.ROUND_BASE)
+ROUND_SHORT = f32(params.ROUND_SHORT)
+PC_PRIOR = f32(params.PC_PRIOR)
+ZERO = f32(0.0)
+
+# ---- the fixed sizes of the C code, which are part of its behaviour
+MAX_QUERY_CHARS = 128          # MAX_Q: longer queries are refused
+QUERY_BUFFER = 128 * 4 + 8     # QBUF: folded bytes; tokenising stops near its end
+FOLD_WIDTH = 4                 # FOLD_W: a folded code point keeps at most 4 bytes
+MAX_TOKENS = 40                # MAXT: further tokens are ignored
+MAX_RANGES = 48                # MAXR: prefix + ij variant + typo tokens of one word
+POOL_SIZE = 64                 # POOL: best groups kept
+MAX_LIMIT = 10                 # MAXLIMIT
+MAX_CANDIDATES = POOL_SIZE * MAX_LIMIT + 64
+SCAN_BUDGET = 2000             # postings scanned for one query word (build.py SHORT_PREFIX_MIN)
+SHORT_PREFIX = 4               # words this short may have a precomputed list of best groups
+TOKEN_CAP_MIN = 8
+PC_PREFIX_CAP = 4000           # addresses scanned for a postcode prefix
+SAME_NUMBER_CAP = 256          # addresses with the typed number looked at in one run
+MAX_NUMBER_CANDIDATES = 3      # house-number readings of a query
+MAX_DL_LEN = 38                # the C distance works on words of at most 38 letters
+
+_FOLD = [s[:FOLD_WIDTH] for s in fold_table()]
+
+
+# ---------------------------------------------------------------------------------------------
+# the query: folding, tokens, words, interpretations
+
+
+def fold_query(q: str) -> str:
+    """Map each code point through the shared fold table (>= FOLD_LIMIT: a separator)."""
+    return "".join(_FOLD[ord(c)] if ord(c) < FOLD_LIMIT else " " for c in q)
+
+
+@dataclass
+class Token:
+    text: str          # a-z0-9 only
+    digits: int        # number of leading digits
+    value: int         # value of the leading digits, as the C code caps it
+
+
+def tokenise(folded: str) -> list[Token]:
+    """ij -> y, a space between a letter and a following digit, split on spaces."""
+    chars: list[str] = []
+    prev = " "
+    i = 0
+    # NOTE: the C buffer holds QUERY_BUFFER bytes; it stops copying two short of the end.
+    while i < len(folded) and len(chars) < QUERY_BUFFER - 2:
+        c = folded[i]
+        if c == "i" and folded[i + 1:i + 2] == "j":
+            c = "y"
+            i += 1
+        if c.isdigit() and "a" <= prev <= "z":
+            chars.append(" ")
+        chars.append(c)
+        prev = c
+        i += 1
+    out = []
+    for text in "".join(chars).split(" "):
+        if not text:
+            continue
+        if len(out) == MAX_TOKENS:
+            break
+        digits = len(text) - len(text.lstrip("0123456789"))
+        value = 0
+        for ch in text[:digits]:
+            if value < 1_000_000:      # the C cap: the value stops growing past a million
+                value = value * 10 + int(ch)
+        out.append(Token(text, digits, value))
+    return out
+
+
+@dataclass
+class Range:
+    """Token ids [lo, hi) a query word may stand for, with the penalty of the range."""
+
+    lo: int
+    hi: int
+    base: np.float32
+    typo: bool
+
+
+@dataclass
+class Word:
+    """What one query token can match in the vocabulary."""
+
+    ranges: list[Range] = field(default_factory=list)
+    exact: int = -1        # id of the token equal to the word, or -1
+    cost: int = 0          # postings under all ranges
+    typo_done: bool = False
+
+
+@dataclass
+class Interp:
+    """One reading of the query."""
+
+    number: int = -1                                   # house number, -1: none typed
+    parts: list[tuple[int, int]] = field(default_factory=list)  # (token, offset) letter/addition
+    words: list[int] = field(default_factory=list)     # tokens that must name street/place
+    pc_lo: int = -1                                    # postcode code range, -1: none
+    pc_hi: int = -1
+
+
+@dataclass
+class PoolItem:
+    group: int
+    score: np.float32
+    text_pen: np.float32
+    interp: int
+
+
+@dataclass
+class Cand:
+    score: np.float32
+    addr: int
+    key: int
+    interp: int
+
+
+@dataclass
+class Search:
+    """The state of one query."""
+
+    limit: int
+    focus: tuple[float, float, float] | None    # (lat, lon, cos lat)
+    tokens: list[Token] = field(default_factory=list)
+    words: list[Word] = field(default_factory=list)
+    interps: list[Interp] = field(default_factory=list)
+    typo_mode: bool = False
+    pool: list[PoolItem] = field(default_factory=list)
+    cands: list[Cand] = field(default_factory=list)
+
+
+def dl_distance(a: str, b: str) -> int:
+    """Restricted Damerau-Levenshtein (optimal string alignment) distance."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            v = min(prev[j - 1] + cost, prev[j] + 1, cur[j - 1] + 1)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                v = min(v, prev2[j - 2] + 1)
+            cur[j] = v
+        prev2, prev = prev, cur
+    return prev[len(b)]
+
+
+def _without(word: str, *positions: int) -> str:
+    return "".join(c for i, c in enumerate(word) if i not in positions)
+
+
+def query_deletions(word: str, maxd: int) -> list[str]:
+    """The query word with 0, 1 (.. 2) letters deleted, in the order the C code looks them up."""
+    out = [word]
+    for i in range(len(word)):
+        out.append(_without(word, i))
+        if maxd == 2:
+            for j in range(i + 1, len(word)):
+                out.append(_without(word, i, j))
+    return out
+
+
+def token_deletions(token: str) -> set[str]:
+    """The forms of a vocabulary token in the deletion index (`_core.deletion_index`)."""
+    if len(token) < 4:
+        return set()
+    out = {token}
+    for i in range(len(token)):
+        out.add(_without(token, i))
+        if len(token) >= 7:
+            for j in range(i + 1, len(token)):
+                out.add(_without(token, i, j))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the index
+
+
+class ReferenceIndex:
+    """Plain-Python search over the arrays of a compiled index (`AddressIndex.arrays`)."""
+
+    def __init__(self, arrays: dict[str, np.ndarray]):
+        self.a = arrays
+        a = arrays
+        blob = bytes(a["v_blob"])
+        off = a["v_off"].tolist()
+        self.vocab: list[str] = [blob[off[t]:off[t + 1]].decode("ascii") for t in range(len(off) - 1)]
+        self.v_post_start: list[int] = a["v_post_start"].tolist()
+        self.pc_code: list[int] = a["pc_code"].tolist()
+        self.pc_start: list[int] = a["pc_start"].tolist()
+        self.g_tok_start: list[int] = a["g_tok_start"].tolist()
+        self.g_start: list[int] = a["g_start"].tolist()
+        self.add_blob = bytes(a["add_blob"])
+        self.add_off: list[int] = a["add_off"].tolist()
+        # short prefixes ("s", "ke") with many postings: their best groups, precomputed
+        self.short_prefix: dict[str, list[int]] = {}
+        if "sp_off" in a:
+            sp_blob, sp_off = bytes(a["sp_blob"]), a["sp_off"].tolist()
+            sp_start, sp_group = a["sp_start"].tolist(), a["sp_group"]
+            for k in range(len(sp_start) - 1):
+                text = sp_blob[sp_off[k]:sp_off[k + 1]].decode("ascii")
+                self.short_prefix[text] = sp_group[sp_start[k]:sp_start[k + 1]].tolist()
+        self._letter_hist = None   # built on the first typo search
+
+    # ---- small accessors
+
+    def group_tokens(self, g: int) -> list[tuple[int, int, int]]:
+        """(token id, kind, cover) of every token of group g, in stored order."""
+        a, b = self.g_tok_start[g], self.g_tok_start[g + 1]
+        return list(zip(self.a["g_tok"][a:b].tolist(), self.a["g_tok_kind"][a:b].tolist(),
+                        self.a["g_tok_cover"][a:b].tolist()))
+
+    def postings(self, lo: int, hi: int) -> list[int]:
+        """The groups listed under tokens lo..hi-1, token after token."""
+        return self.a["v_post"][self.v_post_start[lo]:self.v_post_start[hi]].tolist()
+
+    def addition(self, addr: int) -> bytes:
+        k = int(self.a["a_addition"][addr])
+        return self.add_blob[self.add_off[k]:self.add_off[k + 1]]
+
+    def prefix_range(self, w: str) -> tuple[int, int]:
+        """Token ids [lo, hi) whose text starts with w (the vocabulary is sorted)."""
+        n = len(w)
+        lo = bisect_left(self.vocab, w, key=lambda t: t[:n])
+        hi = bisect_right(self.vocab, w, lo, key=lambda t: t[:n])
+        return lo, hi
+
+    def range_cost(self, lo: int, hi: int) -> int:
+        return self.v_post_start[hi] - self.v_post_start[lo]
+
+    # ---- the entry point
+
+    def search_ids(self, q: str, *, limit: int = 5, lat: float | None = None,
+                   lon: float | None = None) -> list[int]:
+        """The address row ids the compiled `Index.search_ids` returns, in the same order."""
+        if not isinstance(q, str):
+            raise QueryError(f"q must be a str, not {type(q).__name__}", parameter="q")
+        limit = operator.index(limit)
+        if limit < 1 or limit > MAX_LIMIT:
+            raise QueryError("limit must be an integer from 1 to 10", parameter="limit")
+        if len(q) > MAX_QUERY_CHARS:
+            raise QueryError("q must be at most 128 characters", code="query_too_long", parameter="q")
+        focus = None
+        if lat is not None or lon is not None:
+            if lat is None or lon is None:
+                raise QueryError("lat and lon go together", parameter="lat" if lat is None else "lon")
+            flat = _coordinate(lat, "lat", 90.0)
+            flon = _coordinate(lon, "lon", 180.0)
+            focus = (flat, flon, math.cos(flat * 3.141592653589793 / 180.0))
+        s = Search(limit=limit, focus=focus)
+        s.tokens = tokenise(fold_query(q))
+        if not s.tokens:
+            return []
+        self.parse(s)
+        for typo_mode in (False, True):
+            s.typo_mode = typo_mode
+            s.pool = []
+            s.cands = []
+            if typo_mode:
+                # nothing found: look for slips of a key in every word long enough to have one
+                for it in s.interps:
+                    for ti in it.words:
+                        self.typo_ranges(s, ti)
+            for ii, it in enumerate(s.interps):
+                if it.pc_lo >= 0:
+                    self.collect_postcode(s, ii)
+                else:
+                    self.scan_text(s, ii)
+            self.collect_text(s)
+            if s.cands:
+                break
+        # the `limit` best candidates; ties go to the lower address id
+        best = sorted(s.cands, key=lambda c: (-c.score, c.addr))
+        return [c.addr for c in best[:limit]]
+
+    # ---- words and their ranges
+
+    def word_ranges(self, tok: Token) -> Word:
+        """The prefix range of the word, and of `...y` for a word ending in `i` (on its way to ij)."""
+        w = Word()
+        lo, hi = self.prefix_range(tok.text)
+        if lo < hi:
+            if self.vocab[lo] == tok.text:
+                w.exact = lo
+            w.ranges.append(Range(lo, hi, ZERO, False))
+            w.cost += self.range_cost(lo, hi)
+        if tok.text.endswith("i"):
+            lo, hi = self.prefix_range(tok.text[:-1] + "y")
+            if lo < hi:
+                w.ranges.append(Range(lo, hi, IJ_VARIANT_PEN, False))
+                w.cost += self.range_cost(lo, hi)
+        return w
+
+    def typo_ranges(self, s: Search, ti: int) -> None:
+        """Add the tokens within 1 (2 for 9+ letters) edits of query token ti, one range each.
+
+        The C code finds them through the deletion hash index; here every vocabulary token of a
+        fitting length is compared. The C code adds them in the order of its hash look-ups
+        (the query word, then with letter i deleted, then letters i and j, ...; within one
+        look-up by token id) and stops at MAX_RANGES: that order is rebuilt from the deletion
+        forms, so that the same tokens survive the cap.
+        """
+        word, tok = s.words[ti], s.tokens[ti]
+        if word.typo_done:
+            return
+        word.typo_done = True
+        text = tok.text
+        n = len(text)
+        if n < 5 or tok.digits > 0 or n > MAX_DL_LEN:
+            return
+        maxd = 2 if n >= 9 else 1
+        found = []
+        for tid in self._typo_candidates(text, maxd):
+            if any(r.lo <= tid < r.hi for r in word.ranges):
+                continue          # already matched as a prefix
+            dist = dl_distance(text, self.vocab[tid])
+            if 1 <= dist <= maxd:
+                found.append((tid, dist))
+        lookups = query_deletions(text, maxd)
+        first_seen = {}
+        for tid, dist in found:
+            forms = token_deletions(self.vocab[tid])
+            hit = next((k for k, form in enumerate(lookups) if form in forms), None)
+            if hit is not None:   # (always: a token within maxd edits shares a form)
+                first_seen[tid] = (hit, dist)
+        for tid in sorted(first_seen, key=lambda t: (first_seen[t][0], t)):
+            if len(word.ranges) >= MAX_RANGES:
+                break
+            dist = first_seen[tid][1]
+            base = TYPO_PEN + TYPO_EDIT * f32(dist - 1)
+            word.ranges.append(Range(tid, tid + 1, base, True))
+            word.cost += self.range_cost(tid, tid + 1)
+
+    def _typo_candidates(self, text: str, maxd: int) -> list[int]:
+        """Token ids that may lie within maxd edits of text: length within maxd, and letter
+        counts differing by at most 2 * maxd (an edit changes them by at most 2)."""
+        if self._letter_hist is None:
+            alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+            hist = np.zeros((len(self.vocab), len(alphabet)), dtype=np.int16)
+            for t, v in enumerate(self.vocab):
+                for c in v:
+                    hist[t, alphabet.index(c)] += 1
+            self._letter_hist = (alphabet, hist, np.array([len(v) for v in self.vocab]))
+        alphabet, hist, lengths = self._letter_hist
+        mine = np.zeros(len(alphabet), dtype=np.int16)
+        for c in text:
+            mine[alphabet.index(c)] += 1
+        ok = (np.abs(lengths - len(text)) <= maxd) & (lengths >= 4) & (lengths <= MAX_DL_LEN)
+        ok &= np.abs(hist - mine).sum(axis=1) <= 2 * maxd
+        return np.flatnonzero(ok).tolist()
+
+    # ---- interpretations
+
+    def parse(self, s: Search) -> None:
+        """Postcode, house-number candidates and letter/addition parts: the readings of a query."""
+        toks = s.tokens
+        s.words = [self.word_ranges(t) for t in toks]
+        n_alpha = sum(1 for t in toks if t.digits == 0)
+        consumed = [False] * len(toks)
+
+        # postcode: 1234AB | 1234 AB | 1234A (last) | 1234 A (last) | 1234 (a query of numbers only)
+        pc_lo = pc_hi = -1
+        for i, t in enumerate(toks):
+            if t.digits != 4 or t.value < 1000:
+                continue
+            code = t.value * 676
+            nxt = toks[i + 1] if i + 1 < len(toks) else None
+            last = i == len(toks) - 1
+            if len(t.text) == 6:
+                pc_lo = pc_hi = code + _letters(t.text[4:6])
+            elif len(t.text) == 5 and last:
+                pc_lo = code + _letters(t.text[4:5])
+                pc_hi = pc_lo + 25
+            elif len(t.text) == 4 and nxt and nxt.digits == 0 and len(nxt.text) == 2:
+                pc_lo = pc_hi = code + _letters(nxt.text)
+                consumed[i + 1] = True
+            elif len(t.text) == 4 and nxt and i + 1 == len(toks) - 1 and nxt.digits == 0 and len(nxt.text) == 1:
+                pc_lo = code + _letters(nxt.text)
+                pc_hi = pc_lo + 25
+                consumed[i + 1] = True
+            elif len(t.text) == 4 and n_alpha == 0 and i == 0:
+                pc_lo, pc_hi = code, code + 675
+            else:
+                continue
+            consumed[i] = True
+            break
+
+        # house-number candidates: 1..5 digits, value 1..99999, at most 4 letters glued on
+        numbers = []
+        all_known = True       # every numeric token could also be the word of some name
+        for i, t in enumerate(toks):
+            if consumed[i] or t.digits == 0:
+                continue
+            if (t.digits <= 5 and 1 <= t.value <= 99999 and len(t.text) - t.digits <= 4
+                    and len(numbers) < MAX_NUMBER_CANDIDATES):
+                numbers.append(i)
+            if not s.words[i].ranges:
+                all_known = False
+
+        s.interps = []
+        for k in range(len(numbers) + 1):
+            it = Interp(pc_lo=pc_lo, pc_hi=pc_hi)
+            if k == len(numbers):
+                # no house number typed: every numeric token must then be a word of a name
+                if numbers and not all_known:
+                    continue
+            else:
+                j = numbers[k]
+                t = toks[j]
+                it.number = t.value
+                if len(t.text) > t.digits:
+                    it.parts.append((j, t.digits))          # the glued `a` of `12a`
+                # up to two short tokens right after the number may be its letter / addition
+                i = j + 1
+                while i < len(toks) and len(it.parts) < 2 and not consumed[i] and len(toks[i].text) <= 4:
+                    it.parts.append((i, 0))
+                    i += 1
+            part_toks = {p for p, _ in it.parts}
+            it.words = [i for i in range(len(toks))
+                        if not consumed[i] and i != (numbers[k] if k < len(numbers) else -1)
+                        and i not in part_toks]
+            if not it.words and it.pc_lo < 0:
+                continue
+            s.interps.append(it)
+
+    # ---- matching
+
+    def match_word(self, s: Search, ti: int, t: int, kind: int) -> np.float32 | None:
+        """Penalty for query token ti standing for vocabulary token t (of this kind), or None."""
+        best = None
+        for r in s.words[ti].ranges:
+            if not r.lo <= t < r.hi:
+                continue
+            if r.typo:
+                if not s.typo_mode:
+                    continue
+                p = r.base
+            elif t == s.words[ti].exact:
+                p = ZERO
+            else:
+                # C: float + float + float * (double 1.0 - float share), stored into a float
+                share = f32(len(s.tokens[ti].text)) / f32(len(self.vocab[t]))
+                p = f32(float(r.base + PREFIX_PEN) + float(PREFIX_FRAC) * (1.0 - float(share)))
+            if kind & ALIAS:
+                p = p + ALIAS_PEN
+            if kind & 0x0F == MUNICIPALITY:
+                p = p + MUNI_PEN
+            if best is None or p < best:
+                best = p
+        return best
+
+    def best_match(self, s: Search, ti: int, toks: list[tuple[int, int, int]]):
+        """The lowest penalty of query token ti over a group's tokens, and the first token
+        that reaches it (as (penalty, index into toks)); None when nothing matches."""
+        best = None
+        for j, (t, kind, _cover) in enumerate(toks):
+            p = self.match_word(s, ti, t, kind)
+            if p is not None and (best is None or p < best[0]):
+                best = (p, j)
+        return best
+
+    def group_text(self, s: Search, it: Interp, g: int) -> tuple[np.float32, bool] | None:
+        """Do all words of `it` match tokens of group g? (penalty sum, a place was matched)."""
+        toks = self.group_tokens(g)
+        pen = ZERO
+        covered = 0
+        loc = False
+        for ti in it.words:
+            best = self.best_match(s, ti, toks)
+            if best is None:
+                return None
+            p, j = best
+            pen = pen + p
+            covered |= toks[j][2]
+            if toks[j][1] & 0x0F in (LOCALITY, MUNICIPALITY):
+                loc = True
+        all_street = 0
+        for _t, kind, cover in toks:
+            if kind == STREET:              # real street words, not aliases
+                all_street |= cover
+        unmatched = bin(all_street & ~covered).count("1")
+        pen = pen + UNMATCHED_PEN * f32(unmatched)
+        return pen, loc
+
+    def suffix_pen(self, s: Search, it: Interp, addr: int, g: int) -> np.float32 | None:
+        """Penalty for the typed letter/addition parts against address addr, or None."""
+        letter = _lower(int(self.a["a_letter"][addr]))
+        add = self.addition(addr)
+        used_letter = False
+        a_pos = 0            # how much of the addition the parts have spelt out
+        pen = ZERO
+        for ti, off in it.parts:
+            part = s.tokens[ti].text[off:]
+            if not used_letter and a_pos == 0 and letter and len(part) == 1 and ord(part) == letter:
+                used_letter = True
+                continue
+            # the addition may come in pieces: "12 l1" arrives as the parts "l" and "1"
+            piece = add[a_pos:a_pos + len(part)]
+            if len(piece) == len(part) and bytes(_lower(b) for b in piece) == part.encode():
+                a_pos += len(part)
+                continue
+            # not a letter or addition of this address: perhaps a word of the street or place
+            if off != 0 or g < 0:
+                return None
+            best = self.best_match(s, ti, self.group_tokens(g))
+            if best is None:
+                return None
+            pen = pen + best[0]
+        if (letter and not used_letter) or (add and a_pos == 0):
+            pen = pen + EXTRA_SUFFIX_PEN
+        elif 0 < a_pos < len(add):
+            pen = pen + PART_PREFIX_PEN
+        return pen
+
+    # ---- addresses of a run
+
+    def addresses(self, s: Search, it: Interp, lo: int, hi: int, is_pc: bool, g: int,
+                  want: int) -> list[tuple[int, np.float32]]:
+        """The best `want` positions of the run [lo, hi) for the typed number, with penalties.
+
+        Positions are address ids, or in postcode mode positions in `pc_addr`. Exact house
+        numbers first (by suffix penalty, then position), then numbers that start with the typed
+        digits (10..19 before 100..199). With no number typed: the first addresses of the run.
+        """
+        a_number, pc_addr = self.a["a_number"], self.a["pc_addr"]
+
+        def addr_at(pos):
+            return int(pc_addr[pos]) if is_pc else pos
+
+        def number_at(pos):
+            return int(a_number[addr_at(pos)])
+
+        if it.number < 0:
+            return [(pos, ZERO) for pos in range(lo, min(hi, lo + want))]
+        number = it.number
+        # NOTE: the same probes as the C binary search, so the same answer even if a run were
+        # not sorted by number.
+        e = bisect_left(range(hi), number, lo, hi, key=number_at)
+        exact = []
+        pos = e
+        while pos < hi and number_at(pos) == number and pos - e < SAME_NUMBER_CAP:
+            addr = addr_at(pos)
+            pen = self.suffix_pen(s, it, addr, int(self.a["a_group"][addr]) if is_pc else g)
+            if pen is not None:
+                exact.append((pos, pen))
+            pos += 1
+        out = sorted(exact, key=lambda x: x[1])[:want]      # stable: ties keep run order
+        if it.parts or len(out) >= want:
+            return out
+        # numbers that start with the typed digits, one more digit at a time, in run order
+        scale, digits = 10, 1
+        while number * scale <= 99999 and len(out) < want:
+            pos = bisect_left(range(hi), number * scale, lo, hi, key=number_at)
+            while pos < hi and len(out) < want and number_at(pos) < number * scale + scale:
+                addr = addr_at(pos)
+                pen = NUM_PREFIX_PEN + NUM_PREFIX_DIGIT * f32(digits - 1)
+                if self.a["a_letter"][addr] or self.a["a_addition"][addr]:
+                    pen = pen + EXTRA_SUFFIX_PEN
+                out.append((pos, pen))
+                pos += 1
+            scale *= 10
+            digits += 1
+        return out
+
+    def prior(self, s: Search, g: int, loc_typed: bool) -> np.float32:
+        prior = self.a["g_prior"][g]          # float32
+        if s.focus is not None:
+            flat, flon, cos_lat = s.focus
+            dy = (int(self.a["g_lat"][g]) * 1e-6 - flat) * 111.2
+            dx = (int(self.a["g_lon"][g]) * 1e-6 - flon) * 111.2 * cos_lat
+            km = math.sqrt(dx * dx + dy * dy)
+            # C: <float>(0.9 / (1 + km / 5)) + 0.1 * prior, in double, returned as float
+            return f32(float(f32(0.9 / (1.0 + km / 5.0))) + 0.1 * float(prior))
+        return prior * (LOCALITY_PRIOR if loc_typed else NO_LOCALITY_PRIOR)
+
+    # ---- the pool of best groups
+
+    def pool_add(self, s: Search, g: int, score, text_pen, interp: int) -> None:
+        """Keep the POOL_SIZE best groups; a full pool drops its worst (lowest score, then
+        highest group id), and a newcomer must beat that one to enter."""
+        for item in s.pool:
+            if item.group == g:
+                if score > item.score:
+                    item.score, item.text_pen, item.interp = score, text_pen, interp
+                return
+        new = PoolItem(g, score, text_pen, interp)
+        if len(s.pool) < POOL_SIZE:
+            s.pool.append(new)
+            return
+        worst = 0
+        for i in range(1, POOL_SIZE):
+            if (s.pool[i].score < s.pool[worst].score
+                    or (s.pool[i].score == s.pool[worst].score and s.pool[i].group > s.pool[worst].group)):
+                worst = i
+        w = s.pool[worst]
+        if score < w.score or (score == w.score and g > w.group):
+            return
+        s.pool[worst] = new       # the newcomer takes the slot (pool order matters later)
+
+    def consider_group(self, s: Search, ii: int, g: int) -> None:
+        it = s.interps[ii]
+        text = self.group_text(s, it, g)
+        if text is None:
+            return
+        text_pen, loc = text
+        first = self.addresses(s, it, self.g_start[g], self.g_start[g + 1], False, g, 1)
+        if not first:
+            return
+        score = -(text_pen + first[0][1]) + self.prior(s, g, loc)
+        self.pool_add(s, g, score, text_pen, ii)
+
+    def scan_text(self, s: Search, ii: int) -> None:
+        """Walk the postings of the rarest word of interpretation ii and score every group."""
+        it = s.interps[ii]
+        best = -1
+        for ti in it.words:
+            if not s.words[ti].ranges:
+                return        # a word that names nothing: no group can match
+            if best < 0 or s.words[ti].cost < s.words[best].cost:
+                best = ti
+        if best < 0:
+            return
+        w = s.words[best]
+        for k, r in enumerate(w.ranges):
+            if r.typo and not s.typo_mode:
+                continue
+            total = self.range_cost(r.lo, r.hi)
+            # NOTE: only the first range (the word's own prefix range when it has one)
+            if total > SCAN_BUDGET and k == 0 and self.scan_short_prefix(s, ii, best):
+                continue
+            if total <= SCAN_BUDGET:
+                for g in self.postings(r.lo, r.hi):
+                    self.consider_group(s, ii, g)
+            else:
+                # a very short prefix ("a", "ka"): the exact token in full, and the best-prior
+                # groups of every other token, within the budget
+                cap = max(SCAN_BUDGET // (r.hi - r.lo), TOKEN_CAP_MIN)
+                for t in range(r.lo, r.hi):
+                    groups = self.postings(t, t + 1)
+                    if t != w.exact:
+                        groups = groups[:cap]
+                    for g in groups:
+                        self.consider_group(s, ii, g)
+
+    def scan_short_prefix(self, s: Search, ii: int, ti: int) -> bool:
+        """Scan the precomputed best groups of a short word; False when it has no such list."""
+        text = s.tokens[ti].text
+        if len(text) > SHORT_PREFIX or text not in self.short_prefix:
+            return False
+        # the complete word first (a person who typed "s" may mean the token "s" itself)
+        exact = s.words[ti].exact
+        if exact >= 0:
+            for g in self.postings(exact, exact + 1)[:SCAN_BUDGET]:
+                self.consider_group(s, ii, g)
+        for g in self.short_prefix[text]:
+            self.consider_group(s, ii, g)
+        return True
+
+    # ---- candidates
+
+    def cand_add(self, s: Search, score, addr: int, key: int, interp: int) -> None:
+        for c in s.cands:
+            if c.addr == addr:
+                if score > c.score:
+                    c.score = score
+                return
+        if len(s.cands) >= MAX_CANDIDATES:
+            return                # the C array is full: later candidates are dropped
+        s.cands.append(Cand(score, addr, key, interp))
+
+    def round_pen(self, limit: int) -> np.float32:
+        """Spreading: each further address of the same street/postcode costs this much."""
+        return ROUND_BASE + ROUND_SHORT / f32(limit)
+
+    def collect_postcode(self, s: Search, ii: int) -> None:
+        """Postcode mode: score the addresses of the typed postcode (or postcode prefix)."""
+        it = s.interps[ii]
+        rp = self.round_pen(s.limit)
+        p = bisect_left(self.pc_code, it.pc_lo)
+        scanned = 0
+        while p < len(self.pc_code) and self.pc_code[p] <= it.pc_hi and scanned < PC_PREFIX_CAP:
+            lo, hi = self.pc_start[p], self.pc_start[p + 1]
+            scanned += hi - lo
+            for j, (pos, apen) in enumerate(self.addresses(s, it, lo, hi, True, -1, s.limit)):
+                addr = int(self.a["pc_addr"][pos])
+                g = int(self.a["a_group"][addr])
+                # typed words should name this street or place; unknown ones cost, never hide
+                word_pen = ZERO
+                toks = self.group_tokens(g)
+                for ti in it.words:
+                    best = self.best_match(s, ti, toks)
+                    word_pen = word_pen + (best[0] if best is not None else UNKNOWN_WORD_PEN)
+                score = -(apen + word_pen) + PC_PRIOR * self.a["g_prior"][g] - rp * f32(j)
+                self.cand_add(s, score, addr, p, ii)
+            p += 1
+
+    def collect_text(self, s: Search) -> None:
+        """Turn the pool of best groups into candidate addresses, spread over each group."""
+        rp = self.round_pen(s.limit)
+        for item in s.pool:
+            g = item.group
+            it = s.interps[item.interp]
+            text_pen, loc = self.group_text(s, it, g)
+            base = -text_pen + self.prior(s, g, loc)
+            found = self.addresses(s, it, self.g_start[g], self.g_start[g + 1], False, g, s.limit)
+            for j, (pos, apen) in enumerate(found):
+                self.cand_add(s, base - apen - rp * f32(j), pos, g, item.interp)
+
+
+def _letters(two: str) -> int:
+    """The letter part of a postcode code: 'ab' -> 0 * 26 + 1; 'b' -> 1 * 26 (first letter)."""
+    code = (ord(two[0]) - 97) * 26
+    if len(two) > 1:
+        code += ord(two[1]) - 97
+    return code
+
+
+def _lower(c: int) -> int:
+    return c + 32 if 65 <= c <= 90 else c
+
+
+def _coordinate(value, name: str, bound: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise QueryError(f"{name} must be a number", parameter=name)
+    v = float(value)
+    if not (-bound <= v <= bound):
+        raise QueryError(f"{name} must be a number from {-bound:g} to {bound:g}", parameter=name)
+    return v
