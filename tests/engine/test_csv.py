@@ -472,7 +472,7 @@ def test_progress_bar(tmp_path, capsys):
 def test_real_sample_file():
     path = DATA_DIR / "nl-addresses-sample.csv.zst"
     if not path.exists():
-        pytest.skip(f"sample data not found at {path} (set ADDRESS_DATA_DIR)")
+        pytest.fail(f"sample data not found at {path} (set ADDRESS_DATA_DIR)")
     t = read_source(path, progress=False, max_bad_share=0.0)
     assert t.rows_in == 643071
     assert t.rejected == 0 and t.errors == []

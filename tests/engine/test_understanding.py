@@ -1,0 +1,92 @@
+"""What people type, checked the way a person would check it, on the real sample."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def lines(index, q, limit=5, **kw):
+    return [h["lines"][0] + ", " + h["lines"][1] for h in index.suggest(q, limit=limit, **kw)["hits"]]
+
+
+def first_place(index, q, **kw):
+    hit = index.suggest(q, limit=1, **kw)["hits"][0]
+    return {c["type"]: c["value"] for c in hit["components"]}
+
+
+@pytest.mark.parametrize("q", ["hooistraat 2a den haag", "den haag hooistraat 2a",
+                               "hooistraat 2a 's-gravenhage", "hooistraat 2a s gravenhage",
+                               "hooistraat 2a sgravenhage", "HOOISTRAAT 2A 'S-GRAVENHAGE"])
+def test_den_haag_and_its_spellings_find_s_gravenhage(sample_index, q):
+    c = first_place(sample_index, q)
+    assert (c["NLD_PUBLIC_SPACE"], c["NLD_HOUSE_NUMBER"], c["NLD_HOUSE_LETTER"], c["NLD_LOCALITY"]) == (
+        "Hooistraat", 2, "A", "'s-Gravenhage")
+
+
+def test_den_bosch_finds_s_hertogenbosch(sample_index):
+    assert first_place(sample_index, "kerkstraat 10 den bosch")["NLD_LOCALITY"] == "'s-Hertogenbosch"
+    assert first_place(sample_index, "kerkstraat 10 s-hertogenbosch")["NLD_LOCALITY"] == "'s-Hertogenbosch"
+
+
+def test_burgemeester_finds_a_burg_street_and_back(sample_index):
+    assert lines(sample_index, "burgemeester s gockingastraat 1 groningen")[0].startswith(
+        "Burg. S. Gockingastraat 1,")
+    assert lines(sample_index, "burg bauduinstraat 112 maastricht")[0].startswith(
+        "Burgemeester Bauduinstraat 112,")
+
+
+def test_sint_and_st_and_eerste_and_1e(sample_index):
+    assert lines(sample_index, "st amandusstraat 1 maastricht")[0].startswith("Sint Amandusstraat 1,")
+    assert lines(sample_index, "eerste hollandiastraat 1 bolsward")[0].startswith(
+        "1e Hollandiastraat 1,")
+
+
+def test_ij_and_y_and_diacritics(sample_index):
+    want = lines(sample_index, "abdijbrink 1 den haag")[0]
+    assert want.startswith("Abdijbrink 1,")
+    assert lines(sample_index, "abdybrink 1 den haag")[0] == want
+    assert lines(sample_index, "ABDÍJBRINK 1 DEN HAAG")[0] == want
+
+
+def test_a_slip_of_a_key_is_forgiven_but_ranked_below_exact(sample_index):
+    for q in ["herestrat 12 groningen", "hersetraat 12 groningen", "heerestraat 12 groningen",
+              "herestraat 12 groninge", "herestraat 12 gorningen"]:
+        assert lines(sample_index, q)[0].startswith("Herestraat 12,"), q
+    # an exact street beats a street one edit away
+    assert lines(sample_index, "kerkstraat 1 groningen")[0].startswith("Kerkstraat 1,")
+
+
+def test_free_word_order(sample_index):
+    want = lines(sample_index, "herestraat 12 groningen")[0]
+    for q in ["groningen herestraat 12", "12 herestraat groningen", "herestraat groningen 12",
+              "herestraat 12 9711 lj", "herestraat 12 9711LJ"]:
+        assert want in lines(sample_index, q), q
+
+
+def test_words_still_being_typed(sample_index):
+    assert lines(sample_index, "heres 12 gron")[0].startswith("Herestraat 12,")
+    assert lines(sample_index, "hooistr 2a den h")[0].startswith("Hooistraat 2A,")
+
+
+def test_open_input_spreads_over_places(sample_index):
+    hits = sample_index.suggest("kerkstraat 1", limit=5)["hits"]
+    places = [h["lines"][1].split(" ", 2)[2] for h in hits]
+    assert len(set(places)) == 5
+    assert all(h["lines"][0] == "Kerkstraat 1" for h in hits)
+
+
+def test_limit_three_is_chosen_for_three_not_cut_from_ten(sample_index):
+    """Rule 3: the short list spreads over streets; the long one has room for a second address."""
+    three = sample_index.search_ids("hoofdstr", limit=3)
+    ten = sample_index.search_ids("hoofdstr", limit=10)
+    assert three != ten[:3]
+    groups = sample_index.arrays["a_group"]
+    assert len({int(groups[a]) for a in three}) == 3
+    assert set(three) <= set(ten)
+
+
+def test_focus_point_prefers_nearer_addresses(sample_index):
+    near_maastricht = first_place(sample_index, "kerkstraat 1", lat=50.85, lon=5.69)
+    near_groningen = first_place(sample_index, "kerkstraat 1", lat=53.22, lon=6.57)
+    assert near_maastricht["NLD_LOCALITY"] == "Maastricht"
+    assert near_groningen["NLD_LOCALITY"] in {"Groningen", "Haren Gn", "Noordlaren"}
