@@ -91,15 +91,64 @@ cdef float IJ_VARIANT_PEN = _params.IJ_VARIANT_PEN
 cdef float ROUND_BASE = _params.ROUND_BASE
 cdef float ROUND_SHORT = _params.ROUND_SHORT
 cdef float PC_PRIOR = _params.PC_PRIOR
+cdef float LETTER_AS_ADDITION_PEN = _params.LETTER_AS_ADDITION_PEN
+
+
+def _set_param(str name, float value):
+    """Change one ranking weight of this process (for tuning runs; not thread-safe)."""
+    global PREFIX_PEN, PREFIX_FRAC, TYPO_PEN, TYPO_EDIT, MUNI_PEN, ALIAS_PEN, UNMATCHED_PEN, EXTRA_SUFFIX_PEN, PART_PREFIX_PEN, NUM_PREFIX_PEN, NUM_PREFIX_DIGIT, UNKNOWN_WORD_PEN, NO_LOCALITY_PRIOR, LOCALITY_PRIOR, IJ_VARIANT_PEN, ROUND_BASE, ROUND_SHORT, PC_PRIOR, LETTER_AS_ADDITION_PEN
+    if name == "PREFIX_PEN":
+        PREFIX_PEN = value
+    elif name == "PREFIX_FRAC":
+        PREFIX_FRAC = value
+    elif name == "TYPO_PEN":
+        TYPO_PEN = value
+    elif name == "TYPO_EDIT":
+        TYPO_EDIT = value
+    elif name == "MUNI_PEN":
+        MUNI_PEN = value
+    elif name == "ALIAS_PEN":
+        ALIAS_PEN = value
+    elif name == "UNMATCHED_PEN":
+        UNMATCHED_PEN = value
+    elif name == "EXTRA_SUFFIX_PEN":
+        EXTRA_SUFFIX_PEN = value
+    elif name == "PART_PREFIX_PEN":
+        PART_PREFIX_PEN = value
+    elif name == "NUM_PREFIX_PEN":
+        NUM_PREFIX_PEN = value
+    elif name == "NUM_PREFIX_DIGIT":
+        NUM_PREFIX_DIGIT = value
+    elif name == "UNKNOWN_WORD_PEN":
+        UNKNOWN_WORD_PEN = value
+    elif name == "NO_LOCALITY_PRIOR":
+        NO_LOCALITY_PRIOR = value
+    elif name == "LOCALITY_PRIOR":
+        LOCALITY_PRIOR = value
+    elif name == "IJ_VARIANT_PEN":
+        IJ_VARIANT_PEN = value
+    elif name == "ROUND_BASE":
+        ROUND_BASE = value
+    elif name == "ROUND_SHORT":
+        ROUND_SHORT = value
+    elif name == "PC_PRIOR":
+        PC_PRIOR = value
+    elif name == "LETTER_AS_ADDITION_PEN":
+        LETTER_AS_ADDITION_PEN = value
+    else:
+        raise KeyError(name)
 
 cdef enum:
     MAXT = 40          # tokens in a query
     MAXR = 48          # ranges per word (prefix, variant, typo tokens)
     MAXP = 3           # typed letter/addition parts
-    MAXI = 6           # interpretations
+    MAXI = 8           # interpretations
     POOL = 64          # best groups kept
     MAXLIMIT = 10
-    SCAN_BUDGET = 2000 # postings scanned for one query word (build.py SHORT_PREFIX_MIN)
+    SCAN_BUDGET = 20000  # postings scanned for the rarest word when other words filter
+    SCAN_ALONE = 2000    # ... and when it is the only word (build.py SHORT_PREFIX_MIN)
+    EXACT_CAP = 256      # groups of the complete word taken before a short-prefix list
+    DEL_BUCKET_BITS = 20
     TOKEN_CAP_MIN = 8
     MAX_TYPO_TOKENS = 40
     PC_PREFIX_CAP = 4000
@@ -152,6 +201,8 @@ cdef struct Data:
     const int32_t* sp_start
     const int32_t* sp_group
     int32_t n_sp
+    const int32_t* del_bucket
+    const uint64_t* v_post_sig
     int32_t n_addr
     int32_t n_groups
     int32_t n_tok
@@ -186,6 +237,7 @@ cdef struct Interp:
     int words[MAXT]     # token indices that must match the street/locality
     int pc_lo           # postcode code range, -1 when none
     int pc_hi
+    uint64_t need       # signature bits every matching group must have
 
 
 cdef struct PoolItem:
@@ -277,6 +329,22 @@ def deletion_index(words):
     toks = np.array(ts, dtype=np.int32)
     order = np.lexsort((toks, hashes))
     return hashes[order], toks[order]
+
+
+# ---------------------------------------------------------------------------------------------
+# signatures: one bit per token, from its first two letters
+
+
+cdef inline int _sig_bit(const char* w, int n) noexcept nogil:
+    if n < 2:
+        return (<uint8_t>w[0] * 7) & 63
+    return (<uint8_t>w[0] * 31 + <uint8_t>w[1] * 7) & 63
+
+
+def sig_bit(str word):
+    """The signature bit of a token (build time)."""
+    b = word.encode()
+    return _sig_bit(b, len(b))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -447,7 +515,8 @@ cdef void _word_ranges(const Data* d, Search* s, int ti) noexcept nogil:
 
 
 cdef int _bsearch_hash(const Data* d, uint64_t h) noexcept nogil:
-    cdef int a = 0, b = d.n_del, mid
+    cdef int a = d.del_bucket[h >> (64 - DEL_BUCKET_BITS)]
+    cdef int b = d.del_bucket[(h >> (64 - DEL_BUCKET_BITS)) + 1], mid
     while a < b:
         mid = (a + b) >> 1
         if d.del_hash[mid] < h:
@@ -575,7 +644,7 @@ cdef void _parse(const Data* d, Search* s) noexcept nogil:
     cdef Tok* u
     cdef int consumed[MAXT]
     cdef int numcand[MAXT]
-    cdef int nnum = 0, all_known = 1, skip
+    cdef int nnum = 0, all_known = 1, skip, strict, loose_words
     cdef Interp* it
     memset(consumed, 0, sizeof(consumed))
     for i in range(s.ntok):
@@ -629,41 +698,52 @@ cdef void _parse(const Data* d, Search* s) noexcept nogil:
             # no house number typed: every numeric token must then be a word of a name
             if nnum > 0 and not all_known:
                 continue
-        it = &s.interp[s.ninterp]
-        it.pc_lo = pc_lo
-        it.pc_hi = pc_hi
-        it.nparts = 0
-        it.nwords = 0
-        it.number = -1
-        if k < nnum:
-            j = numcand[k]
-            t = &s.tok[j]
-            it.number = t.value
-            if t.len > t.digits:
-                it.part_tok[0] = j
-                it.part_off[0] = t.digits
-                it.nparts = 1
-            # short tokens right after the number may be its letter / addition ("3a d37" is
-            # the parts a, d, 37)
-            i = j + 1
-            while i < s.ntok and it.nparts < MAXP and not consumed[i] and s.tok[i].len <= 4:
-                it.part_tok[it.nparts] = i
-                it.part_off[it.nparts] = 0
-                it.nparts += 1
-                i += 1
-        for i in range(s.ntok):
-            if consumed[i] or (k < nnum and i == numcand[k]):
+        for strict in range(2):
+            it = &s.interp[s.ninterp]
+            it.pc_lo = pc_lo
+            it.pc_hi = pc_hi
+            it.nparts = 0
+            it.nwords = 0
+            it.number = -1
+            loose_words = 0
+            if k < nnum:
+                j = numcand[k]
+                t = &s.tok[j]
+                it.number = t.value
+                if t.len > t.digits:
+                    it.part_tok[0] = j
+                    it.part_off[0] = t.digits
+                    it.nparts = 1
+                # short tokens right after the number may be its letter / addition ("3a d37"
+                # is the parts a, d, 37); read strictly, a word of 3+ letters ("12 poor") is
+                # the start of a place instead
+                i = j + 1
+                while i < s.ntok and it.nparts < MAXP and not consumed[i] and s.tok[i].len <= 4:
+                    if s.tok[i].digits == 0 and s.tok[i].len >= 3 and s.word[i].nr > 0:
+                        loose_words += 1
+                        if strict:
+                            break
+                    it.part_tok[it.nparts] = i
+                    it.part_off[it.nparts] = 0
+                    it.nparts += 1
+                    i += 1
+            if strict and loose_words == 0:
                 continue
-            skip = 0
-            for j in range(it.nparts):
-                if it.part_tok[j] == i:
-                    skip = 1
-            if not skip:
-                it.words[it.nwords] = i
-                it.nwords += 1
-        if it.nwords == 0 and it.pc_lo < 0:
-            continue
-        s.ninterp += 1
+            for i in range(s.ntok):
+                if consumed[i] or (k < nnum and i == numcand[k]):
+                    continue
+                skip = 0
+                for j in range(it.nparts):
+                    if it.part_tok[j] == i:
+                        skip = 1
+                if not skip:
+                    it.words[it.nwords] = i
+                    it.nwords += 1
+            if it.nwords == 0 and it.pc_lo < 0:
+                continue
+            s.ninterp += 1
+            if s.ninterp >= MAXI:
+                return
 
 
 # ---------------------------------------------------------------------------------------------
@@ -773,6 +853,8 @@ cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int
                     match = 0
                     break
             if match:
+                if plen == 1 and not L and it.part_off[i] != 0:
+                    pen += LETTER_AS_ADDITION_PEN  # "93h" reads as letter H before addition H
                 a_pos += plen
                 continue
         # not a letter or addition of this address: perhaps a word of the street or place
@@ -921,8 +1003,6 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi) noexcept 
     cdef Tok* t = &s.tok[wi]
     cdef int a = 0, b = d.n_sp, mid, c, n, p
     cdef int64_t o
-    if t.len > 4:
-        return False
     while a < b:
         mid = (a + b) >> 1
         o = d.sp_off[mid]
@@ -942,7 +1022,7 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi) noexcept 
     # the complete word first (a person who typed "s" may mean the token "s" itself)
     if s.word[wi].exact >= 0:
         for p in range(d.v_post_start[s.word[wi].exact], d.v_post_start[s.word[wi].exact + 1]):
-            if p - d.v_post_start[s.word[wi].exact] >= SCAN_BUDGET:
+            if p - d.v_post_start[s.word[wi].exact] >= EXACT_CAP:
                 break
             _consider_group(d, s, ii, d.v_post[p])
     for p in range(d.sp_start[a], d.sp_start[a + 1]):
@@ -950,11 +1030,34 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi) noexcept 
     return True
 
 
+cdef uint64_t _need_mask(Search* s, Interp* it, int driver) noexcept nogil:
+    """Signature bits that every group matching all words but the driver must carry."""
+    cdef uint64_t need = 0
+    cdef int wi, ti, r, skip
+    cdef Tok* t
+    for wi in range(it.nwords):
+        ti = it.words[wi]
+        t = &s.tok[ti]
+        if ti == driver or t.len < 2:
+            continue
+        if t.len == 2 and s.q[t.start + 1] == 105:  # "ri" may be "ry..." (ij)
+            continue
+        skip = 0
+        if s.typo_mode:
+            for r in range(s.word[ti].nr):
+                if s.word[ti].typo[r]:
+                    skip = 1
+        if not skip:
+            need |= (<uint64_t>1) << _sig_bit(s.q + t.start, t.len)
+    return need
+
+
 cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
     """Walk the postings of the rarest word of interpretation ii and score every group."""
     cdef Interp* it = &s.interp[ii]
     cdef int wi, best = -1, r, t, cap, p, pe
-    cdef int64_t bestcost = -1, total
+    cdef int64_t bestcost = -1, total, budget
+    cdef uint64_t need
     cdef Word* w
     for wi in range(it.nwords):
         w = &s.word[it.words[wi]]
@@ -965,20 +1068,25 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
             best = it.words[wi]
     if best < 0:
         return
+    need = _need_mask(s, it, best)
+    # PERF: with other words to filter on, the signatures make a long scan cheap
+    budget = SCAN_BUDGET if need else SCAN_ALONE
     w = &s.word[best]
     for r in range(w.nr):
         if w.typo[r] and not s.typo_mode:
             continue
         total = d.v_post_start[w.hi[r]] - d.v_post_start[w.lo[r]]
-        if total > SCAN_BUDGET and r == 0 and _scan_short_prefix(d, s, ii, best):
+        if total > budget and r == 0 and _scan_short_prefix(d, s, ii, best):
             continue
-        if total <= SCAN_BUDGET:
+        if total <= budget:
             for p in range(d.v_post_start[w.lo[r]], d.v_post_start[w.hi[r]]):
-                _consider_group(d, s, ii, d.v_post[p])
+                # PERF: the signature rejects most groups without touching them
+                if (d.v_post_sig[p] & need) == need:
+                    _consider_group(d, s, ii, d.v_post[p])
         else:
             # PERF: a very short prefix ("a", "ka"): take the exact token in full and the
             # best-prior groups of every other token, within the budget.
-            cap = SCAN_BUDGET // (w.hi[r] - w.lo[r])
+            cap = budget // (w.hi[r] - w.lo[r])
             if cap < TOKEN_CAP_MIN:
                 cap = TOKEN_CAP_MIN
             for t in range(w.lo[r], w.hi[r]):
@@ -987,7 +1095,8 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                 if t != w.exact and pe - p > cap:
                     pe = p + cap
                 while p < pe:
-                    _consider_group(d, s, ii, d.v_post[p])
+                    if (d.v_post_sig[p] & need) == need:
+                        _consider_group(d, s, ii, d.v_post[p])
                     p += 1
 
 
@@ -1328,6 +1437,7 @@ ARRAYS = {
     "pc_start": np.int32, "pc_addr": np.int32, "add_blob": np.uint8, "add_off": np.int64,
     "s_blob": np.uint8, "s_off": np.int64,
     "sp_blob": np.uint8, "sp_off": np.int64, "sp_start": np.int32, "sp_group": np.int32,
+    "del_bucket": np.int32, "g_sig": np.uint64, "v_post_sig": np.uint64,
 }
 
 _EMPTY = {name: np.zeros(1, dtype=dt) for name, dt in ARRAYS.items()}
@@ -1391,6 +1501,12 @@ cdef class Index:
         d.sp_start = <const int32_t*>_ptr(arrays, "sp_start")
         d.sp_group = <const int32_t*>_ptr(arrays, "sp_group")
         d.n_sp = len(arrays["sp_start"]) - 1
+        d.del_bucket = <const int32_t*>_ptr(arrays, "del_bucket")
+        d.v_post_sig = <const uint64_t*>_ptr(arrays, "v_post_sig")
+        if len(arrays["del_bucket"]) != (1 << DEL_BUCKET_BITS) + 1:
+            raise ValueError("typo bucket index has the wrong size")
+        if len(arrays["v_post_sig"]) != len(arrays["v_post"]):
+            raise ValueError("posting signatures do not match the postings")
         d.n_addr = len(arrays["a_number"])
         d.n_groups = len(arrays["g_start"]) - 1
         d.n_tok = len(arrays["v_off"]) - 1

@@ -28,9 +28,10 @@ from .source import ParsedTable, read_source
 from .vocab import LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 
 FORMAT_VERSION = 2
-SHORT_PREFIX = 4          # prefixes this short get a precomputed list of groups ...
-SHORT_PREFIX_MIN = 2000   # ... when their postings exceed this (engine/_core.pyx SCAN_BUDGET)
-SHORT_PREFIX_TOP = 200    # ... of this many groups, highest prior first
+SHORT_PREFIX = 12         # prefixes up to this long get a precomputed list of groups ...
+SHORT_PREFIX_MIN = 2000   # ... when their postings exceed this (engine/_core.pyx SCAN_ALONE)
+SHORT_PREFIX_TOP = 256    # ... of this many groups, highest prior first
+DEL_BUCKET_BITS = 20
 from .params import PRIOR_MAX
 
 
@@ -191,6 +192,15 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
 
     # typo index: hashes of each token with up to 1 (2 for long tokens) letters deleted
     del_hash, del_tok = _core.deletion_index(words)
+    # bucket index on the top DEL_BUCKET_BITS bits: a lookup touches one small bucket
+    del_bucket = np.searchsorted(
+        del_hash >> np.uint64(64 - DEL_BUCKET_BITS),
+        np.arange((1 << DEL_BUCKET_BITS) + 1, dtype=np.uint64)).astype(np.int32)
+
+    # a 64-bit signature per group: bit (first two letters of each token) % 64, so the scan
+    # rejects most groups from the postings array alone, without touching the group
+    g_sig = _signatures(words, g_tok, g_tok_start)
+    v_post_sig = g_sig[v_post]
 
     # ---- postcode index: addresses by postcode, then house number order
     pc_order = np.lexsort((np.arange(n), a_number, a_postcode)).astype(np.int32)
@@ -211,7 +221,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "g_tok_start": g_tok_start, "g_tok": g_tok, "g_tok_kind": g_tok_kind,
         "g_tok_cover": g_tok_cover,
         "v_blob": v_blob, "v_off": v_off, "v_post_start": v_post_start, "v_post": v_post,
-        "del_hash": del_hash, "del_tok": del_tok,
+        "del_hash": del_hash, "del_tok": del_tok, "del_bucket": del_bucket,
+        "g_sig": g_sig, "v_post_sig": v_post_sig,
         "sp_blob": sp_blob, "sp_off": sp_off, "sp_start": sp_start, "sp_group": sp_group,
         "pc_code": pc_code.astype(np.int32), "pc_start": pc_start, "pc_addr": pc_order,
         "add_blob": add_blob, "add_off": add_off, "s_blob": s_blob, "s_off": s_off,
@@ -245,6 +256,15 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     _log(f"built {out_dir} in {manifest['build_seconds']} s: {n:,} addresses, "
          f"{n_groups:,} streets, {len(words):,} tokens")
     return manifest
+
+
+def _signatures(words, g_tok, g_tok_start):
+    bits = np.array([_core.sig_bit(w) for w in words], dtype=np.uint64)
+    per_token = np.left_shift(np.uint64(1), bits)
+    g_of_tok = np.repeat(np.arange(len(g_tok_start) - 1), np.diff(g_tok_start))
+    g_sig = np.zeros(len(g_tok_start) - 1, dtype=np.uint64)
+    np.bitwise_or.at(g_sig, g_of_tok, per_token[g_tok])
+    return g_sig
 
 
 def _short_prefix_lists(words, v_post_start, v_post, g_prior):
