@@ -6,13 +6,19 @@ INDEX_DIR ?= indexes/nl
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install index serve test bench eval lint clean
+.PHONY: install index serve test test-full bench eval lint clean
 
-install:
+STAMP := build/.installed
+
+install: $(STAMP)
+
+# (re)install when the build inputs change: compiles the Cython extensions in place
+$(STAMP): pyproject.toml setup.py engine/*.pyx engine/*.pxd
 	$(PYTHON) -m pip install -q --upgrade pip setuptools wheel
 	$(PYTHON) -m pip install -q -e ".[test]"
+	mkdir -p build && touch $(STAMP)
 
-$(INDEX_DIR)/manifest.json:
+$(INDEX_DIR)/manifest.json: $(STAMP)
 	$(PYTHON) -m engine build $(ADDRESS_SOURCE) $(INDEX_DIR)
 
 index: install $(INDEX_DIR)/manifest.json
@@ -21,7 +27,10 @@ serve: index
 	ADDRESS_INDEX=$(INDEX_DIR) $(PYTHON) -m gunicorn -c server/gunicorn.conf.py -b $(HOST):$(PORT)
 
 test: install
-	ADDRESS_DATA_DIR=$(DATA_DIR) $(PYTHON) -m pytest
+	ADDRESS_DATA_DIR=$(DATA_DIR) $(PYTHON) -m pytest -m "not full"
+
+test-full: index
+	ADDRESS_FULL_INDEX=$(INDEX_DIR) $(PYTHON) -m pytest -m full tests/quality -s
 
 bench: index
 	ADDRESS_FULL_INDEX=$(INDEX_DIR) $(PYTHON) -m pytest benchmarks --benchmark-group-by=param:limit

@@ -91,6 +91,7 @@ cdef float IJ_VARIANT_PEN = _params.IJ_VARIANT_PEN
 cdef float ROUND_BASE = _params.ROUND_BASE
 cdef float ROUND_SHORT = _params.ROUND_SHORT
 cdef float PC_PRIOR = _params.PC_PRIOR
+cdef float PRIOR_WEIGHT_MAX = max(_params.NO_LOCALITY_PRIOR, _params.LOCALITY_PRIOR)
 cdef float LETTER_AS_ADDITION_PEN = _params.LETTER_AS_ADDITION_PEN
 
 
@@ -272,6 +273,10 @@ cdef struct Search:
     double focus_lon
     double cos_lat
     int typo_mode
+    float floor         # score a group must beat to enter the full pool
+    int pool_cap        # groups kept: only the best `limit` can reach the answer
+    float min_pen       # least penalty of the words other than the one being scanned
+    float tok_pen       # penalty of the scanned word on the token being scanned
 
 
 # ---------------------------------------------------------------------------------------------
@@ -954,11 +959,11 @@ cdef void _pool_add(Search* s, int32_t g, float score, float text_pen, int inter
                 s.pool[i].text_pen = text_pen
                 s.pool[i].interp = interp
             return
-    if s.npool < POOL:
+    if s.npool < s.pool_cap:
         i = s.npool
         s.npool += 1
     else:
-        for i in range(1, POOL):
+        for i in range(1, s.npool):
             if s.pool[i].score < s.pool[worst].score or (
                     s.pool[i].score == s.pool[worst].score and s.pool[i].group > s.pool[worst].group):
                 worst = i
@@ -969,18 +974,17 @@ cdef void _pool_add(Search* s, int32_t g, float score, float text_pen, int inter
     s.pool[i].score = score
     s.pool[i].text_pen = text_pen
     s.pool[i].interp = interp
+    if s.npool == s.pool_cap:
+        s.floor = s.pool[0].score
+        for i in range(1, s.npool):
+            if s.pool[i].score < s.floor:
+                s.floor = s.pool[i].score
 
 
-cdef inline float _pool_floor(Search* s) noexcept nogil:
-    cdef int i
-    cdef float m
-    if s.npool < POOL:
-        return -1e30
-    m = s.pool[0].score
-    for i in range(1, POOL):
-        if s.pool[i].score < m:
-            m = s.pool[i].score
-    return m
+cdef inline bint _beyond_reach(const Data* d, Search* s, int32_t g) noexcept nogil:
+    """True when group g, and every later group of a list in prior order, cannot enter the
+    full pool: no penalty is negative, so a score never exceeds the prior (without a focus)."""
+    return not s.has_focus and d.g_prior[g] * PRIOR_WEIGHT_MAX - s.min_pen - s.tok_pen < s.floor
 
 
 cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept nogil:
@@ -1020,14 +1024,39 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi) noexcept 
     if d.sp_off[a + 1] - o != t.len or memcmp(d.sp_blob + o, s.q + t.start, t.len) != 0:
         return False
     # the complete word first (a person who typed "s" may mean the token "s" itself)
+    s.tok_pen = 0
     if s.word[wi].exact >= 0:
         for p in range(d.v_post_start[s.word[wi].exact], d.v_post_start[s.word[wi].exact + 1]):
-            if p - d.v_post_start[s.word[wi].exact] >= EXACT_CAP:
+            if p - d.v_post_start[s.word[wi].exact] >= EXACT_CAP or _beyond_reach(d, s, d.v_post[p]):
                 break
             _consider_group(d, s, ii, d.v_post[p])
+    s.tok_pen = 0 if s.word[wi].exact >= 0 else PREFIX_PEN
     for p in range(d.sp_start[a], d.sp_start[a + 1]):
+        if _beyond_reach(d, s, d.sp_group[p]):
+            break
         _consider_group(d, s, ii, d.sp_group[p])
     return True
+
+
+cdef inline float _tok_pen(const Data* d, Search* s, int wi, int r, int32_t t) noexcept nogil:
+    """The least penalty of word wi on token t reached through its range r (kinds add more)."""
+    cdef Word* w = &s.word[wi]
+    if w.typo[r]:
+        return w.base[r]
+    if t == w.exact:
+        return 0
+    return w.base[r] + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>s.tok[wi].len) / _tok_len(d, t))
+
+
+cdef float _min_pen(Search* s, Interp* it, int driver) noexcept nogil:
+    """A lower bound of the text penalty of the words but the driver: a word with no complete
+    token costs at least a prefix."""
+    cdef float pen = 0
+    cdef int wi
+    for wi in range(it.nwords):
+        if it.words[wi] != driver and s.word[it.words[wi]].exact < 0:
+            pen += PREFIX_PEN if PREFIX_PEN < TYPO_PEN else TYPO_PEN
+    return pen
 
 
 cdef uint64_t _need_mask(Search* s, Interp* it, int driver) noexcept nogil:
@@ -1069,6 +1098,7 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
     if best < 0:
         return
     need = _need_mask(s, it, best)
+    s.min_pen = _min_pen(s, it, best)
     # PERF: with other words to filter on, the signatures make a long scan cheap
     budget = SCAN_BUDGET if need else SCAN_ALONE
     w = &s.word[best]
@@ -1079,10 +1109,15 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
         if total > budget and r == 0 and _scan_short_prefix(d, s, ii, best):
             continue
         if total <= budget:
-            for p in range(d.v_post_start[w.lo[r]], d.v_post_start[w.hi[r]]):
-                # PERF: the signature rejects most groups without touching them
-                if (d.v_post_sig[p] & need) == need:
-                    _consider_group(d, s, ii, d.v_post[p])
+            # each token's postings are in prior order: stop a token once out of reach
+            for t in range(w.lo[r], w.hi[r]):
+                s.tok_pen = _tok_pen(d, s, best, r, t)
+                for p in range(d.v_post_start[t], d.v_post_start[t + 1]):
+                    # PERF: the signature rejects most groups without touching them
+                    if (d.v_post_sig[p] & need) == need:
+                        if _beyond_reach(d, s, d.v_post[p]):
+                            break
+                        _consider_group(d, s, ii, d.v_post[p])
         else:
             # PERF: a very short prefix ("a", "ka"): take the exact token in full and the
             # best-prior groups of every other token, within the budget.
@@ -1090,12 +1125,15 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
             if cap < TOKEN_CAP_MIN:
                 cap = TOKEN_CAP_MIN
             for t in range(w.lo[r], w.hi[r]):
+                s.tok_pen = _tok_pen(d, s, best, r, t)
                 p = d.v_post_start[t]
                 pe = d.v_post_start[t + 1]
                 if t != w.exact and pe - p > cap:
                     pe = p + cap
                 while p < pe:
                     if (d.v_post_sig[p] & need) == need:
+                        if _beyond_reach(d, s, d.v_post[p]):
+                            break
                         _consider_group(d, s, ii, d.v_post[p])
                     p += 1
 
@@ -1139,17 +1177,21 @@ cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
     """Postcode mode: score the addresses of the typed postcode (or postcode prefix)."""
     cdef Interp* it = &s.interp[ii]
     cdef int p0 = _pc_index(d, it.pc_lo), p, lo, hi, n, j, addr, g, loc, wi, jj, scanned = 0
+    cdef int n_pc, want
     cdef int pos[MAXLIMIT]
     cdef float apen[MAXLIMIT]
     cdef float text_pen, wp, bp, rp = _round_pen(s.limit)
     cdef int last_g
     cdef float last_pen = 0
+    # a postcode prefix spreads over postcodes: with enough of them one address each will do
+    n_pc = _pc_index(d, it.pc_hi + 1) - p0
+    want = s.limit if n_pc <= 1 else (s.limit + n_pc - 1) // n_pc
     p = p0
     while p < d.n_pc and d.pc_code[p] <= it.pc_hi and scanned < PC_PREFIX_CAP:
         lo = d.pc_start[p]
         hi = d.pc_start[p + 1]
         scanned += hi - lo
-        n = _addresses(d, s, it, lo, hi, True, -1, s.limit, pos, apen)
+        n = _addresses(d, s, it, lo, hi, True, -1, want, pos, apen)
         last_g = -1
         for j in range(n):
             addr = d.pc_addr[pos[j]]
@@ -1213,20 +1255,31 @@ cdef void _select(Search* s, int* out, int* nout) noexcept nogil:
 
 cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     """Run one query (already folded into s.q); write up to s.limit address ids to out."""
-    cdef int ii, wi, n = 0, any_pc = 0, pass_
+    cdef int ii, wi, n = 0, any_pc = 0, pass_, added, ti
     _tokenise(s)
     if s.ntok == 0:
         return 0
     _parse(d, s)
-    for pass_ in range(2):
-        s.typo_mode = pass_
+    for pass_ in range(3):
+        s.typo_mode = pass_ > 0
+        s.floor = -1e30
+        s.min_pen = 0
+        s.tok_pen = 0
+        s.pool_cap = s.limit + 1 if s.limit + 1 < POOL else POOL
         s.npool = 0
         s.ncand = 0
-        if pass_ == 1:
-            # nothing found: look for slips of a key in every word long enough to have one
+        if pass_ > 0:
+            # nothing found: look for slips of a key, first in the words that match nothing
+            # at all, then in every word long enough to have one
+            added = 0
             for ii in range(s.ninterp):
                 for wi in range(s.interp[ii].nwords):
-                    _typo_ranges(d, s, s.interp[ii].words[wi])
+                    ti = s.interp[ii].words[wi]
+                    if not s.word[ti].typo_done and (pass_ == 2 or s.word[ti].nr == 0):
+                        _typo_ranges(d, s, ti)
+                        added += 1
+            if added == 0:
+                continue
         for ii in range(s.ninterp):
             if s.interp[ii].pc_lo >= 0:
                 any_pc = 1

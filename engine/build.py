@@ -27,7 +27,7 @@ from . import _core
 from .source import ParsedTable, read_source
 from .vocab import LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 SHORT_PREFIX = 12         # prefixes up to this long get a precomputed list of groups ...
 SHORT_PREFIX_MIN = 2000   # ... when their postings exceed this (engine/_core.pyx SCAN_ALONE)
 SHORT_PREFIX_TOP = 256    # ... of this many groups, highest prior first

@@ -1,0 +1,49 @@
+"""Quality on the whole-country index, scored by the shared evaluator (issue 2's bars).
+
+Runs only when asked for (`make test-full`, marker `full`): it needs the whole-country index,
+which `make test-full` builds once from ADDRESS_SOURCE.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.full
+
+REPO = Path(__file__).resolve().parents[2]
+EVAL_DIR = Path(os.environ.get("ADDRESS_EVAL_DIR", REPO.parent / "shared" / "eval"))
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    index = os.environ.get("ADDRESS_FULL_INDEX")
+    if not index:
+        pytest.fail("set ADDRESS_FULL_INDEX to the whole-country index (make test-full does)")
+    out = tmp_path_factory.mktemp("eval") / "report.json"
+    proc = subprocess.run(
+        [sys.executable, str(EVAL_DIR / "evaluate.py"), str(EVAL_DIR / "queries-public.jsonl"),
+         "--engine", index, "--json", str(out)],
+        capture_output=True, text=True, check=False)
+    print(proc.stdout)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(out.read_text())
+
+
+def test_all_success_at_5(report):
+    assert report["ALL"]["success@5"] >= 0.97
+
+
+@pytest.mark.parametrize("form", ["postcode_number", "street_number_city", "city_street_number"])
+def test_success_at_1_on_the_complete_forms(report, form):
+    assert report[form]["success@1"] >= 0.99
+
+
+@pytest.mark.parametrize("form", ["city_alias", "typo"])
+def test_aliases_and_typos(report, form):
+    assert report[form]["success@5"] >= 0.99
