@@ -138,6 +138,8 @@ def _set_param(str name, float value):
         LETTER_AS_ADDITION_PEN = value
     else:
         raise KeyError(name)
+    global PRIOR_WEIGHT_MAX
+    PRIOR_WEIGHT_MAX = max(NO_LOCALITY_PRIOR, LOCALITY_PRIOR)
 
 cdef enum:
     MAXT = 40          # tokens in a query
@@ -150,8 +152,8 @@ cdef enum:
     SCAN_ALONE = 2000    # ... and when it is the only word (build.py SHORT_PREFIX_MIN)
     EXACT_CAP = 256      # groups of the complete word taken before a short-prefix list
     DEL_BUCKET_BITS = 20
+    UNFOLD_MAX = 96
     TOKEN_CAP_MIN = 8
-    MAX_TYPO_TOKENS = 40
     PC_PREFIX_CAP = 4000
 
 cdef enum:
@@ -532,9 +534,14 @@ cdef int _bsearch_hash(const Data* d, uint64_t h) noexcept nogil:
 
 
 cdef int _unfold_ij(const char* w, int n, char* out) noexcept nogil:
-    """Write w with every y spelt ij (the register's own spelling; slips happen in that)."""
+    """Write w with every y spelt ij (the register's own spelling; slips happen in that).
+
+    `out` holds UNFOLD_MAX bytes; a longer result is cut there (and then fails the distance
+    test, whose tables stop at 78 letters)."""
     cdef int i, k = 0
     for i in range(n):
+        if k + 2 > UNFOLD_MAX:
+            break
         if w[i] == 121:
             out[k] = 105
             out[k + 1] = 106
@@ -557,8 +564,8 @@ cdef void _typo_check(const Data* d, Search* s, int ti, int32_t tid, int maxd, T
     cdef Tok* t = &s.tok[ti]
     cdef int r, dist, dist2, n1, n2
     cdef const char* tok = <const char*>(d.v_blob + d.v_off[tid])
-    cdef char a[96]
-    cdef char b[96]
+    cdef char a[UNFOLD_MAX]
+    cdef char b[UNFOLD_MAX]
     for r in range(ts.n):
         if ts.tid[r] == tid:
             return
@@ -609,7 +616,7 @@ cdef void _typo_ranges(const Data* d, Search* s, int ti) noexcept nogil:
     cdef const char* p = s.q + t.start
     cdef int n = t.len, i, maxd, m, dist
     cdef int32_t tid
-    cdef char un[96]
+    cdef char un[UNFOLD_MAX]
     cdef TypoSet* ts
     if w.typo_done:
         return
@@ -884,10 +891,11 @@ cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int
 
 cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, bint is_pc,
                     int32_t g, int want, int* out_pos, float* out_pen) noexcept nogil:
-    """The best `want` addresses of the run [lo, hi) for the typed number, best first.
+    """Up to `want` addresses of the run [lo, hi) for the typed number, in this order.
 
-    Exact house numbers first (by suffix penalty, then position), then numbers that start with
-    the typed digits (10..19 before 100..199). With no number typed: the lowest numbers first.
+    Exact house numbers first (by suffix penalty, then position); then numbers that start with
+    the typed digits, block by block (10..19 before 100..199) in house-number order, each block
+    in the order of the run (120A before 121). With no number typed: the lowest numbers first.
     """
     cdef int n = 0, i, e, pos, addr, lo2, hi2, digits, j, k
     cdef float pen
@@ -1124,8 +1132,10 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
             cap = budget // (w.hi[r] - w.lo[r])
             if cap < TOKEN_CAP_MIN:
                 cap = TOKEN_CAP_MIN
+            # NOTE: a group's best token may be one whose postings the cap cut, so the bound
+            # here cannot count on this token's penalty
+            s.tok_pen = 0
             for t in range(w.lo[r], w.hi[r]):
-                s.tok_pen = _tok_pen(d, s, best, r, t)
                 p = d.v_post_start[t]
                 pe = d.v_post_start[t + 1]
                 if t != w.exact and pe - p > cap:
@@ -1150,13 +1160,25 @@ cdef int _pc_index(const Data* d, int code) noexcept nogil:
 
 
 cdef void _cand_add(Search* s, float score, int32_t addr, int32_t key, int interp) noexcept nogil:
-    cdef int i
+    cdef int i, worst
     for i in range(s.ncand):
         if s.cand[i].addr == addr:
             if score > s.cand[i].score:
                 s.cand[i].score = score
             return
     if s.ncand >= POOL * MAXLIMIT + 64:
+        # full: the new one replaces the worst, if it is better (ties: the lower address)
+        worst = 0
+        for i in range(1, s.ncand):
+            if s.cand[i].score < s.cand[worst].score or (
+                    s.cand[i].score == s.cand[worst].score and s.cand[i].addr > s.cand[worst].addr):
+                worst = i
+        if score < s.cand[worst].score or (score == s.cand[worst].score and addr > s.cand[worst].addr):
+            return
+        s.cand[worst].score = score
+        s.cand[worst].addr = addr
+        s.cand[worst].key = key
+        s.cand[worst].interp = interp
         return
     s.cand[s.ncand].score = score
     s.cand[s.ncand].addr = addr

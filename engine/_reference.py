@@ -17,7 +17,13 @@ rounded to float32, exactly as C does on x86-64 (SSE, no FMA). Where the C code 
 with a `double` constant (`1.0 - x`, `0.1 * prior`) the twin computes that part in Python
 floats (doubles) and rounds once to float32 where C assigns the result to a float.
 
-Not mirrored: the JSON rendering (`suggest_json`); only `search_ids`.
+Not mirrored, on purpose: speed-ups that cannot change the answer, so that the comparison
+tests them too. The signature filter on postings (`v_post_sig`: a group without the first two
+letters of every other typed word cannot match them) is left out: the twin considers every group
+the postings name, and `group_text` rejects the same ones (only whether there is a signature to
+filter on is mirrored, because the C code scans further when there is). The deletion hash index (`del_hash`,
+`del_bucket`) is replaced by measuring the vocabulary. The JSON rendering (`suggest_json`) is not
+here; only `search_ids`.
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ IJ_VARIANT_PEN = f32(params.IJ_VARIANT_PEN)
 ROUND_BASE = f32(params.ROUND_BASE)
 ROUND_SHORT = f32(params.ROUND_SHORT)
 PC_PRIOR = f32(params.PC_PRIOR)
+LETTER_AS_ADDITION_PEN = f32(params.LETTER_AS_ADDITION_PEN)
 ZERO = f32(0.0)
 
 # ---- the fixed sizes of the C code, which are part of its behaviour
@@ -66,13 +73,18 @@ MAX_RANGES = 48                # MAXR: prefix + ij variant + typo tokens of one 
 POOL_SIZE = 64                 # POOL: best groups kept
 MAX_LIMIT = 10                 # MAXLIMIT
 MAX_CANDIDATES = POOL_SIZE * MAX_LIMIT + 64
-SCAN_BUDGET = 2000             # postings scanned for one query word (build.py SHORT_PREFIX_MIN)
-SHORT_PREFIX = 4               # words this short may have a precomputed list of best groups
+SCAN_BUDGET = 20000            # postings scanned for the rarest word when other words filter
+SCAN_ALONE = 2000              # ... and when it is the only word (build.py SHORT_PREFIX_MIN)
+EXACT_CAP = 256                # groups of the complete word taken before a short-prefix list
 TOKEN_CAP_MIN = 8
 PC_PREFIX_CAP = 4000           # addresses scanned for a postcode prefix
 SAME_NUMBER_CAP = 256          # addresses with the typed number looked at in one run
 MAX_NUMBER_CANDIDATES = 3      # house-number readings of a query
-MAX_DL_LEN = 38                # the C distance works on words of at most 38 letters
+MAX_PARTS = 3                  # MAXP: letter/addition parts of one reading
+MAX_INTERPS = 8                # MAXI: readings of one query; parsing stops there
+MAX_TYPO_WORD = 38             # typos are looked for in words of at most 38 letters
+MAX_DL_LEN = 78                # the C distance (and the deletion index) stop at 78 letters
+TYPO_SET = 512                 # typo tokens remembered for one word before the closest are kept
 
 _FOLD = [s[:FOLD_WIDTH] for s in fold_table()]
 
@@ -205,6 +217,11 @@ def _without(word: str, *positions: int) -> str:
     return "".join(c for i, c in enumerate(word) if i not in positions)
 
 
+def unfold_ij(word: str) -> str:
+    """The word with every y spelt ij (the register's own spelling, where slips happen)."""
+    return word.replace("y", "ij")
+
+
 def query_deletions(word: str, maxd: int) -> list[str]:
     """The query word with 0, 1 (.. 2) letters deleted, in the order the C code looks them up."""
     out = [word]
@@ -216,17 +233,42 @@ def query_deletions(word: str, maxd: int) -> list[str]:
     return out
 
 
+def typo_lookups(word: str, maxd: int) -> list[str]:
+    """Every form the C code looks up in the deletion index for a query word, in order: the
+    word's own deletion forms, then (if it has a y) those of its ij spelling."""
+    forms = query_deletions(word, maxd)
+    if "y" in word and len(unfold_ij(word)) <= MAX_TYPO_WORD:
+        forms += query_deletions(unfold_ij(word), maxd)
+    return forms
+
+
 def token_deletions(token: str) -> set[str]:
-    """The forms of a vocabulary token in the deletion index (`_core.deletion_index`)."""
-    if len(token) < 4:
-        return set()
-    out = {token}
-    for i in range(len(token)):
-        out.add(_without(token, i))
-        if len(token) >= 7:
-            for j in range(i + 1, len(token)):
-                out.add(_without(token, i, j))
+    """The forms of a vocabulary token in the deletion index (`_core.deletion_index`): the token
+    and its ij spelling, each with 0, 1 (2 when 7+ letters long) letters deleted."""
+    out = set()
+    for form in (token, unfold_ij(token)):
+        if len(form) < 4 or len(form) > MAX_DL_LEN:
+            continue
+        out.add(form)
+        for i in range(len(form)):
+            out.add(_without(form, i))
+            if len(form) >= 7:
+                for j in range(i + 1, len(form)):
+                    out.add(_without(form, i, j))
     return out
+
+
+def typo_distance(word: str, token: str, maxd: int) -> int:
+    """Edits from word to token, or maxd + 1 when more than maxd: the closer of the folded
+    spellings and the ij spellings ("zeedikj" is one slip from "zeedijk", two from "zeedyk")."""
+    def within(a: str, b: str) -> int:
+        if len(a) > MAX_DL_LEN or len(b) > MAX_DL_LEN or abs(len(a) - len(b)) > maxd:
+            return maxd + 1
+        return min(dl_distance(a, b), maxd + 1)
+    dist = within(word, token)
+    if dist > 1:
+        dist = min(dist, within(unfold_ij(word), unfold_ij(token)))
+    return dist
 
 
 # ---------------------------------------------------------------------------------------------
@@ -258,6 +300,9 @@ class ReferenceIndex:
                 text = sp_blob[sp_off[k]:sp_off[k + 1]].decode("ascii")
                 self.short_prefix[text] = sp_group[sp_start[k]:sp_start[k + 1]].tolist()
         self._letter_hist = None   # built on the first typo search
+        # the group of every entry of g_tok (for `groups_matching_words`)
+        self.tok_group = np.repeat(np.arange(len(self.g_tok_start) - 1, dtype=np.int32),
+                                   np.diff(a["g_tok_start"]))
 
     # ---- small accessors
 
@@ -265,7 +310,7 @@ class ReferenceIndex:
         """(token id, kind, cover) of every token of group g, in stored order."""
         a, b = self.g_tok_start[g], self.g_tok_start[g + 1]
         return list(zip(self.a["g_tok"][a:b].tolist(), self.a["g_tok_kind"][a:b].tolist(),
-                        self.a["g_tok_cover"][a:b].tolist()))
+                        self.a["g_tok_cover"][a:b].tolist(), strict=True))
 
     def postings(self, lo: int, hi: int) -> list[int]:
         """The groups listed under tokens lo..hi-1, token after token."""
@@ -309,15 +354,21 @@ class ReferenceIndex:
         if not s.tokens:
             return []
         self.parse(s)
-        for typo_mode in (False, True):
-            s.typo_mode = typo_mode
+        # pass 0: as typed; when nothing is found, pass 1 looks for slips of a key in the words
+        # that match nothing at all, and pass 2 in every word long enough to have one
+        for pass_ in range(3):
+            s.typo_mode = pass_ > 0
             s.pool = []
             s.cands = []
-            if typo_mode:
-                # nothing found: look for slips of a key in every word long enough to have one
+            if pass_ > 0:
+                added = 0
                 for it in s.interps:
                     for ti in it.words:
-                        self.typo_ranges(s, ti)
+                        if not s.words[ti].typo_done and (pass_ == 2 or not s.words[ti].ranges):
+                            self.typo_ranges(s, ti)
+                            added += 1
+                if added == 0:
+                    continue          # nothing new to look for
             for ii, it in enumerate(s.interps):
                 if it.pc_lo >= 0:
                     self.collect_postcode(s, ii)
@@ -349,61 +400,55 @@ class ReferenceIndex:
         return w
 
     def typo_ranges(self, s: Search, ti: int) -> None:
-        """Add the tokens within 1 (2 for 9+ letters) edits of query token ti, one range each.
+        """Add the tokens within 1 (2 for 9+ letters) edits of query token ti, one range each,
+        the closer ones first.
 
-        The C code finds them through the deletion hash index; here every vocabulary token of a
-        fitting length is compared. The C code adds them in the order of its hash look-ups
-        (the query word, then with letter i deleted, then letters i and j, ...; within one
-        look-up by token id) and stops at MAX_RANGES: that order is rebuilt from the deletion
-        forms, so that the same tokens survive the cap.
+        The C code finds them through the deletion hash index; here every vocabulary token that
+        could be close enough is measured. The C code remembers them in the order of its hash
+        look-ups (see `typo_lookups`; within one look-up by token id), at most TYPO_SET of them,
+        then keeps those at distance 1 before those at distance 2 until MAX_RANGES: that order
+        is rebuilt from the deletion forms, so that the same tokens survive the caps.
         """
         word, tok = s.words[ti], s.tokens[ti]
         if word.typo_done:
             return
         word.typo_done = True
         text = tok.text
-        n = len(text)
-        if n < 5 or tok.digits > 0 or n > MAX_DL_LEN:
+        if len(text) < 5 or tok.digits > 0 or len(text) > MAX_TYPO_WORD:
             return
-        maxd = 2 if n >= 9 else 1
-        found = []
+        maxd = 2 if len(text) >= 9 else 1
+        lookups = typo_lookups(text, maxd)
+        first_lookup = {form: k for k, form in reversed(list(enumerate(lookups)))}
+        found = []          # (first look-up that finds it, token id, distance)
         for tid in self._typo_candidates(text, maxd):
             if any(r.lo <= tid < r.hi for r in word.ranges):
                 continue          # already matched as a prefix
-            dist = dl_distance(text, self.vocab[tid])
-            if 1 <= dist <= maxd:
-                found.append((tid, dist))
-        lookups = query_deletions(text, maxd)
-        first_seen = {}
-        for tid, dist in found:
-            forms = token_deletions(self.vocab[tid])
-            hit = next((k for k, form in enumerate(lookups) if form in forms), None)
-            if hit is not None:   # (always: a token within maxd edits shares a form)
-                first_seen[tid] = (hit, dist)
-        for tid in sorted(first_seen, key=lambda t: (first_seen[t][0], t)):
+            dist = typo_distance(text, self.vocab[tid], maxd)
+            if not 1 <= dist <= maxd:
+                continue
+            hits = [first_lookup[f] for f in token_deletions(self.vocab[tid]) if f in first_lookup]
+            if hits:          # (always, unless a y-spelling is too long to be looked up)
+                found.append((min(hits), tid, dist))
+        remembered = sorted(found)[:TYPO_SET]
+        for _k, tid, dist in sorted(remembered, key=lambda x: x[2]):   # stable: closest first
             if len(word.ranges) >= MAX_RANGES:
                 break
-            dist = first_seen[tid][1]
             base = TYPO_PEN + TYPO_EDIT * f32(dist - 1)
             word.ranges.append(Range(tid, tid + 1, base, True))
             word.cost += self.range_cost(tid, tid + 1)
 
     def _typo_candidates(self, text: str, maxd: int) -> list[int]:
-        """Token ids that may lie within maxd edits of text: length within maxd, and letter
-        counts differing by at most 2 * maxd (an edit changes them by at most 2)."""
+        """Token ids that may lie within maxd edits of text, in its own or its ij spelling:
+        the length within maxd, and letter counts that differ by at most 2 * maxd (one edit
+        changes them by at most 2)."""
         if self._letter_hist is None:
-            alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-            hist = np.zeros((len(self.vocab), len(alphabet)), dtype=np.int16)
-            for t, v in enumerate(self.vocab):
-                for c in v:
-                    hist[t, alphabet.index(c)] += 1
-            self._letter_hist = (alphabet, hist, np.array([len(v) for v in self.vocab]))
-        alphabet, hist, lengths = self._letter_hist
-        mine = np.zeros(len(alphabet), dtype=np.int16)
-        for c in text:
-            mine[alphabet.index(c)] += 1
-        ok = (np.abs(lengths - len(text)) <= maxd) & (lengths >= 4) & (lengths <= MAX_DL_LEN)
-        ok &= np.abs(hist - mine).sum(axis=1) <= 2 * maxd
+            self._letter_hist = (_letter_counts(self.vocab),
+                                 _letter_counts([unfold_ij(v) for v in self.vocab]))
+        ok = np.zeros(len(self.vocab), dtype=bool)
+        for (hist, lengths), form in zip(self._letter_hist, (text, unfold_ij(text)), strict=True):
+            mine, _ = _letter_counts([form])
+            ok |= ((np.abs(lengths - len(form)) <= maxd)
+                   & (np.abs(hist - mine).sum(axis=1) <= 2 * maxd))
         return np.flatnonzero(ok).tolist()
 
     # ---- interpretations
@@ -415,7 +460,8 @@ class ReferenceIndex:
         n_alpha = sum(1 for t in toks if t.digits == 0)
         consumed = [False] * len(toks)
 
-        # postcode: 1234AB | 1234 AB | 1234A (last) | 1234 A (last) | 1234 (a query of numbers only)
+        # postcode: 1234AB | 1234 AB | 1234A (last, no words) | 1234 A (last, no other words)
+        # | 1234 (first, a query of numbers only)
         pc_lo = pc_hi = -1
         for i, t in enumerate(toks):
             if t.digits != 4 or t.value < 1000:
@@ -425,13 +471,14 @@ class ReferenceIndex:
             last = i == len(toks) - 1
             if len(t.text) == 6:
                 pc_lo = pc_hi = code + _letters(t.text[4:6])
-            elif len(t.text) == 5 and last:
+            elif len(t.text) == 5 and last and n_alpha == 0:
                 pc_lo = code + _letters(t.text[4:5])
                 pc_hi = pc_lo + 25
             elif len(t.text) == 4 and nxt and nxt.digits == 0 and len(nxt.text) == 2:
                 pc_lo = pc_hi = code + _letters(nxt.text)
                 consumed[i + 1] = True
-            elif len(t.text) == 4 and nxt and i + 1 == len(toks) - 1 and nxt.digits == 0 and len(nxt.text) == 1:
+            elif (len(t.text) == 4 and nxt and i + 1 == len(toks) - 1 and nxt.digits == 0
+                  and len(nxt.text) == 1 and n_alpha == 1):
                 pc_lo = code + _letters(nxt.text)
                 pc_hi = pc_lo + 25
                 consumed[i + 1] = True
@@ -456,29 +503,41 @@ class ReferenceIndex:
 
         s.interps = []
         for k in range(len(numbers) + 1):
-            it = Interp(pc_lo=pc_lo, pc_hi=pc_hi)
-            if k == len(numbers):
-                # no house number typed: every numeric token must then be a word of a name
-                if numbers and not all_known:
+            if k == len(numbers) and numbers and not all_known:
+                continue    # no house number typed: every numeric token must then name something
+            number_tok = numbers[k] if k < len(numbers) else -1
+            # each reading twice: loosely (every short token after the number is a letter or
+            # addition part), and strictly (a known word of 3+ letters there, as in "12 poor",
+            # starts a place instead); the strict one only when it differs
+            for strict in (False, True):
+                it = Interp(pc_lo=pc_lo, pc_hi=pc_hi)
+                loose_words = 0
+                if number_tok >= 0:
+                    t = toks[number_tok]
+                    it.number = t.value
+                    if len(t.text) > t.digits:
+                        it.parts.append((number_tok, t.digits))     # the glued `a` of `12a`
+                    # short tokens right after the number ("3a d37" is the parts a, d, 37)
+                    i = number_tok + 1
+                    while (i < len(toks) and len(it.parts) < MAX_PARTS and not consumed[i]
+                           and len(toks[i].text) <= 4):
+                        u = toks[i]
+                        if u.digits == 0 and len(u.text) >= 3 and s.words[i].ranges:
+                            loose_words += 1
+                            if strict:
+                                break
+                        it.parts.append((i, 0))
+                        i += 1
+                if strict and loose_words == 0:
                     continue
-            else:
-                j = numbers[k]
-                t = toks[j]
-                it.number = t.value
-                if len(t.text) > t.digits:
-                    it.parts.append((j, t.digits))          # the glued `a` of `12a`
-                # up to two short tokens right after the number may be its letter / addition
-                i = j + 1
-                while i < len(toks) and len(it.parts) < 2 and not consumed[i] and len(toks[i].text) <= 4:
-                    it.parts.append((i, 0))
-                    i += 1
-            part_toks = {p for p, _ in it.parts}
-            it.words = [i for i in range(len(toks))
-                        if not consumed[i] and i != (numbers[k] if k < len(numbers) else -1)
-                        and i not in part_toks]
-            if not it.words and it.pc_lo < 0:
-                continue
-            s.interps.append(it)
+                part_toks = {p for p, _ in it.parts}
+                it.words = [i for i in range(len(toks))
+                            if not consumed[i] and i != number_tok and i not in part_toks]
+                if not it.words and it.pc_lo < 0:
+                    continue
+                s.interps.append(it)
+                if len(s.interps) >= MAX_INTERPS:
+                    return
 
     # ---- matching
 
@@ -554,6 +613,8 @@ class ReferenceIndex:
             # the addition may come in pieces: "12 l1" arrives as the parts "l" and "1"
             piece = add[a_pos:a_pos + len(part)]
             if len(piece) == len(part) and bytes(_lower(b) for b in piece) == part.encode():
+                if len(part) == 1 and not letter and off != 0:
+                    pen = pen + LETTER_AS_ADDITION_PEN   # "93h": letter H read as addition H
                 a_pos += len(part)
                 continue
             # not a letter or addition of this address: perhaps a word of the street or place
@@ -633,19 +694,20 @@ class ReferenceIndex:
     # ---- the pool of best groups
 
     def pool_add(self, s: Search, g: int, score, text_pen, interp: int) -> None:
-        """Keep the POOL_SIZE best groups; a full pool drops its worst (lowest score, then
-        highest group id), and a newcomer must beat that one to enter."""
+        """Keep the best `limit + 1` groups (at most POOL_SIZE): only those can reach the answer.
+        A full pool drops its worst (lowest score, then highest group id), and a newcomer must
+        beat that one to enter."""
         for item in s.pool:
             if item.group == g:
                 if score > item.score:
                     item.score, item.text_pen, item.interp = score, text_pen, interp
                 return
         new = PoolItem(g, score, text_pen, interp)
-        if len(s.pool) < POOL_SIZE:
+        if len(s.pool) < min(s.limit + 1, POOL_SIZE):
             s.pool.append(new)
             return
         worst = 0
-        for i in range(1, POOL_SIZE):
+        for i in range(1, len(s.pool)):
             if (s.pool[i].score < s.pool[worst].score
                     or (s.pool[i].score == s.pool[worst].score and s.pool[i].group > s.pool[worst].group)):
                 worst = i
@@ -666,6 +728,24 @@ class ReferenceIndex:
         score = -(text_pen + first[0][1]) + self.prior(s, g, loc)
         self.pool_add(s, g, score, text_pen, ii)
 
+    def groups_matching_words(self, s: Search, it: Interp) -> np.ndarray:
+        """For every group: does each word of `it` match at least one of its tokens?
+
+        Only a quicker way to skip groups that `group_text` would reject anyway (it rejects a
+        group as soon as one word matches none of its tokens), so that the twin can afford to
+        look at every group the postings name.
+        """
+        ok = np.ones(len(self.g_tok_start) - 1, dtype=bool)
+        for ti in it.words:
+            token_ok = np.zeros(len(self.vocab), dtype=bool)
+            for r in s.words[ti].ranges:
+                if s.typo_mode or not r.typo:
+                    token_ok[r.lo:r.hi] = True
+            has = np.zeros(len(ok), dtype=bool)
+            has[self.tok_group[token_ok[self.a["g_tok"]]]] = True
+            ok &= has
+        return ok
+
     def scan_text(self, s: Search, ii: int) -> None:
         """Walk the postings of the rarest word of interpretation ii and score every group."""
         it = s.interps[ii]
@@ -677,41 +757,57 @@ class ReferenceIndex:
                 best = ti
         if best < 0:
             return
+        matching = self.groups_matching_words(s, it)
+        # the C code affords a longer scan when other words can reject groups by signature
+        budget = SCAN_BUDGET if self.other_words_filter(s, it, best) else SCAN_ALONE
+
+        def consider(groups):
+            for g in groups:
+                if matching[g]:
+                    self.consider_group(s, ii, g)
+
         w = s.words[best]
         for k, r in enumerate(w.ranges):
             if r.typo and not s.typo_mode:
                 continue
             total = self.range_cost(r.lo, r.hi)
-            # NOTE: only the first range (the word's own prefix range when it has one)
-            if total > SCAN_BUDGET and k == 0 and self.scan_short_prefix(s, ii, best):
-                continue
-            if total <= SCAN_BUDGET:
-                for g in self.postings(r.lo, r.hi):
-                    self.consider_group(s, ii, g)
+            # a short prefix with a precomputed list; NOTE: only for the first range (the
+            # word's own prefix range when it has one)
+            if total > budget and k == 0 and self.short_prefix_groups(s, best) is not None:
+                consider(self.short_prefix_groups(s, best))
+            elif total <= budget:
+                consider(self.postings(r.lo, r.hi))
             else:
                 # a very short prefix ("a", "ka"): the exact token in full, and the best-prior
                 # groups of every other token, within the budget
-                cap = max(SCAN_BUDGET // (r.hi - r.lo), TOKEN_CAP_MIN)
+                cap = max(budget // (r.hi - r.lo), TOKEN_CAP_MIN)
                 for t in range(r.lo, r.hi):
                     groups = self.postings(t, t + 1)
-                    if t != w.exact:
-                        groups = groups[:cap]
-                    for g in groups:
-                        self.consider_group(s, ii, g)
+                    consider(groups if t == w.exact else groups[:cap])
 
-    def scan_short_prefix(self, s: Search, ii: int, ti: int) -> bool:
-        """Scan the precomputed best groups of a short word; False when it has no such list."""
+    def other_words_filter(self, s: Search, it: Interp, driver: int) -> bool:
+        """Does a word besides the driver give the C code a signature bit to filter on? (One of
+        2+ letters whose first two letters every match must share: not "ri", which may be on
+        its way to "ry...", and in the typo pass not a word that has typo tokens.)"""
+        for ti in it.words:
+            text = s.tokens[ti].text
+            if ti == driver or len(text) < 2 or (len(text) == 2 and text[1] == "i"):
+                continue
+            if s.typo_mode and any(r.typo for r in s.words[ti].ranges):
+                continue
+            return True
+        return False
+
+    def short_prefix_groups(self, s: Search, ti: int) -> list[int] | None:
+        """The groups to scan for a word with a precomputed list (None when it has none): the
+        complete word's own groups first (within the budget; a person who typed "s" may mean
+        the token "s" itself), then the precomputed best groups of the prefix."""
         text = s.tokens[ti].text
-        if len(text) > SHORT_PREFIX or text not in self.short_prefix:
-            return False
-        # the complete word first (a person who typed "s" may mean the token "s" itself)
+        if text not in self.short_prefix:
+            return None
         exact = s.words[ti].exact
-        if exact >= 0:
-            for g in self.postings(exact, exact + 1)[:SCAN_BUDGET]:
-                self.consider_group(s, ii, g)
-        for g in self.short_prefix[text]:
-            self.consider_group(s, ii, g)
-        return True
+        own = self.postings(exact, exact + 1)[:EXACT_CAP] if exact >= 0 else []
+        return own + self.short_prefix[text]
 
     # ---- candidates
 
@@ -722,7 +818,11 @@ class ReferenceIndex:
                     c.score = score
                 return
         if len(s.cands) >= MAX_CANDIDATES:
-            return                # the C array is full: later candidates are dropped
+            # full: the new one replaces the worst if better (ties: the lower address wins)
+            worst = min(s.cands, key=lambda c: (c.score, -c.addr))
+            if (score, -addr) > (worst.score, -worst.addr):
+                worst.score, worst.addr, worst.key, worst.interp = score, addr, key, interp
+            return
         s.cands.append(Cand(score, addr, key, interp))
 
     def round_pen(self, limit: int) -> np.float32:
@@ -762,6 +862,16 @@ class ReferenceIndex:
             found = self.addresses(s, it, self.g_start[g], self.g_start[g + 1], False, g, s.limit)
             for j, (pos, apen) in enumerate(found):
                 self.cand_add(s, base - apen - rp * f32(j), pos, g, item.interp)
+
+
+def _letter_counts(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """How often each of a-z0-9 occurs in each word, and the word lengths."""
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    hist = np.zeros((len(words), len(alphabet)), dtype=np.int16)
+    for t, w in enumerate(words):
+        for c in w:
+            hist[t, alphabet.index(c)] += 1
+    return hist, np.array([len(w) for w in words], dtype=np.int64)
 
 
 def _letters(two: str) -> int:

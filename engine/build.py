@@ -24,6 +24,7 @@ import numpy as np
 import orjson
 
 from . import _core
+from .params import PRIOR_MAX
 from .source import ParsedTable, read_source
 from .vocab import LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 
@@ -32,7 +33,6 @@ SHORT_PREFIX = 12         # prefixes up to this long get a precomputed list of g
 SHORT_PREFIX_MIN = 2000   # ... when their postings exceed this (engine/_core.pyx SCAN_ALONE)
 SHORT_PREFIX_TOP = 256    # ... of this many groups, highest prior first
 DEL_BUCKET_BITS = 20
-from .params import PRIOR_MAX
 
 
 def _log(msg: str) -> None:

@@ -95,7 +95,7 @@ def test_response_shape_follows_the_contract(sample_index):
     c = comps(hit)
     assert isinstance(c["NLD_HOUSE_NUMBER"], int)
     assert hit["country"] == "NLD"
-    assert hit["lines"] == [f"Hooistraat 2A", f"{c['NLD_POSTAL_CODE']} 's-Gravenhage", "Nederland"]
+    assert hit["lines"] == ["Hooistraat 2A", f"{c['NLD_POSTAL_CODE']} 's-Gravenhage", "Nederland"]
     assert c["NLD_COUNTRY"] == "Nederland"
     assert set(hit["location"]) == {"latitude", "longitude"}
     assert 50 < hit["location"]["latitude"] < 54 and 3 < hit["location"]["longitude"] < 8

@@ -1,0 +1,184 @@
+"""The compiled search and its plain-Python twin (engine/_reference.py) agree, id for id.
+
+The queries are made at run time from the sample's own rows (street, number, letter, addition,
+postcode, place) in the forms people type, plus a sample of the public evaluation queries; each
+runs at limits 1, 5 and 10 through both engines, and the id lists must be identical.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from engine._reference import ReferenceIndex, dl_distance, fold_query, tokenise
+
+REPO = Path(__file__).resolve().parents[2]
+EVAL_DIR = Path(os.environ.get("ADDRESS_EVAL_DIR", REPO.parent / "shared" / "eval"))
+LIMITS = (1, 5, 10)
+
+
+@pytest.fixture(scope="module")
+def reference(sample_index):
+    return ReferenceIndex(sample_index.arrays)
+
+
+def _name(arrays, sid: int) -> str:
+    off = arrays["s_off"]
+    raw = bytes(arrays["s_blob"][off[sid]:off[sid + 1]]).decode()
+    return json.loads(f'"{raw}"')
+
+
+def _postcode(code: int) -> str:
+    digits, r = divmod(code, 676)
+    return f"{digits:04d}{chr(65 + r // 26)}{chr(65 + r % 26)}"
+
+
+def _rows(arrays, ids):
+    """(street, number, letter, addition, postcode, locality) of address rows `ids`."""
+    out = []
+    add_off = arrays["add_off"]
+    for a in ids:
+        g = int(arrays["a_group"][a])
+        k = int(arrays["a_addition"][a])
+        addition = bytes(arrays["add_blob"][add_off[k]:add_off[k + 1]]).decode()
+        letter = chr(arrays["a_letter"][a]) if arrays["a_letter"][a] else ""
+        out.append((_name(arrays, int(arrays["g_street"][g])), int(arrays["a_number"][a]), letter,
+                    addition, _postcode(int(arrays["a_postcode"][a])),
+                    _name(arrays, int(arrays["g_locality"][g]))))
+    return out
+
+
+def _typo(word: str, rng: random.Random) -> str:
+    i = rng.randrange(1, len(word) - 1)
+    kind = rng.randrange(4)
+    if kind == 0:
+        return word[:i] + word[i + 1:]                                  # a letter left out
+    if kind == 1:
+        return word[:i] + word[i - 1] + word[i:]                        # a letter doubled
+    if kind == 2:
+        return word[:i] + word[i + 1] + word[i] + word[i + 2:]          # two swapped
+    return word[:i] + rng.choice("aeiounrst") + word[i + 1:]           # one replaced
+
+
+def _queries(arrays) -> list[str]:
+    rng = random.Random(20241122)
+    n = len(arrays["a_number"])
+    # addresses with letters and additions are rare: take some of them on purpose
+    suffixed = [int(a) for a in rng.sample(range(n), 20000)
+                if arrays["a_letter"][a] or arrays["a_addition"][a]]
+    ids = rng.sample(range(n), 45) + suffixed[:15]
+    qs: list[str] = []
+    for street, number, letter, addition, pc, place in _rows(arrays, ids):
+        suffix = letter + (f"-{addition}" if addition else "")
+        words = street.split()
+        qs += [
+            f"{street} {number}",
+            f"{street} {number}{suffix}",
+            f"{street} {number} {place}",
+            f"{place} {street} {number}",
+            f"{street.lower()} {number}{letter.lower()} {addition.lower()}".strip(),
+            f"{street.upper()} {number} {place.upper()}",
+            f"{pc} {number}",
+            f"{pc[:4]} {pc[4:].lower()} {number}{letter.lower()}",
+            f"{pc.lower()}{number}",
+            f"{pc[:4]} {pc[4:5]}",
+            f"{pc[:5]}",
+            f"{pc} {number}{suffix}",
+            " ".join(w[:rng.randint(4, 6)] for w in words) + f" {number}",
+            " ".join(w[:rng.randint(4, 6)] for w in words) + f" {place[:4]}",
+            f"{street[:rng.randint(1, 6)]}",
+            f"{number} {street}",
+            f"{street} {str(number)[:-1] or number}",
+            f"{street} {pc[:5]}",                          # not a postcode prefix: a word came first
+            f"{street} {pc[:4]} {pc[4].lower()}",
+            f"{street} {number} {' '.join(addition.lower())}".strip(),   # addition in pieces
+            f"{street} {number}{letter} {addition} {place}",
+        ]
+        long_words = [w for w in words if len(w) >= 7 and w.isalpha()]
+        if long_words:
+            w = rng.choice(long_words)
+            qs.append(f"{street.replace(w, _typo(w, rng))} {number}")
+            qs.append(f"{_typo(w, rng)} {place}")
+            qs.append(f"{_typo(w, rng).upper()}")
+        ij = [w for w in words if "ij" in w.lower()]
+        if ij:                                                     # slips in the ij spelling
+            w = ij[0]
+            k = w.lower().index("ij")
+            qs.append(f"{w[:k]}ji{w[k + 2:]} {number}")
+            qs.append(f"{w[:k]}i{w[k + 2:]}")
+    qs += ["kerk", "kerkstr", "a", "s", "s gr", "'s-gr", "den h", "ri", "rijn", "ryn", "ij",
+           "ijssel", "straat", "1", "12", "12a", "1e", "2e", "1e helmersstraat", "burg", "st",
+           "v d", "van", "de", "oude", "nieuwe", "laan 1", "weg 2", "markt 1a", "plein",
+           "groningen", "utrecht", "amsterdam", "den haag", "rotterdam", "1234", "9999zz 1",
+           "0123 ab", "123456", "kerkstraat 12 13 14", "a b c d e f g h", "ÿ", "ß", "", "   ",
+           "æbeløgade", "ĳsselmeer", "straße 1", "Kerkstraat 1-3", "kerkstraat 1 hs",
+           "x" * 60, "9" * 30, "kerkstraat 999999", "kerkstraat 0", "12345 kerk",
+           "zeedikj", "zeedyk", "rynstraat", "ryksweg", "rijksstraatweg 1", "12 dorp", "5 ring",
+           "2 laan", "kerkstraat 3a d37", "1234a kerk", "3511 a 1", "van", "de 1", "straat 1",
+           "noordersttaionsstraat", "burgemeester", "burgemeestr", "oostrzeedijk"]
+    return qs
+
+
+def _compare(compiled, reference, queries, **kw) -> tuple[int, list[str]]:
+    bad = []
+    n = 0
+    for q in queries:
+        for limit in LIMITS:
+            n += 1
+            want = compiled.search_ids(q, limit=limit, **kw)
+            got = reference.search_ids(q, limit=limit, **kw)
+            if want != got:
+                bad.append(f"{q!r} limit={limit} {kw or ''}: compiled {want} reference {got}")
+    return n, bad
+
+
+def test_the_twins_agree_on_queries_made_from_the_sample(sample_index, reference):
+    queries = _queries(sample_index.arrays)
+    assert len(queries) > 300
+    n, bad = _compare(sample_index, reference, queries)
+    assert not bad, f"{len(bad)} of {n} comparisons differ:\n" + "\n".join(bad[:30])
+
+
+def test_the_twins_agree_with_a_focus_point(sample_index, reference):
+    queries = _queries(sample_index.arrays)[::7]
+    for lat, lon in ((52.09, 5.12), (53.2, 6.56), (51.44, 3.57)):
+        n, bad = _compare(sample_index, reference, queries, lat=lat, lon=lon)
+        assert not bad, f"{len(bad)} of {n} comparisons differ:\n" + "\n".join(bad[:30])
+
+
+def test_the_twins_agree_on_public_eval_queries(sample_index, reference):
+    path = EVAL_DIR / "queries-public.jsonl"
+    if not path.exists():
+        pytest.skip(f"no public eval queries at {path} (set ADDRESS_EVAL_DIR)")
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    sample = random.Random(5).sample(lines, min(400, len(lines)))
+    queries = [r["q"] for r in sample]
+    # the typing prefixes of some, as they arrive keystroke by keystroke
+    queries += [r["q"][:k] for r in sample[:40] for k in range(1, len(r["q"]), 3)]
+    n, bad = _compare(sample_index, reference, queries)
+    assert not bad, f"{len(bad)} of {n} comparisons differ:\n" + "\n".join(bad[:30])
+
+
+def test_the_twins_refuse_the_same_arguments(sample_index, reference):
+    for kw in ({"limit": 0}, {"limit": 11}, {"lat": 52.0}, {"lat": 95.0, "lon": 5.0},
+               {"lat": True, "lon": 5.0}):
+        for engine_ in (sample_index, reference):
+            with pytest.raises(ValueError):
+                engine_.search_ids("kerkstraat", **kw)
+    for engine_ in (sample_index, reference):
+        with pytest.raises(ValueError):
+            engine_.search_ids("k" * 129)
+
+
+def test_reference_building_blocks():
+    assert [t.text for t in tokenise(fold_query("Kerkstraat12a Rijswijk"))] == \
+        ["kerkstraat", "12a", "ryswyk"]
+    assert [t.text for t in tokenise(fold_query("'s-Gravenhage"))] == ["s", "gravenhage"]
+    assert dl_distance("kerkstraat", "kerkstraat") == 0
+    assert dl_distance("kerkstraat", "kerkstarat") == 1    # a transposition is one edit
+    assert dl_distance("kerkstraat", "kerkstrat") == 1
+    assert dl_distance("ca", "abc") == 3                   # restricted: no edit inside a swap
