@@ -153,6 +153,7 @@ cdef enum:
     EXACT_CAP = 256      # groups of the complete word taken before a short-prefix list
     DEL_BUCKET_BITS = 20
     UNFOLD_MAX = 96
+    MAX_CONSIDER = 3000  # groups scored per pass at most
     TOKEN_CAP_MIN = 8
     PC_PREFIX_CAP = 4000
 
@@ -277,6 +278,7 @@ cdef struct Search:
     int typo_mode
     float floor         # score a group must beat to enter the full pool
     int pool_cap        # groups kept: only the best `limit` can reach the answer
+    int considered      # groups scored in this pass
     float min_pen       # least penalty of the words other than the one being scanned
     float tok_pen       # penalty of the scanned word on the token being scanned
 
@@ -1001,6 +1003,11 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept 
     cdef int pos[1]
     cdef float apen[1]
     cdef Interp* it = &s.interp[ii]
+    # PERF: a bound on the work of one query; only inputs of a few very common letters reach
+    # it ("de ha"), where the groups seen first (highest prior) are the ones to show anyway
+    if s.considered >= MAX_CONSIDER:
+        return
+    s.considered += 1
     if not _group_text(d, s, it, g, &text_pen, &loc):
         return
     n = _addresses(d, s, it, d.g_start[g], d.g_start[g + 1], False, g, 1, pos, apen)
@@ -1287,6 +1294,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         s.floor = -1e30
         s.min_pen = 0
         s.tok_pen = 0
+        s.considered = 0
         s.pool_cap = s.limit + 1 if s.limit + 1 < POOL else POOL
         s.npool = 0
         s.ncand = 0
