@@ -24,6 +24,12 @@ the postings name, and `group_text` rejects the same ones (only whether there is
 filter on is mirrored, because the C code scans further when there is). The deletion hash index (`del_hash`,
 `del_bucket`) is replaced by measuring the vocabulary. The JSON rendering (`suggest_json`) is not
 here; only `search_ids`.
+
+Not mirrored either: the pruning of groups out of reach of the pool (`_beyond_reach`, which
+cannot change the answer) and the bound on groups scored per pass (`MAX_CONSIDER`, 3,000), which
+can: it counts the groups that pass the signature filter and the pruning, which the twin does
+not model. The two agree on every query that stays under that bound, which is every query of
+the agreement tests on the sample.
 """
 
 from __future__ import annotations
