@@ -28,8 +28,8 @@ here; only `search_ids`.
 Not mirrored either: the pruning of groups out of reach of the pool (`_beyond_reach`, which
 cannot change the answer) and the bound on groups scored per pass (`MAX_CONSIDER`, 3,000), which
 can: it counts the groups that pass the signature filter and the pruning, which the twin does
-not model. The two agree on every query that stays under that bound, which is every query of
-the agreement tests on the sample.
+not model. The two agree on every query that stays under that bound; the agreement tests on
+the sample pass with it in place.
 """
 
 from __future__ import annotations
