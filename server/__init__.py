@@ -1,0 +1,1 @@
+"""HTTP service of the address autocomplete: Falcon under gunicorn (see ``server.app``)."""

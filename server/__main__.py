@@ -1,0 +1,114 @@
+"""Command line of the service.
+
+    python -m server keys create --name NAME [--rate N]   # prints the key alone on the last line
+    python -m server keys list
+    python -m server keys revoke NAME
+    python -m server switch-index NEW_INDEX_DIR [--link PATH]
+
+The key store is ``--keystore`` or ``ADDRESS_KEYSTORE`` (default ``keys.sqlite3``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from server.auth import KeyStore, KeyStoreError
+from server.config import DEFAULT_INDEX, DEFAULT_KEYSTORE
+
+
+def _keys_create(store: KeyStore, args: argparse.Namespace) -> int:
+    key = store.create(args.name, args.rate)
+    print(f"created API key {args.name!r}: {args.rate:g} requests/s per worker process.")
+    print("It is shown only this once and stored only as a hash; keep it secret:")
+    print(key)
+    return 0
+
+
+def _keys_list(store: KeyStore, args: argparse.Namespace) -> int:
+    rows = store.list()
+    print(f"{'name':<24} {'created_at':<21} {'rate/s':>9}  status")
+    for row in rows:
+        status = f"revoked {row.revoked_at}" if row.revoked_at else "active"
+        print(f"{row.name:<24} {row.created_at:<21} {row.rate:>9g}  {status}")
+    return 0
+
+
+def _keys_revoke(store: KeyStore, args: argparse.Namespace) -> int:
+    if not store.revoke(args.name):
+        print(f"no active key named {args.name!r}", file=sys.stderr)
+        return 1
+    print(f"revoked {args.name!r}: every worker refuses it within 5 s")
+    return 0
+
+
+def _switch_index(args: argparse.Namespace) -> int:
+    """Point the ``current`` symlink at a new index, atomically, after checking it opens."""
+    import engine  # here, so that the key commands work without the compiled engine
+
+    target = os.path.realpath(args.directory)
+    try:
+        engine.AddressIndex.open(target)
+    except engine.IndexOpenError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    link = args.link
+    os.makedirs(os.path.dirname(link) or ".", exist_ok=True)
+    if os.path.exists(link) and not os.path.islink(link):
+        print(f"{link} exists and is not a symlink; refusing to replace it", file=sys.stderr)
+        return 1
+    tmp = f"{link}.tmp-{os.getpid()}"
+    os.symlink(target, tmp)
+    os.replace(tmp, link)  # rename(2): readers see the old or the new link, never none
+    print(f"{link} -> {target}")
+    print("if gunicorn is serving it, reload: kill -HUP <gunicorn master pid>")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m server", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--keystore",
+        default=os.environ.get("ADDRESS_KEYSTORE", DEFAULT_KEYSTORE),
+        help="SQLite key store (default: $ADDRESS_KEYSTORE or %(default)s)",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    keys = commands.add_parser("keys", help="create, list and revoke API keys")
+    key_commands = keys.add_subparsers(dest="action", required=True)
+    create = key_commands.add_parser("create", help="create a key and print it once")
+    create.add_argument("--name", required=True, help="who the key is for (1-64 of A-Za-z0-9._-)")
+    create.add_argument(
+        "--rate",
+        type=float,
+        default=float(os.environ.get("ADDRESS_DEFAULT_RATE", "100")),
+        help="requests per second per worker process (default %(default)g)",
+    )
+    create.set_defaults(run=_keys_create)
+    key_commands.add_parser("list", help="names, creation time, rate; never keys").set_defaults(run=_keys_list)
+    revoke = key_commands.add_parser("revoke", help="revoke a key (effective within 5 s)")
+    revoke.add_argument("name")
+    revoke.set_defaults(run=_keys_revoke)
+
+    switch = commands.add_parser("switch-index", help="check an index and point the 'current' symlink at it atomically")
+    switch.add_argument("directory")
+    switch.add_argument(
+        "--link",
+        default=os.environ.get("ADDRESS_INDEX", DEFAULT_INDEX),
+        help="the symlink gunicorn serves (default: $ADDRESS_INDEX or %(default)s)",
+    )
+
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "switch-index":
+            return _switch_index(args)
+        return args.run(KeyStore(args.keystore), args)
+    except KeyStoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""Build the Falcon app: ``create_app(index, config)``; ``get_app()`` for gunicorn.
+
+Index life cycle under gunicorn (``preload_app = True``, see ``gunicorn.conf.py``):
+
+- The master imports the app once (``get_app()``): it resolves ``ADDRESS_INDEX`` (usually a
+  ``current`` symlink) to a real directory and opens it, so a bad path fails at start with the
+  engine's message. It then drops its own copy (``when_ready``), so it never pins an old index.
+- Every worker opens the index itself right after ``fork`` (``post_fork``). The index is
+  memory-mapped, so all workers share its pages through the page cache anyway.
+- ``kill -HUP`` on the master: gunicorn re-reads its config but, with ``preload_app``, does NOT
+  re-import the app. The ``on_reload`` hook resolves ``ADDRESS_INDEX`` again and opens the new
+  directory once in the master to check it; the new workers then open it, and gunicorn stops the
+  old ones gracefully (they finish their requests) only after the new ones are up. If the new
+  index cannot be opened, the error is logged and the new workers keep serving the old one.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+
+import falcon
+import falcon.asgi
+
+import engine
+from server import errors
+from server.auth import Authenticator, KeyStore
+from server.config import Config
+from server.metrics import Metrics
+from server.openapi import spec_bytes
+from server.resources import (
+    Address,
+    AsgiRoute,
+    Health,
+    Index,
+    IndexSlot,
+    MetricsEndpoint,
+    MetricsMiddleware,
+    Ready,
+    Static,
+    WsgiRoute,
+)
+
+log = logging.getLogger("server.app")
+
+_NON_ASCII = re.compile(rb"[\x80-\xff]")
+
+
+class AsgiRequest(falcon.asgi.Request):
+    """Falcon's ASGI request, safe for query strings that are not ASCII.
+
+    Falcon decodes ``scope['query_string']`` as UTF-8 before any error handler can run, so a
+    raw non-UTF-8 byte in the URL would be a 500. Raw bytes above 0x7F are percent-escaped
+    first, which means the same thing (RFC 3986) and lets ``server.params`` judge them.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, scope, receive, first_event=None, options=None):  # noqa: ANN001
+        query = scope.get("query_string")
+        if query and not query.isascii():
+            scope = dict(scope)
+            scope["query_string"] = _NON_ASCII.sub(lambda m: b"%%%02X" % m[0][0], query)
+        super().__init__(scope, receive, first_event=first_event, options=options)
+
+
+class _Service:
+    """What one app serves; kept so the gunicorn hooks can swap the index."""
+
+    def __init__(self, slot: IndexSlot, auth: Authenticator, metrics: Metrics, config: Config) -> None:
+        self.slot = slot
+        self.auth = auth
+        self.metrics = metrics
+        self.config = config
+
+
+#: Apps built by get_app() in this process (one, in practice).
+_SERVICES: list[_Service] = []
+
+
+def _build(
+    index: Index | None, config: Config, *, asgi: bool, directory: str | None = None
+) -> tuple[falcon.App, _Service]:
+    slot = IndexSlot(index, directory)
+    auth = Authenticator(KeyStore(config.keystore_path), refresh_seconds=config.key_refresh_seconds)
+    metrics = Metrics(
+        lambda: slot.index.manifest if slot.index is not None else None,
+        access_log=config.access_log,
+    )
+    if asgi:
+        app = falcon.asgi.App(middleware=[MetricsMiddleware(metrics)], request_type=AsgiRequest, cors_enable=False)
+        route, handler = AsgiRoute, errors.handle_error_async
+    else:
+        app = falcon.App(middleware=[MetricsMiddleware(metrics)], cors_enable=False)
+        route, handler = WsgiRoute, errors.handle_error
+    # NOTE: "/v1/address/" must be a 404 like any other path, so no trailing-slash stripping.
+    app.req_options.strip_url_path_trailing_slash = False
+    app.add_error_handler(errors.HANDLED, handler)
+    app.add_route("/v1/address", route(Address(slot, auth)))
+    app.add_route("/healthz", route(Health()))
+    app.add_route("/readyz", route(Ready(slot, auth)))
+    app.add_route("/metrics", route(MetricsEndpoint(metrics)))
+    app.add_route("/openapi.json", route(Static(spec_bytes())))
+    return app, _Service(slot, auth, metrics, config)
+
+
+def create_app(index: Index, config: Config, *, asgi: bool = False) -> falcon.App:
+    """Return the service as a WSGI app (``falcon.App``), or ASGI with ``asgi=True``.
+
+    Parameters
+    ----------
+    index
+        An open ``engine.AddressIndex`` (anything with ``suggest_json`` and ``manifest``).
+    config
+        Key store path, key refresh interval, access log switch.
+    """
+    return _build(index, config, asgi=asgi)[0]
+
+
+def resolve_index(path: str) -> tuple[str, engine.AddressIndex]:
+    """Resolve ``path`` (symlinks included) and open it; raise ``engine.IndexOpenError``."""
+    directory = os.path.realpath(path)
+    return directory, engine.AddressIndex.open(directory)
+
+
+def _from_env(*, asgi: bool) -> falcon.App:
+    config = Config.from_env()
+    directory, index = resolve_index(config.index_path)
+    log.info("serving index %s", directory)
+    app, service = _build(index, config, asgi=asgi, directory=directory)
+    _SERVICES.append(service)
+    return app
+
+
+def get_app() -> falcon.App:
+    """The WSGI app configured by the environment (``ADDRESS_INDEX``, ``ADDRESS_KEYSTORE``)."""
+    return _from_env(asgi=False)
+
+
+def get_asgi_app() -> falcon.asgi.App:
+    """The same service as an ASGI app, for an ASGI worker (``uvicorn_worker.UvicornWorker``)."""
+    return _from_env(asgi=True)
+
+
+# -- gunicorn hooks (called from gunicorn.conf.py) ------------------------------------------
+
+
+def master_ready() -> None:
+    """In the master, once the app is loaded: drop the master's own copy of the index."""
+    for service in _SERVICES:
+        service.slot.index = None
+
+
+def master_reload() -> None:
+    """In the master, on HUP: check the index ``ADDRESS_INDEX`` now points at, adopt it if good."""
+    for service in _SERVICES:
+        try:
+            directory, index = resolve_index(service.config.index_path)
+        except engine.IndexOpenError as exc:
+            log.error("HUP: %s; new workers keep serving %s", exc, service.slot.directory)
+            continue
+        except Exception:
+            log.exception(
+                "HUP: cannot open %s; new workers keep serving %s",
+                service.config.index_path,
+                service.slot.directory,
+            )
+            continue
+        del index  # opened only to check it; the workers open their own
+        if directory != service.slot.directory:
+            log.info("HUP: switching from index %s to %s", service.slot.directory, directory)
+        service.slot.directory = directory
+
+
+def worker_init() -> None:
+    """In a worker, right after fork: open the index, read the key table, start metrics."""
+    for service in _SERVICES:
+        try:
+            service.slot.index = engine.AddressIndex.open(service.slot.directory)
+        except engine.IndexOpenError:
+            # The directory the master chose is gone (an old index deleted without a HUP):
+            # fall back to whatever ADDRESS_INDEX points at now.
+            log.exception("cannot open %s; resolving ADDRESS_INDEX again", service.slot.directory)
+            service.slot.directory, service.slot.index = resolve_index(service.config.index_path)
+        service.auth.after_fork()
+        service.metrics.start_flusher()
+
+
+def worker_exit() -> None:
+    """In a worker that is stopping: hand its last second of metrics to the shared files."""
+    for service in _SERVICES:
+        service.metrics.flush()

@@ -1,0 +1,326 @@
+"""API keys: an SQLite key store, Bearer authentication and a per-key token bucket.
+
+Key format: ``nlk_<key id: 16 hex>_<secret: 43 url-safe base64 chars>``.
+
+- The secret is 256 random bits from :mod:`secrets`; the key id (64 random bits) is not secret:
+  it finds the row, like a user name, so the secret itself is only ever *compared*, never used
+  as a lookup key.
+- SECURITY: the store holds ``sha256(key)`` only. A fast hash is enough (and right for a
+  per-request check) because the key has 256 bits of entropy: there is nothing to brute-force,
+  unlike a password. The digest is compared with :func:`hmac.compare_digest` (constant time).
+- Every worker keeps a copy of the active keys and re-reads the table when its copy is older
+  than ``Config.key_refresh_seconds`` (1 s; checked on each request), so ``keys revoke`` reaches
+  every worker of every server sharing the file within that time, without a restart.
+- If the store cannot be read for longer than ``MAX_KEY_REFRESH_SECONDS`` (5 s), the worker
+  stops accepting keys (503 ``not_ready``) rather than honour keys that may have been revoked.
+  A store that does not exist holds no key: every request is a 401 (and ``/readyz`` a 503).
+- Rate limits are a token bucket per key *per worker process*: with ``W`` workers a key gets
+  up to ``W x rate`` requests per second in the worst case. Buckets start full (a burst of
+  ``max(1, rate)`` requests) and are kept across refreshes of the key table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import logging
+import math
+import os
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from server.config import MAX_KEY_REFRESH_SECONDS
+from server.errors import ApiError, unauthorized
+
+log = logging.getLogger("server.auth")
+
+KEY_PREFIX = "nlk_"
+_KEY_ID_HEX = 16
+_KEY_SHAPE = re.compile(r"nlk_([0-9a-f]{16})_[A-Za-z0-9_-]{43}\Z")
+NAME_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+#: Compared against when the key id is unknown, so that path costs the same as a wrong secret.
+_DUMMY_DIGEST = hashlib.sha256(b"no such key").digest()
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS api_keys (
+    name        TEXT PRIMARY KEY,
+    key_id      TEXT NOT NULL UNIQUE,
+    key_sha256  BLOB NOT NULL,
+    rate        REAL NOT NULL CHECK (rate > 0),
+    created_at  TEXT NOT NULL,
+    revoked_at  TEXT
+)
+"""
+
+
+def hash_key(key: str) -> bytes:
+    """Return the digest stored for ``key``."""
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).digest()
+
+
+def new_key() -> tuple[str, str]:
+    """Return a fresh ``(key, key_id)``."""
+    key_id = secrets.token_hex(_KEY_ID_HEX // 2)
+    return f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(32)}", key_id
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRecord:
+    """One active key as a worker sees it (no secret, only its digest)."""
+
+    name: str
+    key_id: str
+    digest: bytes
+    rate: float
+
+
+@dataclass(frozen=True, slots=True)
+class KeyInfo:
+    """One row of ``keys list``."""
+
+    name: str
+    created_at: str
+    rate: float
+    revoked_at: str | None
+
+
+class KeyStoreError(Exception):
+    """The key store cannot be read, or a CLI action on it is impossible."""
+
+
+class KeyStore:
+    """The SQLite file that holds the API keys.
+
+    The CLI writes it; workers only read it (opened read-only, so a worker never creates an
+    empty store by accident). A new connection per operation keeps it safe across ``fork`` and
+    threads; a worker reads it about once a second.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    @contextlib.contextmanager
+    def _connect(self, *, write: bool) -> Iterator[sqlite3.Connection]:
+        if write:
+            conn = sqlite3.connect(self.path, timeout=5.0)
+        else:
+            if not os.path.exists(self.path):
+                raise KeyStoreError(f"key store {self.path!r} does not exist")
+            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=0.5)
+        try:
+            with conn:  # one transaction
+                yield conn
+        except sqlite3.Error as exc:
+            raise KeyStoreError(f"key store {self.path!r}: {exc}") from exc
+        finally:
+            conn.close()
+
+    def create(self, name: str, rate: float) -> str:
+        """Add a key named ``name`` and return it (the only time it is ever shown)."""
+        if not NAME_SHAPE.match(name):
+            raise KeyStoreError("a key name is 1-64 of A-Z a-z 0-9 . _ - and starts with a letter or digit")
+        if not (rate > 0 and math.isfinite(rate)):
+            raise KeyStoreError("rate must be a positive number of requests per second")
+        key, key_id = new_key()
+        created = not os.path.exists(self.path)
+        with self._connect(write=True) as conn:
+            conn.execute(_SCHEMA)
+            if conn.execute("SELECT 1 FROM api_keys WHERE name = ?", (name,)).fetchone():
+                raise KeyStoreError(f"a key named {name!r} exists (revoked keys keep their name); pick another")
+            conn.execute(
+                "INSERT INTO api_keys (name, key_id, key_sha256, rate, created_at) VALUES (?, ?, ?, ?, ?)",
+                (name, key_id, hash_key(key), float(rate), _now()),
+            )
+        if created:
+            os.chmod(self.path, 0o600)  # SECURITY: digests only, but nobody else's business
+        return key
+
+    def revoke(self, name: str) -> bool:
+        """Revoke the active key ``name``; return False if there is none."""
+        with self._connect(write=True) as conn:
+            conn.execute(_SCHEMA)
+            cur = conn.execute(
+                "UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL",
+                (_now(), name),
+            )
+            return cur.rowcount == 1
+
+    def list(self) -> list[KeyInfo]:
+        """Every key ever created, oldest first (never the key itself)."""
+        if not os.path.exists(self.path):
+            return []
+        with self._connect(write=False) as conn:
+            rows = conn.execute(
+                "SELECT name, created_at, rate, revoked_at FROM api_keys ORDER BY created_at, name"
+            ).fetchall()
+        return [KeyInfo(*row) for row in rows]
+
+    def active(self) -> dict[str, KeyRecord]:
+        """The active keys by key id; raises :class:`KeyStoreError` if unreadable."""
+        with self._connect(write=False) as conn:
+            rows = conn.execute(
+                "SELECT name, key_id, key_sha256, rate FROM api_keys WHERE revoked_at IS NULL"
+            ).fetchall()
+        return {row[1]: KeyRecord(row[0], row[1], bytes(row[2]), float(row[3])) for row in rows}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def parse_bearer(header: str | None) -> str:
+    """Return the credentials of an ``Authorization: Bearer`` header, or raise the 401.
+
+    The rule (RFC 9110 section 11): the scheme is case-insensitive (``bearer`` works), one or
+    more spaces separate it from the key, and whitespace around the whole value is not part of
+    it (``Bearer  KEY `` works). Anything else is a 401.
+    """
+    if header is None:
+        raise unauthorized("missing Authorization header; send 'Authorization: Bearer <API key>'")
+    scheme, _, credentials = header.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        raise unauthorized("the Authorization header must use the Bearer scheme")
+    credentials = credentials.lstrip(" ")
+    if not credentials:
+        raise unauthorized("the Authorization header has no API key")
+    return credentials
+
+
+class TokenBucket:
+    """``rate`` tokens per second, at most ``max(1, rate)`` saved up."""
+
+    __slots__ = ("rate", "capacity", "tokens", "stamp", "_lock")
+
+    def __init__(self, rate: float, now: float) -> None:
+        self.rate = rate
+        self.capacity = max(1.0, rate)
+        self.tokens = self.capacity
+        self.stamp = now
+        self._lock = threading.Lock()
+
+    def take(self, now: float) -> float:
+        """Take a token; return 0.0, or the seconds until one is available."""
+        with self._lock:
+            tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
+            self.stamp = now
+            if tokens >= 1.0:
+                self.tokens = tokens - 1.0
+                return 0.0
+            self.tokens = tokens
+            return (1.0 - tokens) / self.rate
+
+
+class Authenticator:
+    """A worker's view of the key store: authenticates a header and applies the rate limit."""
+
+    def __init__(
+        self,
+        store: KeyStore,
+        *,
+        refresh_seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self.refresh_seconds = refresh_seconds
+        self._clock = clock
+        self._keys: dict[str, KeyRecord] = {}
+        self._buckets: dict[str, TokenBucket] = {}
+        self._lock = threading.Lock()
+        self._next_refresh = -math.inf
+        self._last_ok = -math.inf
+        self._state = ""
+        self.missing = False
+        self.refresh()
+
+    def after_fork(self) -> None:
+        """Start a forked worker with a fresh lock and a fresh read of the table."""
+        self._lock = threading.Lock()
+        self._buckets = {}
+        self._state = ""  # each worker logs what it sees once
+        self.refresh()
+
+    def refresh(self) -> bool:
+        """Re-read the active keys now; return whether the store could be read.
+
+        A store that does not exist (no key was ever created, or it was deleted) is a valid,
+        empty table: every key is refused with 401, and the worker is not ready.
+        """
+        now = self._clock()
+        self._next_refresh = now + self.refresh_seconds
+        missing = not os.path.exists(self.store.path)
+        try:
+            keys = {} if missing else self.store.active()
+        except KeyStoreError as exc:
+            state = "stale" if self._last_ok + MAX_KEY_REFRESH_SECONDS <= now else "failing"
+            self._log_state(state, logging.ERROR, "cannot read the key store: %s", exc)
+            return False
+        self._keys = keys  # NOTE: one reference swap: readers see the old or the new table
+        self._last_ok = now
+        self.missing = missing
+        if missing:
+            self._log_state(
+                "missing",
+                logging.WARNING,
+                "no key store at %s: every key is refused until `python -m server keys create`",
+                self.store.path,
+            )
+        else:
+            self._log_state("ok", logging.INFO, "key store %s: active keys: %d", self.store.path, len(keys))
+        return True
+
+    def _log_state(self, state: str, level: int, msg: str, *args: object) -> None:
+        # Log changes of state only: the store is read every second.
+        if state != self._state:
+            self._state = state
+            log.log(level, msg, *args)
+
+    @property
+    def ready(self) -> bool:
+        """Whether the key table exists and is fresh enough to be trusted."""
+        self._maybe_refresh(self._clock())
+        return not self.missing and self._last_ok + MAX_KEY_REFRESH_SECONDS > self._clock()
+
+    def _maybe_refresh(self, now: float) -> None:
+        # Only one thread of a gthread worker re-reads; the others go on with the current table.
+        if now >= self._next_refresh and self._lock.acquire(blocking=False):
+            try:
+                if now >= self._next_refresh:
+                    self.refresh()
+            finally:
+                self._lock.release()
+
+    def authenticate(self, header: str | None) -> KeyRecord:
+        """Return the key record for ``header``; raise the 401 (or 503) of the contract."""
+        credentials = parse_bearer(header)
+        now = self._clock()
+        self._maybe_refresh(now)
+        if self._last_ok + MAX_KEY_REFRESH_SECONDS <= now:
+            raise ApiError("not_ready", "the API key store is unavailable", headers={"Retry-After": "5"})
+        match = _KEY_SHAPE.match(credentials)
+        record = self._keys.get(match.group(1)) if match else None
+        expected = record.digest if record is not None else _DUMMY_DIGEST
+        # SECURITY: constant-time comparison of digests; never log or echo `credentials`.
+        if not hmac.compare_digest(hash_key(credentials), expected) or record is None:
+            raise unauthorized("unknown or revoked API key")
+        return record
+
+    def throttle(self, record: KeyRecord) -> None:
+        """Take one request from the key's bucket or raise the 429 with ``Retry-After``."""
+        now = self._clock()
+        bucket = self._buckets.get(record.key_id)
+        if bucket is None or bucket.rate != record.rate:
+            bucket = self._buckets[record.key_id] = TokenBucket(record.rate, now)
+        wait = bucket.take(now)
+        if wait:
+            raise ApiError(
+                "rate_limited",
+                f"rate limit of {record.rate:g} requests per second exceeded",
+                headers={"Retry-After": str(max(1, math.ceil(wait)))},
+            )

@@ -1,0 +1,52 @@
+"""Settings of the HTTP service, read once from the environment.
+
+- ``ADDRESS_INDEX`` (``indexes/current``): index directory, or a symlink to one
+  (see ``python -m server switch-index``).
+- ``ADDRESS_KEYSTORE`` (``keys.sqlite3``): SQLite file holding the API keys.
+- ``ADDRESS_KEY_REFRESH_SECONDS`` (``1.0``): how stale a worker's copy of the key table may get.
+- ``ADDRESS_DEFAULT_RATE`` (``100``): requests per second per key per worker, for new keys.
+- ``ADDRESS_ACCESS_LOG`` (``0``): ``1`` logs one line per request (key name, never the key).
+- ``PROMETHEUS_MULTIPROC_DIR``: set by ``gunicorn.conf.py``; metrics shared by all workers.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+#: Revocation must reach every worker within this many seconds (issue 3).
+MAX_KEY_REFRESH_SECONDS = 5.0
+DEFAULT_INDEX = "indexes/current"
+DEFAULT_KEYSTORE = "keys.sqlite3"
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """What ``create_app`` needs besides the index."""
+
+    keystore_path: str = DEFAULT_KEYSTORE
+    index_path: str = DEFAULT_INDEX
+    key_refresh_seconds: float = 1.0
+    default_rate: float = 100.0
+    access_log: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.key_refresh_seconds < MAX_KEY_REFRESH_SECONDS:
+            raise ValueError(
+                f"key_refresh_seconds must be in [0, {MAX_KEY_REFRESH_SECONDS}): a revoked key "
+                "has to stop working within 5 s"
+            )
+        if not self.default_rate > 0:
+            raise ValueError("default_rate must be > 0")
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Config:
+        """Build a config from ``ADDRESS_*`` variables (``os.environ`` by default)."""
+        env = os.environ if environ is None else environ
+        return cls(
+            keystore_path=env.get("ADDRESS_KEYSTORE", DEFAULT_KEYSTORE),
+            index_path=env.get("ADDRESS_INDEX", DEFAULT_INDEX),
+            key_refresh_seconds=float(env.get("ADDRESS_KEY_REFRESH_SECONDS", "1.0")),
+            default_rate=float(env.get("ADDRESS_DEFAULT_RATE", "100")),
+            access_log=env.get("ADDRESS_ACCESS_LOG", "0") == "1",
+        )

@@ -1,0 +1,133 @@
+"""gunicorn settings of the address service:  gunicorn -c server/gunicorn.conf.py -b HOST:PORT
+
+Environment: ADDRESS_INDEX (index dir or `current` symlink), ADDRESS_KEYSTORE (key store),
+ADDRESS_WORKER (uvicorn | asgi | gthread | sync; pick it here, not with -k, so the app flavour
+matches), ADDRESS_WORKERS (process count). Reload the index: repoint the symlink
+(`python -m server switch-index DIR`), then `kill -HUP <master pid>`.
+"""
+
+import glob
+import logging
+import os
+import tempfile
+
+# -- which worker ------------------------------------------------------------------------------
+# PERF: measured on the 2-core machine with wrk (benchmarks/http/RESULTS.md): the
+# uvicorn worker serving the falcon.asgi app is the fastest, so it is the default.
+_WORKERS = {
+    # name: (gunicorn worker class, app is ASGI)
+    # uvicorn_worker.UvicornWorker (uvloop + httptools, one event loop) that drains on stop
+    "uvicorn": ("server.workers.UvicornWorker", True),
+    "asgi": ("asgi", True),  # gunicorn's own ASGI worker (gunicorn >= 24)
+    "gthread": ("gthread", False),  # WSGI, a thread pool per process
+    "sync": ("sync", False),  # WSGI, one request at a time per process
+}
+_worker = os.environ.get("ADDRESS_WORKER", "uvicorn")
+if _worker not in _WORKERS:
+    raise SystemExit(f"ADDRESS_WORKER must be one of {', '.join(_WORKERS)}, not {_worker!r}")
+worker_class, _asgi = _WORKERS[_worker]  # the worker class gunicorn runs
+# The app gunicorn loads when none is given on the command line: same service, both flavours.
+wsgi_app = "server.app:get_asgi_app()" if _asgi else "server.app:get_app()"
+
+# -- processes ---------------------------------------------------------------------------------
+workers = int(os.environ.get("ADDRESS_WORKERS", os.cpu_count() or 1))  # one per core: CPU-bound
+# gthread only: threads per process (the engine releases the GIL while it searches)
+threads = 4 if _worker == "gthread" else 1
+preload_app = True  # import once in the master; workers fork from it and share its code pages
+bind = [os.environ.get("ADDRESS_BIND", "127.0.0.1:8000")]  # overridden by -b HOST:PORT
+backlog = 2048  # pending connections the kernel queues before refusing
+keepalive = 5  # seconds an idle keep-alive connection stays open (clients reuse connections)
+timeout = 30  # a worker silent this long is killed and replaced
+graceful_timeout = 30  # on HUP/TERM, old workers get this long to finish their requests
+max_requests = 0  # never recycle workers on a count (no leak to contain; recycling costs p99)
+
+# -- HTTP limits -------------------------------------------------------------------------------
+# 0 = gunicorn's ceiling (1 MiB) instead of 8190 bytes, so that an overlong `q` gets the
+# contract's own 400 query_too_long rather than gunicorn's HTML error (sync/gthread only; the
+# uvicorn worker has its own parser).
+limit_request_line = 0
+limit_request_fields = 50  # headers per request (default 100; the API needs a handful)
+limit_request_field_size = 8190  # bytes per header line (gunicorn's default)
+
+# -- logging -----------------------------------------------------------------------------------
+accesslog = None  # PERF: no per-request access log; ADDRESS_ACCESS_LOG=1 logs key names instead
+errorlog = "-"  # errors and lifecycle to stderr
+loglevel = os.environ.get("ADDRESS_LOG_LEVEL", "info")  # gunicorn's and the app's log level
+proc_name = "nl-address"  # process title in ps/top
+control_socket_disable = True  # no gunicornc socket: signals (HUP, TERM) are the interface
+# The app's own loggers (server.*) write to stderr like gunicorn's; once, as HUP re-reads this.
+_app_log = logging.getLogger("server")
+if not _app_log.handlers:
+    _handler = logging.StreamHandler()  # stderr
+    _handler.setFormatter(
+        logging.Formatter(
+            "%(asctime)s [%(process)d] [%(levelname)s] %(name)s: %(message)s",
+            "[%Y-%m-%d %H:%M:%S %z]",
+        )
+    )
+    _app_log.addHandler(_handler)
+    _app_log.propagate = False
+_app_log.setLevel(loglevel.upper())
+
+# -- metrics across workers --------------------------------------------------------------------
+# prometheus_client picks multiprocess mode when it is imported, so the directory is set here,
+# before gunicorn imports the app; this file is read again on HUP, when it is already set.
+os.environ.setdefault(
+    "PROMETHEUS_MULTIPROC_DIR",
+    os.path.join(tempfile.gettempdir(), f"nl-address-metrics-{os.getpid()}"),
+)
+
+
+def on_starting(server):
+    """Master, before anything: start the metrics with an empty directory."""
+    path = os.environ["PROMETHEUS_MULTIPROC_DIR"]
+    os.makedirs(path, exist_ok=True)
+    for stale in glob.glob(os.path.join(path, "*.db")):  # counters of a previous run
+        os.remove(stale)
+
+
+def when_ready(server):
+    """Master, app loaded (preload) and sockets bound: check the flavour, drop its index."""
+    import falcon.asgi
+
+    worker = server.cfg.worker_class_str
+    worker_is_asgi = worker == "asgi" or "uvicorn" in worker.lower() or "asgi" in worker.lower()
+    app = server.app.callable
+    if app is not None and isinstance(app, falcon.asgi.App) != worker_is_asgi:
+        server.log.error(
+            "worker %s needs %s app: choose the worker with ADDRESS_WORKER, not -k",
+            worker,
+            "an ASGI" if worker_is_asgi else "a WSGI",
+        )
+        raise SystemExit(1)
+    from server import app as service
+
+    service.master_ready()
+
+
+def on_reload(server):
+    """Master, on HUP, before the new workers start: adopt the index ADDRESS_INDEX names now."""
+    from server import app as service
+
+    service.master_reload()
+
+
+def post_fork(server, worker):
+    """Each new worker: open the memory-mapped index and read the key store."""
+    from server import app as service
+
+    service.worker_init()
+
+
+def worker_exit(server, worker):
+    """Each worker, as it stops: flush the metrics it has not written yet."""
+    from server import app as service
+
+    service.worker_exit()
+
+
+def child_exit(server, worker):
+    """Master, a worker exited: drop its live gauges from the shared metrics."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)

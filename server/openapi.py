@@ -1,0 +1,302 @@
+"""The OpenAPI 3.1 description served at ``/openapi.json`` (the contract of API.md, exactly)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from server.errors import CODES
+from server.params import DEFAULT_LIMIT, MAX_QUERY_CODE_POINTS
+
+COMPONENT_TYPES = [
+    "NLD_PUBLIC_SPACE",
+    "NLD_HOUSE_NUMBER",
+    "NLD_HOUSE_LETTER",
+    "NLD_HOUSE_NUMBER_ADDITION",
+    "NLD_POSTAL_CODE",
+    "NLD_LOCALITY",
+    "NLD_MUNICIPALITY",
+    "NLD_PROVINCE",
+    "NLD_COUNTRY",
+]
+
+
+def _problem(codes: list[str], description: str, headers: dict[str, Any] | None = None) -> dict:
+    status = {CODES[code][0] for code in codes}
+    schema = {
+        "allOf": [
+            {"$ref": "#/components/schemas/Problem"},
+            {
+                "type": "object",
+                "properties": {
+                    "code": {"enum": codes},
+                    "status": {"enum": sorted(status)},
+                },
+            },
+        ]
+    }
+    response: dict[str, Any] = {
+        "description": description,
+        "content": {"application/problem+json": {"schema": schema}},
+    }
+    if headers:
+        response["headers"] = headers
+    return response
+
+
+_RETRY_AFTER = {
+    "Retry-After": {
+        "description": "Seconds to wait before trying again.",
+        "required": True,
+        "schema": {"type": "string", "pattern": "^[0-9]+$"},
+    }
+}
+_AUTHENTICATE = {
+    "WWW-Authenticate": {
+        "description": "Always `Bearer`.",
+        "required": True,
+        "schema": {"type": "string", "const": "Bearer"},
+    }
+}
+
+
+def _ops(summary: str, description: str, responses: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "get": {
+            "summary": summary,
+            "description": description,
+            "security": [],
+            "responses": responses,
+            "tags": ["operations"],
+        }
+    }
+
+
+def _json(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def build_spec() -> dict[str, Any]:
+    """Return the OpenAPI document as Python objects."""
+    component = {
+        "oneOf": [
+            {
+                "type": "object",
+                "required": ["type", "value"],
+                "additionalProperties": False,
+                "properties": {
+                    "type": {"const": "NLD_HOUSE_NUMBER"},
+                    "value": {"type": "integer", "minimum": 1, "maximum": 99999},
+                },
+            },
+            {
+                "type": "object",
+                "required": ["type", "value"],
+                "additionalProperties": False,
+                "properties": {
+                    "type": {"enum": [t for t in COMPONENT_TYPES if t != "NLD_HOUSE_NUMBER"]},
+                    "value": {"type": "string"},
+                },
+            },
+        ]
+    }
+    hit = {
+        "type": "object",
+        "required": ["components", "country", "lines", "location"],
+        "properties": {
+            "components": {
+                "type": "array",
+                "description": "In the order of the enum of `type`; letter and addition are "
+                "left out of addresses that have none.",
+                "minItems": 7,
+                "maxItems": 9,
+                "items": {"$ref": "#/components/schemas/Component"},
+            },
+            "country": {"const": "NLD"},
+            "lines": {
+                "type": "array",
+                "items": {"type": "string"},
+                "minItems": 3,
+                "maxItems": 3,
+                "description": "`{street} {number}{letter}[-{addition}]`, `{postal code} {locality}`, `Nederland`.",
+            },
+            "location": {
+                "type": "object",
+                "required": ["latitude", "longitude"],
+                "properties": {
+                    "latitude": {"type": "number", "minimum": -90, "maximum": 90},
+                    "longitude": {"type": "number", "minimum": -180, "maximum": 180},
+                },
+            },
+        },
+    }
+    problem = {
+        "type": "object",
+        "description": "RFC 9457 problem details.",
+        "required": ["type", "title", "status", "detail", "code"],
+        "properties": {
+            "type": {"const": "about:blank"},
+            "title": {"type": "string"},
+            "status": {"type": "integer"},
+            "detail": {"type": "string"},
+            "code": {"enum": list(CODES)},
+            "parameter": {"enum": ["country", "q", "limit", "lat", "lon"]},
+        },
+    }
+    parameters = [
+        {
+            "name": "country",
+            "in": "query",
+            "required": True,
+            "description": "ISO 3166-1 alpha-3, upper case; only `NLD` is served (else 400 `unsupported_country`).",
+            "schema": {"type": "string", "enum": ["NLD"]},
+        },
+        {
+            "name": "q",
+            "in": "query",
+            "required": True,
+            "description": f"The partial address as typed: at most {MAX_QUERY_CODE_POINTS} "
+            "Unicode code points after URL decoding (else 400 `query_too_long`), no control "
+            "characters U+0000-U+001F or U+007F-U+009F (else 400 `invalid_parameter`). "
+            "Empty or blank: 200 with no hits.",
+            "schema": {
+                "type": "string",
+                "maxLength": MAX_QUERY_CODE_POINTS,
+                "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$",
+            },
+        },
+        {
+            "name": "limit",
+            "in": "query",
+            "required": False,
+            "description": "How many addresses at most, written as a plain decimal `1`..`10` "
+            "(`05`, `5.0`, `1e1`, ` 5` are 400 `invalid_parameter`).",
+            "schema": {"type": "integer", "minimum": 1, "maximum": 10, "default": DEFAULT_LIMIT},
+        },
+        {
+            # NOTE: one form-exploded object, so the schema can say "both or neither"; on the
+            # wire it is still the two parameters `lat=..&lon=..` (OpenAPI 3.1, style form).
+            "name": "focus",
+            "in": "query",
+            "required": False,
+            "style": "form",
+            "explode": True,
+            "description": "Optional focus point, WGS84 degrees, sent as the two parameters "
+            "`lat` and `lon`: both or neither (else 400 `invalid_parameter` naming the absent "
+            "one); addresses near it rank higher.",
+            "schema": {
+                "type": "object",
+                "required": ["lat", "lon"],
+                "properties": {
+                    "lat": {"type": "number", "minimum": -90, "maximum": 90},
+                    "lon": {"type": "number", "minimum": -180, "maximum": 180},
+                },
+            },
+        },
+    ]
+    address_responses = {
+        "200": _json(
+            "Ranked addresses, best first (no match is not an error: `hits` is empty).",
+            {"$ref": "#/components/schemas/Suggestions"},
+        ),
+        "400": _problem(
+            ["missing_parameter", "unsupported_country", "query_too_long", "invalid_parameter"],
+            "A parameter is missing, repeated, undecodable or out of range.",
+        ),
+        "401": _problem(
+            ["unauthorized"],
+            "No `Authorization` header, not `Bearer`, or an unknown or revoked key.",
+            _AUTHENTICATE,
+        ),
+        "429": _problem(["rate_limited"], "The key is over its rate limit.", _RETRY_AFTER),
+        "503": _problem(
+            ["not_ready"],
+            "This server cannot check keys (key store unreadable) or has no index open.",
+            _RETRY_AFTER,
+        ),
+    }
+    status_schema = {
+        "type": "object",
+        "required": ["status"],
+        "properties": {"status": {"type": "string"}},
+    }
+    spec: dict[str, Any] = {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Dutch address autocomplete",
+            "version": "1",
+            "description": "Ranked, real Dutch addresses (BAG) for a partial address being "
+            "typed. Every error is `application/problem+json` (RFC 9457) with a `code`. "
+            "Any path not listed here answers 404 `not_found`; any method but GET and HEAD "
+            "answers 405 `method_not_allowed` with `Allow: GET, HEAD`.",
+        },
+        "paths": {
+            "/v1/address": {
+                "get": {
+                    "operationId": "suggestAddresses",
+                    "summary": "Suggest addresses for a partial address",
+                    "description": "HEAD is answered too, with the same status and headers. "
+                    "Unknown query parameters are ignored; a known one given twice is 400 "
+                    "`invalid_parameter`. The key is checked before the parameters. Rate "
+                    "limits apply per key and per server worker process.",
+                    "security": [{"bearerAuth": []}],
+                    "parameters": parameters,
+                    "responses": address_responses,
+                }
+            },
+            "/healthz": _ops("Liveness", "The process answers.", {"200": _json("Alive.", status_schema)}),
+            "/readyz": _ops(
+                "Readiness",
+                "An index is open and the key store is readable.",
+                {
+                    "200": _json("Ready to serve.", status_schema),
+                    "503": _problem(["not_ready"], "Not ready.", _RETRY_AFTER),
+                },
+            ),
+            "/metrics": _ops(
+                "Prometheus metrics",
+                "Text exposition of all workers.",
+                {
+                    "200": {
+                        "description": "Prometheus text format 0.0.4.",
+                        "content": {"text/plain": {"schema": {"type": "string"}}},
+                    }
+                },
+            ),
+            "/openapi.json": _ops("This document", "OpenAPI 3.1.", {"200": _json("OpenAPI 3.1.", {"type": "object"})}),
+        },
+        "components": {
+            "securitySchemes": {
+                "bearerAuth": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "`Authorization: Bearer <API key>`; create a key with "
+                    "`python -m server keys create --name NAME`.",
+                }
+            },
+            "schemas": {
+                "Suggestions": {
+                    "type": "object",
+                    "required": ["hits", "limit"],
+                    "properties": {
+                        "hits": {
+                            "type": "array",
+                            "maxItems": 10,
+                            "items": {"$ref": "#/components/schemas/Hit"},
+                        },
+                        "limit": {"type": "integer", "minimum": 1, "maximum": 10},
+                    },
+                },
+                "Hit": hit,
+                "Component": component,
+                "Problem": problem,
+            },
+        },
+    }
+    return spec
+
+
+def spec_bytes() -> bytes:
+    """The document as served."""
+    return orjson.dumps(build_spec())

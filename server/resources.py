@@ -1,0 +1,217 @@
+"""The routes. Each endpoint's logic is written once and served by WSGI and ASGI alike.
+
+An endpoint is a plain object with ``respond(req, resp, raw_query)``; :class:`WsgiRoute` and
+:class:`AsgiRoute` are the two thin Falcon resources that call it (sync and ``async def``
+responders: Falcon requires the latter on an ASGI app). The logic never awaits anything: the
+engine answers in well under a millisecond and releases the GIL, so it runs on the event loop
+directly (PERF: handing it to a thread pool costs more than the query).
+
+Order of checks on ``/v1/address`` (the contract's "authentication before parameters"):
+routing (404) and method (405) first, as Falcon routes; then the key (401, or 503 if the key
+store is unreadable); then its rate limit (429); then the parameters (400); then the engine.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+
+import falcon
+import orjson
+
+import engine
+from server.auth import Authenticator
+from server.errors import ApiError, method_not_allowed
+from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from server.metrics import Metrics
+from server.params import parse_query
+
+
+class Index(Protocol):
+    """The part of ``engine.AddressIndex`` the service uses."""
+
+    manifest: dict[str, Any]
+
+    def suggest_json(self, q: str, *, limit: int = 5, lat: float | None = None, lon: float | None = None) -> bytes: ...
+
+
+class IndexSlot:
+    """The index this process serves; swapped by the gunicorn hooks (see ``server.app``)."""
+
+    __slots__ = ("index", "directory")
+
+    def __init__(self, index: Index | None, directory: str | None) -> None:
+        self.index = index
+        self.directory = directory
+
+
+class Endpoint(Protocol):
+    def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None: ...
+
+
+def _query_error(exc: engine.QueryError) -> ApiError:
+    """Map an ``engine.QueryError`` (``.code``, ``.parameter``) to the contract's 400."""
+    code = getattr(exc, "code", "invalid_parameter")
+    parameter = getattr(exc, "parameter", None) or "q"
+    if code not in ("invalid_parameter", "query_too_long"):
+        code = "invalid_parameter"
+    return ApiError(code, f"{parameter} is not valid", parameter=parameter)
+
+
+class Address:
+    """``GET /v1/address``: key, rate limit, parameters, then the engine's bytes unchanged."""
+
+    def __init__(self, slot: IndexSlot, auth: Authenticator) -> None:
+        self._slot = slot
+        self._auth = auth
+
+    def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
+        record = self._auth.authenticate(req.auth)
+        req.context.key_name = record.name
+        self._auth.throttle(record)
+        query = parse_query(raw_query)
+        index = self._slot.index
+        if index is None:
+            raise ApiError("not_ready", "no index is open", headers={"Retry-After": "5"})
+        try:
+            body = index.suggest_json(query.q, limit=query.limit, lat=query.lat, lon=query.lon)
+        except engine.QueryError as exc:  # the checks above should leave none
+            raise _query_error(exc) from None
+        resp.content_type = falcon.MEDIA_JSON
+        resp.data = body
+
+
+class Health:
+    """``GET /healthz``: the process answers."""
+
+    BODY = b'{"status":"ok"}'
+
+    def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
+        resp.content_type = falcon.MEDIA_JSON
+        resp.data = self.BODY
+
+
+class Ready:
+    """``GET /readyz``: an index is open and the key store was read in the last 5 s."""
+
+    def __init__(self, slot: IndexSlot, auth: Authenticator) -> None:
+        self._slot = slot
+        self._auth = auth
+
+    def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
+        index = self._slot.index
+        if index is None:
+            raise ApiError("not_ready", "no index is open", headers={"Retry-After": "5"})
+        if not self._auth.ready:
+            raise ApiError("not_ready", "the API key store is unreadable", headers={"Retry-After": "5"})
+        manifest = index.manifest
+        resp.content_type = falcon.MEDIA_JSON
+        resp.data = orjson.dumps(
+            {
+                "status": "ready",
+                "index": {
+                    "built_at": manifest.get("built_at"),
+                    "source_name": manifest.get("source_name"),
+                    "rows_out": manifest.get("rows_out"),
+                    "format_version": manifest.get("format_version"),
+                },
+            }
+        )
+
+
+class MetricsEndpoint:
+    """``GET /metrics``: Prometheus text exposition of every worker."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._metrics = metrics
+
+    def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
+        resp.content_type = METRICS_CONTENT_TYPE
+        resp.data = self._metrics.render()
+
+
+class Static:
+    """A fixed JSON document (``/openapi.json``)."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
+        resp.content_type = falcon.MEDIA_JSON
+        resp.data = self._body
+
+
+def wsgi_raw_query(req: falcon.Request) -> bytes:
+    """The query string as the bytes the client sent (PEP 3333 carries them as latin-1)."""
+    qs: str = req.env.get("QUERY_STRING", "")
+    try:
+        return qs.encode("latin-1")
+    except UnicodeEncodeError:  # not PEP 3333 (some test clients): take it as text
+        return qs.encode("utf-8", "surrogateescape")
+
+
+class WsgiRoute:
+    """Falcon resource of the WSGI app for one endpoint."""
+
+    __slots__ = ("_respond",)
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self._respond = endpoint.respond
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self._respond(req, resp, wsgi_raw_query(req))
+
+    on_head = on_get
+
+    def on_options(self, req: falcon.Request, resp: falcon.Response) -> None:
+        # NOTE: Falcon answers OPTIONS with 200 by default; the contract allows GET/HEAD only.
+        raise method_not_allowed()
+
+
+class AsgiRoute:
+    """Falcon resource of the ASGI app for one endpoint (same logic, ``async`` responders)."""
+
+    __slots__ = ("_respond",)
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self._respond = endpoint.respond
+
+    async def on_get(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
+        self._respond(req, resp, req.scope.get("query_string") or b"")
+
+    on_head = on_get
+
+    async def on_options(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
+        raise method_not_allowed()
+
+
+class MetricsMiddleware:
+    """Time every request and count every response (WSGI and ASGI hooks)."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._observe = metrics.observe
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.start = time.perf_counter()
+
+    def process_response(
+        self, req: falcon.Request, resp: falcon.Response, resource: object, req_succeeded: bool
+    ) -> None:
+        context = req.context
+        start = context.get("start")
+        elapsed = time.perf_counter() - start if start is not None else 0.0
+        self._observe(
+            req.uri_template or "unmatched",
+            req.method,
+            resp.status_code,
+            elapsed,
+            context.get("key_name"),
+        )
+
+    async def process_request_async(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self.process_request(req, resp)
+
+    async def process_response_async(
+        self, req: falcon.Request, resp: falcon.Response, resource: object, req_succeeded: bool
+    ) -> None:
+        self.process_response(req, resp, resource, req_succeeded)

@@ -1,0 +1,109 @@
+"""Fixtures of the server tests: a real index built once per session from the sample data."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import falcon.testing
+import pytest
+
+import engine
+from server.app import create_app
+from server.auth import KeyStore
+from server.config import Config
+
+REPO = Path(__file__).resolve().parents[2]
+DATA_DIR = Path(os.environ.get("ADDRESS_DATA_DIR", REPO.parent / "shared" / "data"))
+SAMPLE = DATA_DIR / "nl-addresses-sample.csv.zst"
+
+
+def build_index(out_dir: Path) -> Path:
+    """Build the sample index with the documented command; return its directory."""
+    if not SAMPLE.exists():
+        pytest.fail(f"sample data {SAMPLE} is missing (set ADDRESS_DATA_DIR)")
+    subprocess.run(
+        [sys.executable, "-m", "engine", "build", str(SAMPLE), str(out_dir), "--no-progress"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    )
+    return out_dir
+
+
+@pytest.fixture(scope="session")
+def index_builder():
+    """``build_index`` itself, for tests that need a second index."""
+    return build_index
+
+
+@pytest.fixture(scope="session")
+def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample index, built once per session (about 3-10 s)."""
+    return build_index(tmp_path_factory.mktemp("indexes") / "sample-1")
+
+
+@pytest.fixture(scope="session")
+def index(index_dir: Path) -> engine.AddressIndex:
+    return engine.AddressIndex.open(index_dir)
+
+
+class Keys:
+    """A key store with a few keys, and the keys themselves."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+        self.store = KeyStore(self.path)
+        self.alice = self.store.create("alice", 1e6)  # practically unlimited
+        self.slow = self.store.create("slow", 2)  # two requests, then 429
+
+
+@pytest.fixture(scope="session")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> Keys:
+    """One key store for the session (tests that revoke add their own key to it)."""
+    return Keys(tmp_path_factory.mktemp("keys") / "keys.sqlite3")
+
+
+@pytest.fixture(params=["wsgi", "asgi"])
+def flavour(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def app_factory(index: engine.AddressIndex, keys: Keys, flavour: str):
+    def make(**config: object) -> falcon.testing.TestClient:
+        app = create_app(index, Config(keystore_path=keys.path, **config), asgi=flavour == "asgi")
+        return falcon.testing.TestClient(app)
+
+    return make
+
+
+@pytest.fixture
+def client(app_factory) -> falcon.testing.TestClient:
+    """The service (WSGI and ASGI in turn) through falcon.testing."""
+    return app_factory()
+
+
+@pytest.fixture
+def auth(keys: Keys) -> dict[str, str]:
+    return {"Authorization": f"Bearer {keys.alice}"}
+
+
+@pytest.fixture
+def get(client: falcon.testing.TestClient, auth: dict[str, str]):
+    """GET /v1/address with a raw query string and alice's key."""
+
+    def do(query: str, headers: dict[str, str] | None = None, path: str = "/v1/address"):
+        return client.simulate_get(path, query_string=query, headers=auth if headers is None else headers)
+
+    return do
+
+
+@pytest.fixture(autouse=True)
+def _no_multiprocess_metrics(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    # In-process tests expose the app's own registry; the live server test uses the real thing.
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
+    yield
