@@ -960,6 +960,11 @@ cdef inline float _prior(const Data* d, Search* s, int32_t g, int loc_typed) noe
     return d.g_prior[g] * (LOCALITY_PRIOR if loc_typed else NO_LOCALITY_PRIOR)
 
 
+cdef inline bint _below(float score_a, int32_t id_a, float score_b, int32_t id_b) noexcept nogil:
+    """Does (score_a, id_a) rank below (score_b, id_b)? Higher score first, then lower id."""
+    return score_a < score_b or (score_a == score_b and id_a > id_b)
+
+
 cdef void _pool_add(Search* s, int32_t g, float score, float text_pen, int interp) noexcept nogil:
     cdef int i, worst = 0
     for i in range(s.npool):
@@ -974,10 +979,9 @@ cdef void _pool_add(Search* s, int32_t g, float score, float text_pen, int inter
         s.npool += 1
     else:
         for i in range(1, s.npool):
-            if s.pool[i].score < s.pool[worst].score or (
-                    s.pool[i].score == s.pool[worst].score and s.pool[i].group > s.pool[worst].group):
+            if _below(s.pool[i].score, s.pool[i].group, s.pool[worst].score, s.pool[worst].group):
                 worst = i
-        if score < s.pool[worst].score or (score == s.pool[worst].score and g > s.pool[worst].group):
+        if _below(score, g, s.pool[worst].score, s.pool[worst].group):
             return
         i = worst
     s.pool[i].group = g
@@ -1177,10 +1181,9 @@ cdef void _cand_add(Search* s, float score, int32_t addr, int32_t key, int inter
         # full: the new one replaces the worst, if it is better (ties: the lower address)
         worst = 0
         for i in range(1, s.ncand):
-            if s.cand[i].score < s.cand[worst].score or (
-                    s.cand[i].score == s.cand[worst].score and s.cand[i].addr > s.cand[worst].addr):
+            if _below(s.cand[i].score, s.cand[i].addr, s.cand[worst].score, s.cand[worst].addr):
                 worst = i
-        if score < s.cand[worst].score or (score == s.cand[worst].score and addr > s.cand[worst].addr):
+        if _below(score, addr, s.cand[worst].score, s.cand[worst].addr):
             return
         s.cand[worst].score = score
         s.cand[worst].addr = addr
@@ -1627,65 +1630,10 @@ cdef class Index:
     def __len__(self):
         return self.d.n_addr
 
-    def suggest_json(self, q, *, int limit=5, lat=None, lon=None):
-        """Return the response body of the contract for query `q` as JSON bytes."""
+    cdef Search* _prepare(self, q, int limit, lat, lon) except NULL:
+        """Check the arguments as the contract says, fold the query; the caller frees."""
         cdef Search* s
-        cdef int hits[MAXLIMIT]
-        cdef int n = 0, i, cp, j, k
-        cdef Py_UCS4 ch
-        cdef Buf b
-        cdef bytes out
-        if type(q) is not str:
-            if not isinstance(q, str):
-                raise QueryError(f"q must be a str, not {type(q).__name__}", parameter="q")
-        if limit < 1 or limit > MAXLIMIT:
-            raise QueryError("limit must be an integer from 1 to 10", parameter="limit")
-        if len(<str>q) > MAX_Q:
-            raise QueryError("q must be at most 128 characters", code="query_too_long", parameter="q")
-        s = <Search*>malloc(sizeof(Search))
-        if s == NULL:
-            raise MemoryError()
-        try:
-            s.limit = limit
-            s.has_focus = 0
-            if lat is not None or lon is not None:
-                if lat is None or lon is None:
-                    raise QueryError("lat and lon go together", parameter="lat" if lat is None else "lon")
-                s.focus_lat = _coordinate(lat, "lat", 90.0)
-                s.focus_lon = _coordinate(lon, "lon", 180.0)
-                s.has_focus = 1
-                s.cos_lat = cos(s.focus_lat * 3.141592653589793 / 180.0)
-            # fold: code points -> ASCII a-z0-9 and spaces
-            k = 0
-            for ch in <str>q:
-                cp = <int>ch
-                if cp < FOLD_MAX:
-                    for j in range(_fold_len[cp]):
-                        s.q[k] = _fold_out[cp][j]
-                        k += 1
-                else:
-                    s.q[k] = 32
-                    k += 1
-            s.qlen = k
-            b.cap = 4096
-            b.n = 0
-            b.p = <char*>malloc(b.cap)
-            if b.p == NULL:
-                raise MemoryError()
-            with nogil:
-                n = _search(&self.d, s, hits)
-                _render(&self.d, hits, n, limit, &b)
-            out = PyBytes_FromStringAndSize(b.p, b.n)
-            free(b.p)
-            return out
-        finally:
-            free(s)
-
-    def search_ids(self, q, *, int limit=5, lat=None, lon=None):
-        """Return the address row ids of the hits (for tests and tools)."""
-        cdef Search* s
-        cdef int hits[MAXLIMIT]
-        cdef int n = 0, cp, j, k
+        cdef int cp, j, k = 0
         cdef Py_UCS4 ch
         if not isinstance(q, str):
             raise QueryError(f"q must be a str, not {type(q).__name__}", parameter="q")
@@ -1693,30 +1641,58 @@ cdef class Index:
             raise QueryError("limit must be an integer from 1 to 10", parameter="limit")
         if len(<str>q) > MAX_Q:
             raise QueryError("q must be at most 128 characters", code="query_too_long", parameter="q")
+        if (lat is None) != (lon is None):
+            raise QueryError("lat and lon go together", parameter="lat" if lat is None else "lon")
+        focus_lat = _coordinate(lat, "lat", 90.0) if lat is not None else 0.0
+        focus_lon = _coordinate(lon, "lon", 180.0) if lon is not None else 0.0
         s = <Search*>malloc(sizeof(Search))
         if s == NULL:
             raise MemoryError()
-        try:
-            s.limit = limit
-            s.has_focus = 0
-            if lat is not None or lon is not None:
-                if lat is None or lon is None:
-                    raise QueryError("lat and lon go together", parameter="lat" if lat is None else "lon")
-                s.focus_lat = _coordinate(lat, "lat", 90.0)
-                s.focus_lon = _coordinate(lon, "lon", 180.0)
-                s.has_focus = 1
-                s.cos_lat = cos(s.focus_lat * 3.141592653589793 / 180.0)
-            k = 0
-            for ch in <str>q:
-                cp = <int>ch
-                if cp < FOLD_MAX:
-                    for j in range(_fold_len[cp]):
-                        s.q[k] = _fold_out[cp][j]
-                        k += 1
-                else:
-                    s.q[k] = 32
+        s.limit = limit
+        s.has_focus = lat is not None
+        s.focus_lat = focus_lat
+        s.focus_lon = focus_lon
+        s.cos_lat = cos(s.focus_lat * 3.141592653589793 / 180.0)
+        # fold: code points -> ASCII a-z0-9 and spaces (the table of engine/normalize.py)
+        for ch in <str>q:
+            cp = <int>ch
+            if cp < FOLD_MAX:
+                for j in range(_fold_len[cp]):
+                    s.q[k] = _fold_out[cp][j]
                     k += 1
-            s.qlen = k
+            else:
+                s.q[k] = 32
+                k += 1
+        s.qlen = k
+        return s
+
+    def suggest_json(self, q, *, int limit=5, lat=None, lon=None):
+        """Return the response body of the contract for query `q` as JSON bytes."""
+        cdef Search* s = self._prepare(q, limit, lat, lon)
+        cdef int hits[MAXLIMIT]
+        cdef int n = 0
+        cdef Buf b
+        b.cap = 4096
+        b.n = 0
+        b.p = <char*>malloc(b.cap)
+        if b.p == NULL:
+            free(s)
+            raise MemoryError()
+        try:
+            with nogil:
+                n = _search(&self.d, s, hits)
+                _render(&self.d, hits, n, limit, &b)
+            return PyBytes_FromStringAndSize(b.p, b.n)
+        finally:
+            free(b.p)
+            free(s)
+
+    def search_ids(self, q, *, int limit=5, lat=None, lon=None):
+        """Return the address row ids of the hits (for tests and tools)."""
+        cdef Search* s = self._prepare(q, limit, lat, lon)
+        cdef int hits[MAXLIMIT]
+        cdef int n = 0, j
+        try:
             with nogil:
                 n = _search(&self.d, s, hits)
             return [hits[j] for j in range(n)]

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import params
-from ._core import QueryError
+from ._core import QueryError, _coordinate
 from .normalize import FOLD_LIMIT, fold_table
 from .vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET
 
@@ -892,10 +892,3 @@ def _lower(c: int) -> int:
     return c + 32 if 65 <= c <= 90 else c
 
 
-def _coordinate(value, name: str, bound: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise QueryError(f"{name} must be a number", parameter=name)
-    v = float(value)
-    if not (-bound <= v <= bound):
-        raise QueryError(f"{name} must be a number from {-bound:g} to {bound:g}", parameter=name)
-    return v
