@@ -153,7 +153,7 @@ cdef enum:
     EXACT_CAP = 256      # groups of the complete word taken before a short-prefix list
     DEL_BUCKET_BITS = 20
     UNFOLD_MAX = 96
-    MAX_CONSIDER = 3000  # groups scored per pass at most
+    MAX_CONSIDER = 2000  # groups scored per pass at most
     TOKEN_CAP_MIN = 8
     PC_PREFIX_CAP = 4000
 
@@ -207,6 +207,10 @@ cdef struct Data:
     int32_t n_sp
     const int32_t* del_bucket
     const uint64_t* v_post_sig
+    const float* v_post_prior
+    const uint64_t* sp_sig
+    const float* sp_prior
+    const uint8_t* sp_toklen
     int32_t n_addr
     int32_t n_groups
     int32_t n_tok
@@ -230,6 +234,7 @@ cdef struct Word:
     int32_t exact       # token id equal to the word, or -1
     int64_t cost        # postings under all ranges
     int typo_done
+    int first_typo      # ranges [first_typo, nr) are single typo tokens, sorted by token id
 
 
 cdef struct Interp:
@@ -500,6 +505,7 @@ cdef void _word_ranges(const Data* d, Search* s, int ti) noexcept nogil:
     w.exact = -1
     w.cost = 0
     w.typo_done = 0
+    w.first_typo = 0
     _prefix_range(d, p, t.len, &lo, &hi)
     if lo < hi:
         if _tok_len(d, lo) == t.len:
@@ -521,6 +527,7 @@ cdef void _word_ranges(const Data* d, Search* s, int ti) noexcept nogil:
             w.typo[w.nr] = 0
             w.nr += 1
             w.cost += d.v_post_start[hi] - d.v_post_start[lo]
+    w.first_typo = w.nr
 
 
 cdef int _bsearch_hash(const Data* d, uint64_t h) noexcept nogil:
@@ -608,8 +615,9 @@ cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n,
                 _typo_lookup(d, s, ti, _fnv_skip(p, n, i, j), maxd, ts)
 
 
-cdef void _typo_ranges(const Data* d, Search* s, int ti) noexcept nogil:
-    """Add the tokens within 1 (2 for 9+ letters) edits of token ti (symmetric deletion).
+cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept nogil:
+    """Set the typo ranges of token ti: the tokens within 1 (2 for 9+ letters, when max_edits
+    allows) edits (symmetric deletion). Return 1 when this looked further than before.
 
     Both the folded word and its spelling with ij for y are looked up: "zeedikj" is one slip
     from "zeedijk", though two from the folded "zeedyk". Closer tokens are kept first."""
@@ -620,16 +628,20 @@ cdef void _typo_ranges(const Data* d, Search* s, int ti) noexcept nogil:
     cdef int32_t tid
     cdef char un[UNFOLD_MAX]
     cdef TypoSet* ts
-    if w.typo_done:
-        return
-    w.typo_done = 1
     if n < 5 or t.digits > 0 or n > 38:
-        return
+        return 0
+    maxd = 2 if n >= 9 and max_edits >= 2 else 1
+    if w.typo_done >= maxd:
+        return 0
+    w.typo_done = maxd
+    # forget the typo ranges of a narrower look (the prefix ranges stay)
+    for i in range(w.first_typo, w.nr):
+        w.cost -= d.v_post_start[w.hi[i]] - d.v_post_start[w.lo[i]]
+    w.nr = w.first_typo
     ts = <TypoSet*>malloc(sizeof(TypoSet))
     if ts == NULL:
-        return
+        return 1
     ts.n = 0
-    maxd = 2 if n >= 9 else 1
     _typo_variants(d, s, ti, p, n, maxd, ts)
     for i in range(n):
         if p[i] == 121:
@@ -637,6 +649,7 @@ cdef void _typo_ranges(const Data* d, Search* s, int ti) noexcept nogil:
             if m <= 38:
                 _typo_variants(d, s, ti, un, m, maxd, ts)
             break
+    w.first_typo = w.nr
     for dist in range(1, maxd + 1):
         for i in range(ts.n):
             if ts.dist[i] != dist or w.nr >= MAXR:
@@ -649,6 +662,23 @@ cdef void _typo_ranges(const Data* d, Search* s, int ti) noexcept nogil:
             w.nr += 1
             w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
     free(ts)
+    _sort_typo_ranges(w)
+    return 1
+
+
+cdef void _sort_typo_ranges(Word* w) noexcept nogil:
+    """Sort the typo ranges by token id, so that matching one is a binary search."""
+    cdef int i, j
+    cdef int32_t lo, hi
+    cdef float base
+    cdef uint8_t typo
+    for i in range(w.first_typo + 1, w.nr):
+        lo, hi, base, typo = w.lo[i], w.hi[i], w.base[i], w.typo[i]
+        j = i
+        while j > w.first_typo and w.lo[j - 1] > lo:
+            w.lo[j], w.hi[j], w.base[j], w.typo[j] = w.lo[j - 1], w.hi[j - 1], w.base[j - 1], w.typo[j - 1]
+            j -= 1
+        w.lo[j], w.hi[j], w.base[j], w.typo[j] = lo, hi, base, typo
 
 
 cdef void _parse(const Data* d, Search* s) noexcept nogil:
@@ -767,18 +797,30 @@ cdef void _parse(const Data* d, Search* s) noexcept nogil:
 cdef inline float _match_word(const Data* d, Search* s, int wi, int32_t t, uint8_t kind) noexcept nogil:
     """Penalty for word wi matching group token t, or -1 when it does not match."""
     cdef Word* w = &s.word[wi]
-    cdef int r
+    cdef int r, k, a, b, mid
     cdef float best = -1, p
-    for r in range(w.nr):
-        if w.lo[r] <= t < w.hi[r]:
-            if w.typo[r]:
-                if not s.typo_mode:
-                    continue
-                p = w.base[r]
+    for r in range(w.first_typo + 1 if s.typo_mode and w.first_typo < w.nr else w.first_typo):
+        k = r
+        if r == w.first_typo:
+            # PERF: the typo tokens are sorted singletons; one binary search finds t among them
+            a = w.first_typo
+            b = w.nr
+            while a < b:
+                mid = (a + b) >> 1
+                if w.lo[mid] < t:
+                    a = mid + 1
+                else:
+                    b = mid
+            if a == w.nr or w.lo[a] != t:
+                continue
+            k = a
+        if w.lo[k] <= t < w.hi[k]:
+            if w.typo[k]:
+                p = w.base[k]
             elif t == w.exact:
                 p = 0
             else:
-                p = w.base[r] + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>s.tok[wi].len) / _tok_len(d, t))
+                p = w.base[k] + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>s.tok[wi].len) / _tok_len(d, t))
             if kind & K_ALIAS:
                 p += ALIAS_PEN
             if (kind & 0x0F) == K_MUNICIPALITY:
@@ -995,10 +1037,11 @@ cdef void _pool_add(Search* s, int32_t g, float score, float text_pen, int inter
                 s.floor = s.pool[i].score
 
 
-cdef inline bint _beyond_reach(const Data* d, Search* s, int32_t g) noexcept nogil:
-    """True when group g, and every later group of a list in prior order, cannot enter the
-    full pool: no penalty is negative, so a score never exceeds the prior (without a focus)."""
-    return not s.has_focus and d.g_prior[g] * PRIOR_WEIGHT_MAX - s.min_pen - s.tok_pen < s.floor
+cdef inline bint _beyond_reach(Search* s, float prior) noexcept nogil:
+    """True when a group of this prior, and every later group of a list in prior order, cannot
+    enter the full pool: its score is at most its prior minus the least penalties of the words
+    (without a focus point, which replaces the prior)."""
+    return not s.has_focus and prior * PRIOR_WEIGHT_MAX - s.min_pen - s.tok_pen < s.floor
 
 
 cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept nogil:
@@ -1021,7 +1064,7 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept 
     _pool_add(s, g, score, text_pen, ii)
 
 
-cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi) noexcept nogil:
+cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t need) noexcept nogil:
     """Scan the precomputed best groups of a short prefix; False when it has no such list."""
     cdef Tok* t = &s.tok[wi]
     cdef int a = 0, b = d.n_sp, mid, c, n, p
@@ -1046,13 +1089,21 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi) noexcept 
     s.tok_pen = 0
     if s.word[wi].exact >= 0:
         for p in range(d.v_post_start[s.word[wi].exact], d.v_post_start[s.word[wi].exact + 1]):
-            if p - d.v_post_start[s.word[wi].exact] >= EXACT_CAP or _beyond_reach(d, s, d.v_post[p]):
+            if p - d.v_post_start[s.word[wi].exact] >= EXACT_CAP or _beyond_reach(s, d.v_post_prior[p]):
                 break
-            _consider_group(d, s, ii, d.v_post[p])
-    s.tok_pen = 0 if s.word[wi].exact >= 0 else PREFIX_PEN
+            if (d.v_post_sig[p] & need) == need:
+                _consider_group(d, s, ii, d.v_post[p])
+    # the list is in order of prior minus the word's penalty on the group's shortest token;
+    # each entry is checked on its own, from data stored beside it
     for p in range(d.sp_start[a], d.sp_start[a + 1]):
-        if _beyond_reach(d, s, d.sp_group[p]):
-            break
+        if (d.sp_sig[p] & need) != need:
+            continue
+        if d.sp_toklen[p] == t.len:
+            s.tok_pen = 0
+        else:
+            s.tok_pen = PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>t.len) / d.sp_toklen[p])
+        if _beyond_reach(s, d.sp_prior[p]):
+            continue
         _consider_group(d, s, ii, d.sp_group[p])
     return True
 
@@ -1125,7 +1176,7 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
         if w.typo[r] and not s.typo_mode:
             continue
         total = d.v_post_start[w.hi[r]] - d.v_post_start[w.lo[r]]
-        if total > budget and r == 0 and _scan_short_prefix(d, s, ii, best):
+        if total > budget and r == 0 and _scan_short_prefix(d, s, ii, best, need):
             continue
         if total <= budget:
             # each token's postings are in prior order: stop a token once out of reach
@@ -1134,7 +1185,7 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                 for p in range(d.v_post_start[t], d.v_post_start[t + 1]):
                     # PERF: the signature rejects most groups without touching them
                     if (d.v_post_sig[p] & need) == need:
-                        if _beyond_reach(d, s, d.v_post[p]):
+                        if _beyond_reach(s, d.v_post_prior[p]):
                             break
                         _consider_group(d, s, ii, d.v_post[p])
         else:
@@ -1153,7 +1204,7 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                     pe = p + cap
                 while p < pe:
                     if (d.v_post_sig[p] & need) == need:
-                        if _beyond_reach(d, s, d.v_post[p]):
+                        if _beyond_reach(s, d.v_post_prior[p]):
                             break
                         _consider_group(d, s, ii, d.v_post[p])
                     p += 1
@@ -1292,7 +1343,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     if s.ntok == 0:
         return 0
     _parse(d, s)
-    for pass_ in range(3):
+    for pass_ in range(4):
         s.typo_mode = pass_ > 0
         s.floor = -1e30
         s.min_pen = 0
@@ -1302,15 +1353,14 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         s.npool = 0
         s.ncand = 0
         if pass_ > 0:
-            # nothing found: look for slips of a key, first in the words that match nothing
-            # at all, then in every word long enough to have one
+            # nothing found: look for slips of a key, the closest first: one edit in the words
+            # that match nothing at all, then one edit in every word, then two in long words
             added = 0
             for ii in range(s.ninterp):
                 for wi in range(s.interp[ii].nwords):
                     ti = s.interp[ii].words[wi]
-                    if not s.word[ti].typo_done and (pass_ == 2 or s.word[ti].nr == 0):
-                        _typo_ranges(d, s, ti)
-                        added += 1
+                    if pass_ >= 2 or s.word[ti].first_typo == 0:
+                        added += _typo_ranges(d, s, ti, 2 if pass_ == 3 else 1)
             if added == 0:
                 continue
         for ii in range(s.ninterp):
@@ -1523,7 +1573,8 @@ ARRAYS = {
     "pc_start": np.int32, "pc_addr": np.int32, "add_blob": np.uint8, "add_off": np.int64,
     "s_blob": np.uint8, "s_off": np.int64,
     "sp_blob": np.uint8, "sp_off": np.int64, "sp_start": np.int32, "sp_group": np.int32,
-    "del_bucket": np.int32, "g_sig": np.uint64, "v_post_sig": np.uint64,
+    "del_bucket": np.int32, "g_sig": np.uint64, "v_post_sig": np.uint64, "v_post_prior": np.float32,
+    "sp_sig": np.uint64, "sp_prior": np.float32, "sp_toklen": np.uint8,
 }
 
 _EMPTY = {name: np.zeros(1, dtype=dt) for name, dt in ARRAYS.items()}
@@ -1589,10 +1640,17 @@ cdef class Index:
         d.n_sp = len(arrays["sp_start"]) - 1
         d.del_bucket = <const int32_t*>_ptr(arrays, "del_bucket")
         d.v_post_sig = <const uint64_t*>_ptr(arrays, "v_post_sig")
+        d.v_post_prior = <const float*>_ptr(arrays, "v_post_prior")
+        d.sp_sig = <const uint64_t*>_ptr(arrays, "sp_sig")
+        d.sp_prior = <const float*>_ptr(arrays, "sp_prior")
+        d.sp_toklen = <const uint8_t*>_ptr(arrays, "sp_toklen")
         if len(arrays["del_bucket"]) != (1 << DEL_BUCKET_BITS) + 1:
             raise ValueError("typo bucket index has the wrong size")
-        if len(arrays["v_post_sig"]) != len(arrays["v_post"]):
-            raise ValueError("posting signatures do not match the postings")
+        if len(arrays["v_post_sig"]) != len(arrays["v_post"]) or len(arrays["v_post_prior"]) != len(arrays["v_post"]):
+            raise ValueError("posting signatures or priors do not match the postings")
+        for name in ("sp_sig", "sp_prior", "sp_toklen"):
+            if len(arrays[name]) != len(arrays["sp_group"]):
+                raise ValueError("short-prefix lists do not match their tables")
         d.n_addr = len(arrays["a_number"])
         d.n_groups = len(arrays["g_start"]) - 1
         d.n_tok = len(arrays["v_off"]) - 1

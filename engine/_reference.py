@@ -159,7 +159,7 @@ class Word:
     ranges: list[Range] = field(default_factory=list)
     exact: int = -1        # id of the token equal to the word, or -1
     cost: int = 0          # postings under all ranges
-    typo_done: bool = False
+    typo_done: int = 0          # the most edits looked for so far
 
 
 @dataclass
@@ -360,9 +360,10 @@ class ReferenceIndex:
         if not s.tokens:
             return []
         self.parse(s)
-        # pass 0: as typed; when nothing is found, pass 1 looks for slips of a key in the words
-        # that match nothing at all, and pass 2 in every word long enough to have one
-        for pass_ in range(3):
+        # pass 0: as typed; when nothing is found, look for slips of a key, the closest first:
+        # pass 1 one edit in the words that match nothing at all, pass 2 one edit in every word,
+        # pass 3 two edits in words of 9+ letters
+        for pass_ in range(4):
             s.typo_mode = pass_ > 0
             s.pool = []
             s.cands = []
@@ -370,9 +371,8 @@ class ReferenceIndex:
                 added = 0
                 for it in s.interps:
                     for ti in it.words:
-                        if not s.words[ti].typo_done and (pass_ == 2 or not s.words[ti].ranges):
-                            self.typo_ranges(s, ti)
-                            added += 1
+                        if pass_ >= 2 or not any(not r.typo for r in s.words[ti].ranges):
+                            added += self.typo_ranges(s, ti, 2 if pass_ == 3 else 1)
                 if added == 0:
                     continue          # nothing new to look for
             for ii, it in enumerate(s.interps):
@@ -405,9 +405,10 @@ class ReferenceIndex:
                 w.cost += self.range_cost(lo, hi)
         return w
 
-    def typo_ranges(self, s: Search, ti: int) -> None:
-        """Add the tokens within 1 (2 for 9+ letters) edits of query token ti, one range each,
-        the closer ones first.
+    def typo_ranges(self, s: Search, ti: int, max_edits: int) -> int:
+        """Set the typo ranges of query token ti: the tokens within 1 (2 for 9+ letters, when
+        max_edits allows) edits, one range each, the closer ones first. Return 1 when this
+        looked further than before.
 
         The C code finds them through the deletion hash index; here every vocabulary token that
         could be close enough is measured. The C code remembers them in the order of its hash
@@ -416,13 +417,18 @@ class ReferenceIndex:
         is rebuilt from the deletion forms, so that the same tokens survive the caps.
         """
         word, tok = s.words[ti], s.tokens[ti]
-        if word.typo_done:
-            return
-        word.typo_done = True
         text = tok.text
         if len(text) < 5 or tok.digits > 0 or len(text) > MAX_TYPO_WORD:
-            return
-        maxd = 2 if len(text) >= 9 else 1
+            return 0
+        maxd = 2 if len(text) >= 9 and max_edits >= 2 else 1
+        if word.typo_done >= maxd:
+            return 0
+        word.typo_done = maxd
+        # forget the typo ranges of a narrower look (the prefix ranges stay)
+        for r in word.ranges:
+            if r.typo:
+                word.cost -= self.range_cost(r.lo, r.hi)
+        word.ranges = [r for r in word.ranges if not r.typo]
         lookups = typo_lookups(text, maxd)
         first_lookup = {form: k for k, form in reversed(list(enumerate(lookups)))}
         found = []          # (first look-up that finds it, token id, distance)
@@ -442,6 +448,7 @@ class ReferenceIndex:
             base = TYPO_PEN + TYPO_EDIT * f32(dist - 1)
             word.ranges.append(Range(tid, tid + 1, base, True))
             word.cost += self.range_cost(tid, tid + 1)
+        return 1
 
     def _typo_candidates(self, text: str, maxd: int) -> list[int]:
         """Token ids that may lie within maxd edits of text, in its own or its ij spelling:

@@ -24,11 +24,11 @@ import numpy as np
 import orjson
 
 from . import _core
-from .params import PRIOR_MAX
+from .params import PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
 from .source import ParsedTable, read_source
 from .vocab import LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 SHORT_PREFIX = 12         # prefixes up to this long get a precomputed list of groups ...
 SHORT_PREFIX_MIN = 2000   # ... when their postings exceed this (engine/_core.pyx SCAN_ALONE)
 SHORT_PREFIX_TOP = 256    # ... of this many groups, highest prior first
@@ -188,7 +188,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
 
     # short prefixes ("s", "ke"): their best groups, precomputed, so that the first keystrokes
     # cost no more than a long word
-    sp_blob, sp_off, sp_start, sp_group = _short_prefix_lists(words, v_post_start, v_post, g_prior)
+    sp_blob, sp_off, sp_start, sp_group, sp_toklen = _short_prefix_lists(
+        words, v_post_start, v_post, g_prior)
 
     # typo index: hashes of each token with up to 1 (2 for long tokens) letters deleted
     del_hash, del_tok = _core.deletion_index(words)
@@ -201,6 +202,10 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     # rejects most groups from the postings array alone, without touching the group
     g_sig = _signatures(words, g_tok, g_tok_start)
     v_post_sig = g_sig[v_post]
+    # the same, and the prior, beside every posting and list entry: a scan reads them in order
+    v_post_prior = g_prior[v_post]
+    sp_sig = g_sig[sp_group]
+    sp_prior = g_prior[sp_group]
 
     # ---- postcode index: addresses by postcode, then house number order
     pc_order = np.lexsort((np.arange(n), a_number, a_postcode)).astype(np.int32)
@@ -222,7 +227,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "g_tok_cover": g_tok_cover,
         "v_blob": v_blob, "v_off": v_off, "v_post_start": v_post_start, "v_post": v_post,
         "del_hash": del_hash, "del_tok": del_tok, "del_bucket": del_bucket,
-        "g_sig": g_sig, "v_post_sig": v_post_sig,
+        "g_sig": g_sig, "v_post_sig": v_post_sig, "v_post_prior": v_post_prior,
+        "sp_sig": sp_sig, "sp_prior": sp_prior, "sp_toklen": sp_toklen,
         "sp_blob": sp_blob, "sp_off": sp_off, "sp_start": sp_start, "sp_group": sp_group,
         "pc_code": pc_code.astype(np.int32), "pc_start": pc_start, "pc_addr": pc_order,
         "add_blob": add_blob, "add_off": add_off, "s_blob": s_blob, "s_off": s_off,
@@ -269,7 +275,8 @@ def _signatures(words, g_tok, g_tok_start):
 
 def _short_prefix_lists(words, v_post_start, v_post, g_prior):
     """For every prefix of up to SHORT_PREFIX letters whose postings exceed SHORT_PREFIX_MIN,
-    the SHORT_PREFIX_TOP groups of highest prior that hold a token with that prefix."""
+    the SHORT_PREFIX_TOP groups that hold a token with that prefix and could score best for it
+    (prior minus the prefix penalty of their shortest such token), with that token's length."""
     counts = np.diff(v_post_start).astype(np.int64)
     keys: dict[str, int] = {}
     tok_keys = []  # (prefix id, token id)
@@ -281,30 +288,41 @@ def _short_prefix_lists(words, v_post_start, v_post, g_prior):
     total = np.bincount(kt[:, 0], weights=counts[kt[:, 1]], minlength=len(keys))
     big = total > SHORT_PREFIX_MIN
     kt = kt[big[kt[:, 0]]]
-    # expand to (prefix, group) pairs through the postings of each token
+    # expand to (prefix, token, group) triples through the postings of each token
     reps = counts[kt[:, 1]]
     pk = np.repeat(kt[:, 0], reps)
+    pt = np.repeat(kt[:, 1], reps)
     starts = np.repeat(v_post_start[kt[:, 1]].astype(np.int64) - np.cumsum(reps) + reps, reps)
     pg = v_post[np.arange(len(pk), dtype=np.int64) + starts]
-    order = np.lexsort((pg, -g_prior[pg], pk))
-    pk, pg = pk[order], pg[order]
-    # one entry per (prefix, group); then the first SHORT_PREFIX_TOP of each prefix
-    # (same group, same prior: duplicates are adjacent)
-    dup = np.zeros(len(pk), dtype=bool)
-    dup[1:] = (pk[1:] == pk[:-1]) & (pg[1:] == pg[:-1])
-    pk, pg = pk[~dup], pg[~dup]
+    texts = {v: k for k, v in keys.items()}
+    prefix_len = np.zeros(len(keys), dtype=np.float64)
+    for k, text in texts.items():
+        prefix_len[k] = len(text)
+    word_len = np.array([len(w) for w in words], dtype=np.float64)
+    toklen = word_len[pt]
+    wlen = prefix_len[pk]
+    pen = np.where(toklen == wlen, 0.0, PREFIX_PEN + PREFIX_FRAC * (1.0 - wlen / toklen))
+    bound = g_prior[pg] - pen
+    order = np.lexsort((toklen, pg, -bound, pk))
+    pk, pg, toklen = pk[order], pg[order], toklen[order]
+    # one entry per (prefix, group): its first, best-bound one; then the first
+    # SHORT_PREFIX_TOP of each prefix
+    _, first_of_pair = np.unique(pk * (int(pg.max()) + 1) + pg, return_index=True)
+    keep = np.sort(first_of_pair)
+    pk, pg, toklen = pk[keep], pg[keep], toklen[keep]
     first = np.searchsorted(pk, pk, side="left")
     keep = (np.arange(len(pk)) - first) < SHORT_PREFIX_TOP
-    pk, pg = pk[keep], pg[keep]
-    texts = {v: k for k, v in keys.items()}
+    pk, pg, toklen = pk[keep], pg[keep], toklen[keep]
     ids = sorted(np.unique(pk).tolist(), key=lambda k: texts[k].encode())
-    rank = {k: i for i, k in enumerate(ids)}
-    new_pk = np.array([rank[int(k)] for k in pk], dtype=np.int64)
+    rank = np.zeros(len(keys), dtype=np.int64)
+    rank[ids] = np.arange(len(ids))
+    new_pk = rank[pk]
     order = np.argsort(new_pk, kind="stable")
     sp_group = pg[order].astype(np.int32)
+    sp_toklen = np.minimum(toklen[order], 255).astype(np.uint8)
     sp_start = np.searchsorted(new_pk[order], np.arange(len(ids) + 1)).astype(np.int32)
     sp_blob, sp_off = _blob([texts[k].encode() for k in ids])
-    return sp_blob, sp_off, sp_start, sp_group
+    return sp_blob, sp_off, sp_start, sp_group, sp_toklen
 
 
 def _swap_into_place(tmp: Path, out_dir: Path) -> None:
