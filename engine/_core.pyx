@@ -31,6 +31,8 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
+import sys
+
 import numpy as np
 
 from .normalize import FOLD_LIMIT as _FOLD_LIMIT, fold_table
@@ -167,6 +169,15 @@ cdef enum:
 # structures of one search
 
 
+cdef struct TokRec:
+    # one group token as stored in g_tokrec (two little-endian uint64 words per token):
+    # token id in the low 32 bits of the first word, its kind in the next byte; cover second
+    int32_t tok
+    uint8_t kind
+    uint8_t pad[3]
+    uint64_t cover
+
+
 cdef struct Data:
     const int32_t* a_group
     const int32_t* a_number
@@ -187,6 +198,7 @@ cdef struct Data:
     const int32_t* g_tok
     const uint8_t* g_tok_kind
     const uint64_t* g_tok_cover
+    const TokRec* g_rec
     const uint8_t* v_blob
     const int64_t* v_off
     const int32_t* v_post_start
@@ -850,20 +862,20 @@ cdef bint _group_text(const Data* d, Search* s, const Interp* it, int32_t g, flo
         bp = -1
         bestj = -1
         for j in range(a, b):
-            p = _match_word(d, s, it.words[wi], d.g_tok[j], d.g_tok_kind[j])
+            p = _match_word(d, s, it.words[wi], d.g_rec[j].tok, d.g_rec[j].kind)
             if p >= 0 and (bp < 0 or p < bp):
                 bp = p
                 bestj = j
         if bp < 0:
             return False
         pen += bp
-        covered |= d.g_tok_cover[bestj]
-        kind = d.g_tok_kind[bestj] & 0x0F
+        covered |= d.g_rec[bestj].cover
+        kind = d.g_rec[bestj].kind & 0x0F
         if kind == K_LOCALITY or kind == K_MUNICIPALITY:
             loc = 1
     for j in range(a, b):
-        if d.g_tok_kind[j] == K_STREET:
-            all_street |= d.g_tok_cover[j]
+        if d.g_rec[j].kind == K_STREET:
+            all_street |= d.g_rec[j].cover
     pen += UNMATCHED_PEN * _popcount(all_street & ~covered)
     pen_out[0] = pen
     loc_out[0] = loc
@@ -920,7 +932,7 @@ cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int
         b = d.g_tok_start[g + 1]
         bp = -1
         for j in range(a, b):
-            wp = _match_word(d, s, it.part_tok[i], d.g_tok[j], d.g_tok_kind[j])
+            wp = _match_word(d, s, it.part_tok[i], d.g_rec[j].tok, d.g_rec[j].kind)
             if wp >= 0 and (bp < 0 or wp < bp):
                 bp = wp
         if bp < 0:
@@ -1286,7 +1298,7 @@ cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
                 for wi in range(it.nwords):
                     bp = -1
                     for jj in range(d.g_tok_start[g], d.g_tok_start[g + 1]):
-                        wp = _match_word(d, s, it.words[wi], d.g_tok[jj], d.g_tok_kind[jj])
+                        wp = _match_word(d, s, it.words[wi], d.g_rec[jj].tok, d.g_rec[jj].kind)
                         if wp >= 0 and (bp < 0 or wp < bp):
                             bp = wp
                     last_pen += bp if bp >= 0 else UNKNOWN_WORD_PEN
@@ -1574,7 +1586,7 @@ ARRAYS = {
     "s_blob": np.uint8, "s_off": np.int64,
     "sp_blob": np.uint8, "sp_off": np.int64, "sp_start": np.int32, "sp_group": np.int32,
     "del_bucket": np.int32, "g_sig": np.uint64, "v_post_sig": np.uint64, "v_post_prior": np.float32,
-    "sp_sig": np.uint64, "sp_prior": np.float32, "sp_toklen": np.uint8,
+    "sp_sig": np.uint64, "sp_prior": np.float32, "sp_toklen": np.uint8, "g_tokrec": np.uint64,
 }
 
 _EMPTY = {name: np.zeros(1, dtype=dt) for name, dt in ARRAYS.items()}
@@ -1620,6 +1632,11 @@ cdef class Index:
         d.g_tok = <const int32_t*>_ptr(arrays, "g_tok")
         d.g_tok_kind = <const uint8_t*>_ptr(arrays, "g_tok_kind")
         d.g_tok_cover = <const uint64_t*>_ptr(arrays, "g_tok_cover")
+        d.g_rec = <const TokRec*>_ptr(arrays, "g_tokrec")
+        if len(arrays["g_tokrec"]) != 2 * len(arrays["g_tok"]):
+            raise ValueError("group token records do not match the group tokens")
+        if sys.byteorder != "little":
+            raise ValueError("this index layout needs a little-endian machine")
         d.v_blob = <const uint8_t*>_ptr(arrays, "v_blob")
         d.v_off = <const int64_t*>_ptr(arrays, "v_off")
         d.v_post_start = <const int32_t*>_ptr(arrays, "v_post_start")
