@@ -6,7 +6,7 @@ INDEX_DIR ?= indexes/nl
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install index serve test test-full bench eval lint clean
+.PHONY: install index serve test test-full bench eval asan lint clean
 
 STAMP := build/.installed
 
@@ -37,6 +37,15 @@ bench: index
 
 eval: index
 	$(PYTHON) ../shared/eval/evaluate.py ../shared/eval/queries-public.jsonl --engine $(INDEX_DIR)
+
+# the engine tests against an AddressSanitizer build of the extensions (in build/asan)
+asan:
+	rm -rf build/asan && mkdir -p build/asan && git ls-files | tar -cT - | tar -x -C build/asan
+	cd build/asan && CFLAGS="-fsanitize=address -fno-omit-frame-pointer -g -O1" \
+		LDFLAGS="-fsanitize=address" $(PYTHON) setup.py -q build_ext --inplace
+	cd build/asan && LD_PRELOAD=$$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
+		ADDRESS_DATA_DIR=$(abspath $(DATA_DIR)) ADDRESS_EVAL_DIR=$(abspath $(DATA_DIR)/../eval) \
+		$(PYTHON) -m pytest tests/engine -q -p no:cacheprovider
 
 lint:
 	$(PYTHON) -m ruff check engine server tests benchmarks
