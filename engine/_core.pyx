@@ -152,7 +152,7 @@ cdef enum:
     MAXLIMIT = 10
     SCAN_BUDGET = 20000  # postings scanned for the rarest word when other words filter
     SCAN_ALONE = 2000    # ... and when it is the only word (build.py SHORT_PREFIX_MIN)
-    EXACT_CAP = 256      # groups of the complete word taken before a short-prefix list
+    EXACT_CAP = 128      # groups of the complete word taken before a short-prefix list
     DEL_BUCKET_BITS = 20
     UNFOLD_MAX = 96
     MAX_CONSIDER = 2000  # groups scored per pass at most
@@ -1563,6 +1563,15 @@ cdef int _render(const Data* d, const int* hits, int n, int limit, Buf* b) noexc
 
 # ---------------------------------------------------------------------------------------------
 # the Python-facing class
+
+
+# the fixed sizes of the search, which are part of its behaviour (the Python twin reads them)
+SIZES = {
+    "MAX_Q": MAX_Q, "QBUF": QBUF, "FOLD_W": FOLD_W, "MAXT": MAXT, "MAXR": MAXR, "POOL": POOL,
+    "MAXLIMIT": MAXLIMIT, "SCAN_BUDGET": SCAN_BUDGET, "SCAN_ALONE": SCAN_ALONE,
+    "EXACT_CAP": EXACT_CAP, "TOKEN_CAP_MIN": TOKEN_CAP_MIN, "PC_PREFIX_CAP": PC_PREFIX_CAP,
+    "MAXP": MAXP, "MAXI": MAXI, "MAX_CONSIDER": MAX_CONSIDER,
+}
 
 
 class QueryError(ValueError):

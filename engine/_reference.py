@@ -26,7 +26,7 @@ filter on is mirrored, because the C code scans further when there is). The dele
 here; only `search_ids`.
 
 Not mirrored either: the pruning of groups out of reach of the pool (`_beyond_reach`, which
-cannot change the answer) and the bound on groups scored per pass (`MAX_CONSIDER`, 3,000), which
+cannot change the answer) and the bound on groups scored per pass (`MAX_CONSIDER`), which
 can: it counts the groups that pass the signature filter and the pruning, which the twin does
 not model. The two agree on every query that stays under that bound; the agreement tests on
 the sample pass with it in place.
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import params
-from ._core import QueryError, _coordinate
+from ._core import SIZES, QueryError, _coordinate
 from .normalize import FOLD_LIMIT, fold_table
 from .vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET
 
@@ -71,23 +71,23 @@ LETTER_AS_ADDITION_PEN = f32(params.LETTER_AS_ADDITION_PEN)
 ZERO = f32(0.0)
 
 # ---- the fixed sizes of the C code, which are part of its behaviour
-MAX_QUERY_CHARS = 128          # MAX_Q: longer queries are refused
-QUERY_BUFFER = 128 * 4 + 8     # QBUF: folded bytes; tokenising stops near its end
-FOLD_WIDTH = 4                 # FOLD_W: a folded code point keeps at most 4 bytes
-MAX_TOKENS = 40                # MAXT: further tokens are ignored
-MAX_RANGES = 48                # MAXR: prefix + ij variant + typo tokens of one word
-POOL_SIZE = 64                 # POOL: best groups kept
-MAX_LIMIT = 10                 # MAXLIMIT
+MAX_QUERY_CHARS = SIZES["MAX_Q"]       # longer queries are refused
+QUERY_BUFFER = SIZES["QBUF"]           # folded bytes; tokenising stops near its end
+FOLD_WIDTH = SIZES["FOLD_W"]           # a folded code point keeps at most this many bytes
+MAX_TOKENS = SIZES["MAXT"]             # further tokens are ignored
+MAX_RANGES = SIZES["MAXR"]             # prefix + ij variant + typo tokens of one word
+POOL_SIZE = SIZES["POOL"]              # best groups kept (at most)
+MAX_LIMIT = SIZES["MAXLIMIT"]
 MAX_CANDIDATES = POOL_SIZE * MAX_LIMIT + 64
-SCAN_BUDGET = 20000            # postings scanned for the rarest word when other words filter
-SCAN_ALONE = 2000              # ... and when it is the only word (build.py SHORT_PREFIX_MIN)
-EXACT_CAP = 256                # groups of the complete word taken before a short-prefix list
-TOKEN_CAP_MIN = 8
-PC_PREFIX_CAP = 4000           # addresses scanned for a postcode prefix
+SCAN_BUDGET = SIZES["SCAN_BUDGET"]     # postings scanned for the rarest word when other words filter
+SCAN_ALONE = SIZES["SCAN_ALONE"]       # ... and when it is the only word (build.py SHORT_PREFIX_MIN)
+EXACT_CAP = SIZES["EXACT_CAP"]         # groups of the complete word taken before a short-prefix list
+TOKEN_CAP_MIN = SIZES["TOKEN_CAP_MIN"]
+PC_PREFIX_CAP = SIZES["PC_PREFIX_CAP"]  # addresses scanned for a postcode prefix
 SAME_NUMBER_CAP = 256          # addresses with the typed number looked at in one run
 MAX_NUMBER_CANDIDATES = 3      # house-number readings of a query
-MAX_PARTS = 3                  # MAXP: letter/addition parts of one reading
-MAX_INTERPS = 8                # MAXI: readings of one query; parsing stops there
+MAX_PARTS = SIZES["MAXP"]      # letter/addition parts of one reading
+MAX_INTERPS = SIZES["MAXI"]    # readings of one query; parsing stops there
 MAX_TYPO_WORD = 38             # typos are looked for in words of at most 38 letters
 MAX_DL_LEN = 78                # the C distance (and the deletion index) stop at 78 letters
 TYPO_SET = 512                 # typo tokens remembered for one word before the closest are kept
