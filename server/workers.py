@@ -1,12 +1,12 @@
-"""The default gunicorn worker: uvicorn's, with a short drain before a graceful stop.
+"""The default gunicorn worker: uvicorn's, with a drain that fails no request on reload.
 
-On ``kill -HUP`` gunicorn starts new workers and sends the old ones SIGTERM. uvicorn then stops
-listening and at once closes every connection that has no request in progress, including one
-it accepted a moment ago whose request bytes it has not read yet: that client gets a reset
-instead of an answer. Waiting briefly between "stop accepting" and "close idle connections"
-lets such a request start (it is then answered, and its connection closed afterwards), so a
-reload fails no request. Idle keep-alive connections are still closed, as HTTP/1.1 allows
-(clients retry an idempotent request on a connection the server closed).
+On ``kill -HUP`` gunicorn starts new workers and sends the old ones SIGTERM. Plain uvicorn then
+stops listening and at once closes every connection that has no request in progress: a client
+that sends its next request on a kept-alive connection at that moment gets a reset instead of
+an answer (wrk saw 32 in 127,197 requests across reloads). Here a draining worker instead
+answers the next request on every open connection with ``Connection: close`` and closes the
+connection after that answer; a connection that stays idle for IDLE_GRACE seconds is closed
+then, as any keep-alive timeout would. New connections go to the new workers.
 """
 
 from __future__ import annotations
@@ -17,14 +17,40 @@ import sys
 
 import uvicorn
 from gunicorn.arbiter import Arbiter
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn_worker import UvicornWorker as _UvicornWorker
 
 #: Long enough for a request already sent on a just-accepted connection to be read.
 DRAIN_SECONDS = 0.25
+#: An open connection with no request for this long while draining is closed.
+IDLE_GRACE = 1.0
+
+
+class _DrainingProtocol(HttpToolsProtocol):
+    """httptools protocol that, once its worker drains, ends each connection after one answer."""
+
+    draining = False  # set for the whole process when the worker starts to stop
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        if _DrainingProtocol.draining and self.cycle is not None:
+            self.cycle.keep_alive = False  # the answer says "Connection: close", then closes
+
+    def shutdown(self) -> None:
+        if self.cycle is None or self.cycle.response_complete:
+            # idle: a request may be on its way; answer it (and close), or close when idle
+            self.loop.call_later(IDLE_GRACE, self._close_if_idle)
+        else:
+            self.cycle.keep_alive = False
+
+    def _close_if_idle(self) -> None:
+        if (self.cycle is None or self.cycle.response_complete) and not self.transport.is_closing():
+            self.transport.close()
 
 
 class _DrainingServer(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        _DrainingProtocol.draining = True
         for server in self.servers:
             server.close()  # stop accepting (new connections go to the new workers)
         await asyncio.sleep(DRAIN_SECONDS)
@@ -33,6 +59,8 @@ class _DrainingServer(uvicorn.Server):
 
 class UvicornWorker(_UvicornWorker):
     """``uvicorn_worker.UvicornWorker`` (uvloop, httptools) that drains before stopping."""
+
+    CONFIG_KWARGS = {**_UvicornWorker.CONFIG_KWARGS, "http": _DrainingProtocol}
 
     async def _serve(self) -> None:
         # NOTE: the body of uvicorn_worker's own _serve, with the draining server.

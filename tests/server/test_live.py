@@ -204,6 +204,30 @@ class Asker(threading.Thread):
                 self.failures.append(f"status {status}")
 
 
+class KeepAliveAsker(Asker):
+    """Keeps asking on one kept-alive connection (reopened only after the server says
+    `Connection: close`), as browsers, wrk and connection pools do: a reload must not reset it."""
+
+    def run(self) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", self.live.port, timeout=10)
+        path = "/v1/address?country=NLD&q=kerkstraat+1&limit=5"
+        headers = {"Authorization": f"Bearer {self.live.key}"}
+        while not self.stop.is_set():
+            try:
+                conn.request("GET", path, headers=headers)
+                resp = conn.getresponse()
+                resp.read()
+            except (OSError, http.client.HTTPException) as exc:
+                self.failures.append(repr(exc))
+                conn.close()
+                continue
+            if resp.status == 200:
+                self.ok += 1
+            else:
+                self.failures.append(f"status {resp.status}")
+        conn.close()
+
+
 def test_hup_switches_to_a_new_index_with_no_failed_request(live, tmp_path_factory, index_builder):
     build_index = index_builder
     new_dir = build_index(tmp_path_factory.mktemp("indexes") / "sample-2")
@@ -215,7 +239,7 @@ def test_hup_switches_to_a_new_index_with_no_failed_request(live, tmp_path_facto
         new_dir = build_index(new_dir)
         new_built = engine.AddressIndex.open(new_dir).manifest["built_at"]
 
-    askers = [Asker(live) for _ in range(4)]
+    askers = [Asker(live) for _ in range(2)] + [KeepAliveAsker(live) for _ in range(4)]
     for a in askers:
         a.start()
     time.sleep(0.5)
