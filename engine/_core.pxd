@@ -1,0 +1,174 @@
+# Declarations of the compiled core (engine/_core.pyx): the fixed sizes of a search, the
+# structures it works in, and the Index class. The C types of `Data` match the numpy dtypes of
+# the arrays on disk (ARRAYS in _core.pyx), which `Index.__init__` checks once on open.
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+
+
+cdef enum:
+    FOLD_MAX = 0x2500
+    FOLD_W = 4
+    MAX_Q = 128          # code points accepted in a query
+    QBUF = 128 * 4 + 8   # folded bytes
+
+
+cdef enum:
+    MAXT = 40          # tokens in a query
+    MAXR = 48          # ranges per word (prefix, variant, typo tokens)
+    MAXP = 3           # typed letter/addition parts
+    MAXI = 8           # interpretations
+    POOL = 64          # best groups kept
+    MAXLIMIT = 10
+    SCAN_BUDGET = 20000  # postings scanned for the rarest word when other words filter
+    SCAN_ALONE = 2000    # ... and when it is the only word (build.py SHORT_PREFIX_MIN)
+    EXACT_CAP = 128      # groups of the complete word taken before a short-prefix list
+    DEL_BUCKET_BITS = 20
+    UNFOLD_MAX = 96
+    MAX_CONSIDER = 2000  # groups scored per pass at most
+    TOKEN_CAP_MIN = 8
+    PC_PREFIX_CAP = 4000
+
+
+cdef enum:
+    K_STREET = 1
+    K_LOCALITY = 2
+    K_MUNICIPALITY = 3
+    K_ALIAS = 0x10
+
+
+cdef struct TokRec:
+    # one group token as stored in g_tokrec (two little-endian uint64 words per token):
+    # token id in the low 32 bits of the first word, its kind in the next byte; cover second
+    int32_t tok
+    uint8_t kind
+    uint8_t pad[3]
+    uint64_t cover
+
+
+cdef struct Data:
+    const int32_t* a_group
+    const int32_t* a_number
+    const uint8_t* a_letter
+    const int32_t* a_addition
+    const int32_t* a_postcode
+    const int32_t* a_lat
+    const int32_t* a_lon
+    const int32_t* g_street
+    const int32_t* g_locality
+    const int32_t* g_municipality
+    const int32_t* g_province
+    const int32_t* g_start
+    const float* g_prior
+    const int32_t* g_lat
+    const int32_t* g_lon
+    const int32_t* g_tok_start
+    const int32_t* g_tok
+    const uint8_t* g_tok_kind
+    const uint64_t* g_tok_cover
+    const TokRec* g_rec
+    const uint8_t* v_blob
+    const int64_t* v_off
+    const int32_t* v_post_start
+    const int32_t* v_post
+    const uint64_t* del_hash
+    const int32_t* del_tok
+    const int32_t* pc_code
+    const int32_t* pc_start
+    const int32_t* pc_addr
+    const uint8_t* add_blob
+    const int64_t* add_off
+    const uint8_t* s_blob
+    const int64_t* s_off
+    const uint8_t* sp_blob
+    const int64_t* sp_off
+    const int32_t* sp_start
+    const int32_t* sp_group
+    int32_t n_sp
+    const int32_t* del_bucket
+    const uint64_t* v_post_sig
+    const float* v_post_prior
+    const uint64_t* sp_sig
+    const float* sp_prior
+    const uint8_t* sp_toklen
+    int32_t n_addr
+    int32_t n_groups
+    int32_t n_tok
+    int32_t n_del
+    int32_t n_pc
+
+
+cdef struct Tok:
+    int start
+    int len
+    int digits       # leading digits
+    int value        # value of the leading digits (capped at 10**6)
+
+
+cdef struct Word:
+    int nr
+    int32_t lo[MAXR]
+    int32_t hi[MAXR]
+    float base[MAXR]    # penalty of the range before the prefix share (0 prefix, TYPO for typos)
+    uint8_t typo[MAXR]
+    int32_t exact       # token id equal to the word, or -1
+    int64_t cost        # postings under all ranges
+    int typo_done
+    int first_typo      # ranges [first_typo, nr) are single typo tokens, sorted by token id
+
+
+cdef struct Interp:
+    int number          # house number, -1 when none was typed
+    int nparts
+    int part_tok[MAXP]  # token of each typed letter/addition part
+    int part_off[MAXP]  # offset in that token where the part starts (glued suffix of 12a)
+    int nwords
+    int words[MAXT]     # token indices that must match the street/locality
+    int pc_lo           # postcode code range, -1 when none
+    int pc_hi
+    uint64_t need       # signature bits every matching group must have
+
+
+cdef struct PoolItem:
+    float score
+    float text_pen
+    int32_t group
+    int interp
+
+
+cdef struct Cand:
+    float score
+    int32_t addr
+    int32_t key         # spread key: group, or postcode in postcode mode
+    int interp
+
+
+cdef struct Search:
+    char q[QBUF]
+    int qlen
+    int ntok
+    Tok tok[MAXT]
+    Word word[MAXT]
+    int ninterp
+    Interp interp[MAXI]
+    int npool
+    PoolItem pool[POOL]
+    int ncand
+    Cand cand[POOL * MAXLIMIT + 64]
+    int limit
+    int has_focus
+    double focus_lat
+    double focus_lon
+    double cos_lat
+    int typo_mode
+    float floor         # score a group must beat to enter the full pool
+    int pool_cap        # groups kept: only the best `limit` can reach the answer
+    int considered      # groups scored in this pass
+    float min_pen       # least penalty of the words other than the one being scanned
+    float tok_pen       # penalty of the scanned word on the token being scanned
+
+
+
+cdef class Index:
+    cdef Data d
+    cdef dict _arrays
+    cdef Search* _prepare(self, q, int limit, lat, lon) except NULL

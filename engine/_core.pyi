@@ -1,0 +1,33 @@
+"""Type stub of the compiled core (engine/_core.pyx)."""
+
+from typing import Any
+
+import numpy as np
+
+ARRAYS: dict[str, type]          # array name -> numpy dtype of the index files
+SIZES: dict[str, int]            # the fixed sizes of a search (MAXT, POOL, SCAN_BUDGET, ...)
+
+class QueryError(ValueError):
+    code: str                    # "invalid_parameter" | "query_too_long"
+    parameter: str               # "q" | "limit" | "lat" | "lon"
+    def __init__(self, message: str, *, code: str = ..., parameter: str = ...) -> None: ...
+
+class Index:
+    """The compiled index over a dict of 1-d numpy arrays (usually memory-mapped)."""
+
+    def __init__(self, arrays: dict[str, np.ndarray]) -> None: ...
+    # e.g. arrays["a_number"]: np.ndarray  # const int32_t[::1]; see ARRAYS for every dtype
+    @property
+    def arrays(self) -> dict[str, np.ndarray]: ...
+    def __len__(self) -> int: ...
+    def suggest_json(self, q: str, *, limit: int = 5, lat: float | None = None,
+                     lon: float | None = None) -> bytes: ...
+    def search_ids(self, q: str, *, limit: int = 5, lat: float | None = None,
+                   lon: float | None = None) -> list[int]: ...
+
+def deletion_index(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(hashes uint64, token ids int32) of every token with up to 1 (2 for 7+ letters) deleted."""
+
+def sig_bit(word: str) -> int: ...
+def _set_param(name: str, value: float) -> None: ...
+def _coordinate(value: Any, name: str, bound: float) -> float: ...
