@@ -293,6 +293,9 @@ def _short_prefix_lists(words, v_post_start, v_post, g_prior):
     total = np.bincount(kt[:, 0], weights=counts[kt[:, 1]], minlength=len(keys))
     big = total > SHORT_PREFIX_MIN
     kt = kt[big[kt[:, 0]]]
+    if len(kt) == 0:  # a small index: every prefix is scanned in full
+        sp_blob, sp_off = _blob([])
+        return (sp_blob, sp_off, np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0, np.uint8))
     # expand to (prefix, token, group) triples through the postings of each token
     reps = counts[kt[:, 1]]
     pk = np.repeat(kt[:, 0], reps)

@@ -225,3 +225,36 @@ def test_fold_in_c_matches_python(sample_index):
     a = sample_index.suggest_json("Herestraat 1 Súdwest-Fryslân", limit=10)
     b = sample_index.suggest_json("herestraat 1 sudwest fryslan", limit=10)
     assert a == b
+
+
+def test_a_failed_build_leaves_the_good_index_in_place(sample_index_dir, tmp_path):
+    from engine.build import build
+    from engine.source import SourceError
+
+    target = tmp_path / "nl"
+    shutil.copytree(sample_index_dir, target)
+    before = engine.AddressIndex.open(target).suggest_json("hooistraat 2a den haag")
+    bad = tmp_path / "bad.csv"
+    header = "straat;huisnummer;huisletter;huisnummertoevoeging;postcode;woonplaats;gemeente;provincie;lat;lon\n"
+    bad.write_text(header + "Damrak;0;;;1012LG;Amsterdam;Amsterdam;Noord-Holland;52.37;4.89\n" * 10)
+    with pytest.raises(SourceError, match="line 2"):
+        build(bad, target, progress=False)
+    assert engine.AddressIndex.open(target).suggest_json("hooistraat 2a den haag") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv", "nl"]  # no temporary left
+
+
+def test_the_build_reports_bad_rows_with_their_line(tmp_path, capsys):
+    from engine.build import build
+
+    good = "Damrak;{n};;;1012LG;Amsterdam;Amsterdam;Noord-Holland;52.376053;4.895985\n"
+    header = "straat;huisnummer;huisletter;huisnummertoevoeging;postcode;woonplaats;gemeente;provincie;lat;lon\n"
+    rows = [good.format(n=n) for n in range(1, 2001)]
+    rows[41] = "Damrak;12;;;1012 LG;Amsterdam;Amsterdam;Noord-Holland;52.37;4.89\n"  # line 43
+    src = tmp_path / "mini.csv"
+    src.write_text(header + "".join(rows))
+    manifest = build(src, tmp_path / "idx", progress=False)
+    assert manifest["rejected"] == 1 and manifest["rows_out"] == 1999
+    assert "mini.csv:43: malformed postcode" in capsys.readouterr().err
+    tiny = engine.AddressIndex.open(tmp_path / "idx")  # a tiny index works like a big one
+    assert tiny.suggest("damrak 2000")["hits"][0]["lines"][0] == "Damrak 2000"
+    assert [h["lines"][0] for h in tiny.suggest("damrak 42", limit=3)["hits"]] == ["Damrak 420", "Damrak 421", "Damrak 422"]
