@@ -22,6 +22,18 @@ COMPONENT_TYPES = [
 ]
 
 
+
+def _point(lat: str, lon: str) -> dict:
+    """A WGS84 point as an object of two numbers named `lat` and `lon`."""
+    return {
+        "type": "object",
+        "required": [lat, lon],
+        "properties": {
+            lat: {"type": "number", "minimum": -90, "maximum": 90},
+            lon: {"type": "number", "minimum": -180, "maximum": 180},
+        },
+    }
+
 def _problem(codes: list[str], description: str, headers: dict[str, Any] | None = None) -> dict:
     status = {CODES[code][0] for code in codes}
     schema = {
@@ -121,14 +133,7 @@ def build_spec() -> dict[str, Any]:
                 "maxItems": 3,
                 "description": "`{street} {number}{letter}[-{addition}]`, `{postal code} {locality}`, `Nederland`.",
             },
-            "location": {
-                "type": "object",
-                "required": ["latitude", "longitude"],
-                "properties": {
-                    "latitude": {"type": "number", "minimum": -90, "maximum": 90},
-                    "longitude": {"type": "number", "minimum": -180, "maximum": 180},
-                },
-            },
+            "location": _point("latitude", "longitude"),
         },
     }
     problem = {
@@ -185,14 +190,7 @@ def build_spec() -> dict[str, Any]:
             "description": "Optional focus point, WGS84 degrees, sent as the two parameters "
             "`lat` and `lon`: both or neither (else 400 `invalid_parameter` naming the absent "
             "one); addresses near it rank higher.",
-            "schema": {
-                "type": "object",
-                "required": ["lat", "lon"],
-                "properties": {
-                    "lat": {"type": "number", "minimum": -90, "maximum": 90},
-                    "lon": {"type": "number", "minimum": -180, "maximum": 180},
-                },
-            },
+            "schema": _point("lat", "lon"),
         },
     ]
     address_responses = {
