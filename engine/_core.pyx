@@ -777,9 +777,9 @@ cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int
             return -1
         pen += bp
     if (L and not used_l) or (alen > 0 and a_pos == 0):
-        pen += EXTRA_SUFFIX_PEN
-    elif 0 < a_pos < alen:
-        pen += PART_PREFIX_PEN
+        pen += EXTRA_SUFFIX_PEN  # the address has a letter or addition nobody typed
+    if 0 < a_pos < alen:
+        pen += PART_PREFIX_PEN   # ... and the typed addition is only its start
     return pen
 
 
@@ -805,7 +805,7 @@ cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, 
         return n
     e = _lower_bound_number(d, lo, hi, number, is_pc)
     i = e
-    while i < hi and d.a_number[_addr_at(d, i, is_pc)] == number and i - e < 256:
+    while i < hi and d.a_number[_addr_at(d, i, is_pc)] == number and i - e < SAME_NUMBER_CAP:
         addr = _addr_at(d, i, is_pc)
         pen = _suffix_pen(d, s, it, addr, d.a_group[addr] if is_pc else g)
         if pen >= 0:
@@ -1408,7 +1408,7 @@ SIZES = {
     "MAX_Q": MAX_Q, "QBUF": QBUF, "FOLD_W": FOLD_W, "MAXT": MAXT, "MAXR": MAXR, "POOL": POOL,
     "MAXLIMIT": MAXLIMIT, "SCAN_BUDGET": SCAN_BUDGET, "SCAN_ALONE": SCAN_ALONE,
     "EXACT_CAP": EXACT_CAP, "TOKEN_CAP_MIN": TOKEN_CAP_MIN, "PC_PREFIX_CAP": PC_PREFIX_CAP,
-    "MAXP": MAXP, "MAXI": MAXI, "MAX_CONSIDER": MAX_CONSIDER,
+    "MAXP": MAXP, "MAXI": MAXI, "MAX_CONSIDER": MAX_CONSIDER, "SAME_NUMBER_CAP": SAME_NUMBER_CAP,
 }
 
 

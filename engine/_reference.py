@@ -84,7 +84,7 @@ SCAN_ALONE = SIZES["SCAN_ALONE"]       # ... and when it is the only word (build
 EXACT_CAP = SIZES["EXACT_CAP"]         # groups of the complete word taken before a short-prefix list
 TOKEN_CAP_MIN = SIZES["TOKEN_CAP_MIN"]
 PC_PREFIX_CAP = SIZES["PC_PREFIX_CAP"]  # addresses scanned for a postcode prefix
-SAME_NUMBER_CAP = 256          # addresses with the typed number looked at in one run
+SAME_NUMBER_CAP = SIZES["SAME_NUMBER_CAP"]  # addresses with the typed number looked at in one run
 MAX_NUMBER_CANDIDATES = 3      # house-number readings of a query
 MAX_PARTS = SIZES["MAXP"]      # letter/addition parts of one reading
 MAX_INTERPS = SIZES["MAXI"]    # readings of one query; parsing stops there
@@ -639,7 +639,7 @@ class ReferenceIndex:
             pen = pen + best[0]
         if (letter and not used_letter) or (add and a_pos == 0):
             pen = pen + EXTRA_SUFFIX_PEN
-        elif 0 < a_pos < len(add):
+        if 0 < a_pos < len(add):
             pen = pen + PART_PREFIX_PEN
         return pen
 

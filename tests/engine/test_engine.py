@@ -259,3 +259,19 @@ def test_the_build_reports_bad_rows_with_their_line(tmp_path, capsys):
     assert tiny.suggest("damrak 2000")["hits"][0]["lines"][0] == "Damrak 2000"
     hits = tiny.suggest("damrak 42", limit=3)["hits"]  # 42 itself was the bad row
     assert [h["lines"][0] for h in hits] == ["Damrak 420", "Damrak 421", "Damrak 422"]
+
+
+def test_a_house_number_with_hundreds_of_additions(tmp_path):
+    """Regression: a marina's 100K-K029 sat past a cap of 256 addresses per house number."""
+    from engine.build import build
+
+    header = "straat;huisnummer;huisletter;huisnummertoevoeging;postcode;woonplaats;gemeente;provincie;lat;lon\n"
+    row = "Wierstraat;100;{l};{a};3151VP;Hoek van Holland;Rotterdam;Zuid-Holland;51.99;4.12\n"
+    rows = [row.format(l=letter, a=f"K{k:03d}") for letter in "ABCDEFGHIJK" for k in range(1, 60)]
+    (tmp_path / "marina.csv").write_text(header + "".join(rows))
+    build(tmp_path / "marina.csv", tmp_path / "idx", progress=False)
+    index = engine.AddressIndex.open(tmp_path / "idx")
+    for q in ["3151VP 100K K029", "wierstraat 100k-k029 hoek van holland", "3151 vp 100 k k029"]:
+        assert index.suggest(q, limit=1)["hits"][0]["lines"][0] == "Wierstraat 100K-K029", q
+    # a typed letter is read as the letter before it is read as the start of an addition
+    assert index.suggest("3151VP 100K", limit=1)["hits"][0]["lines"][0] == "Wierstraat 100K-K001"
