@@ -474,13 +474,18 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     cdef Word* w = &s.word[ti]
     cdef Tok* t = &s.tok[ti]
     cdef const char* p = s.q + t.start
-    cdef int n = t.len, i, maxd, m, dist
+    cdef int n = t.len, i, maxd, m, dist, ulen
     cdef int32_t tid
     cdef char un[UNFOLD_MAX]
     cdef TypoSet* ts
-    if n < 5 or t.digits > 0 or n > 38:
+    # the length as the person typed it: "zuije" (folded "zuye") is a 5-letter word
+    ulen = n
+    for i in range(n):
+        if p[i] == 121:
+            ulen += 1
+    if ulen < 5 or t.digits > 0 or n > 38:
         return 0
-    maxd = 2 if n >= 9 and max_edits >= 2 else 1
+    maxd = 2 if ulen >= 9 and max_edits >= 2 else 1
     if w.typo_done >= maxd:
         return 0
     w.typo_done = maxd

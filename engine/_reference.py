@@ -418,9 +418,10 @@ class ReferenceIndex:
         """
         word, tok = s.words[ti], s.tokens[ti]
         text = tok.text
-        if len(text) < 5 or tok.digits > 0 or len(text) > MAX_TYPO_WORD:
+        typed_len = len(unfold_ij(text))  # "zuije" (folded "zuye") is a 5-letter word
+        if typed_len < 5 or tok.digits > 0 or len(text) > MAX_TYPO_WORD:
             return 0
-        maxd = 2 if len(text) >= 9 and max_edits >= 2 else 1
+        maxd = 2 if typed_len >= 9 and max_edits >= 2 else 1
         if word.typo_done >= maxd:
             return 0
         word.typo_done = maxd

@@ -275,3 +275,16 @@ def test_a_house_number_with_hundreds_of_additions(tmp_path):
         assert index.suggest(q, limit=1)["hits"][0]["lines"][0] == "Wierstraat 100K-K029", q
     # a typed letter is read as the letter before it is read as the start of an addition
     assert index.suggest("3151VP 100K", limit=1)["hits"][0]["lines"][0] == "Wierstraat 100K-K001"
+
+
+def test_a_slip_in_a_short_word_counts_its_ij_as_typed(tmp_path):
+    """Regression: "zuije" folds to the 4-letter "zuye", below the typo threshold of 5 letters."""
+    from engine.build import build
+
+    header = "straat;huisnummer;huisletter;huisnummertoevoeging;postcode;woonplaats;gemeente;provincie;lat;lon\n"
+    rows = [f"Zuidje;{n};;;1636XB;Schermerhorn;Alkmaar;Noord-Holland;52.6;4.9\n" for n in range(1, 30)]
+    rows += [f"Zwetstraat;{n};;;1636XC;Schermerhorn;Alkmaar;Noord-Holland;52.6;4.9\n" for n in range(1, 30)]
+    (tmp_path / "mini.csv").write_text(header + "".join(rows))
+    build(tmp_path / "mini.csv", tmp_path / "idx", progress=False)
+    index = engine.AddressIndex.open(tmp_path / "idx")
+    assert index.suggest("zuije 15 schermerhorn", limit=1)["hits"][0]["lines"][0] == "Zuidje 15"
