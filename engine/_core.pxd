@@ -24,7 +24,7 @@ cdef enum:
     EXACT_CAP = 128      # groups of the complete word taken before a short-prefix list
     DEL_BUCKET_BITS = 20
     UNFOLD_MAX = 96
-    MAX_CONSIDER = 2000  # groups scored per pass at most
+    MAX_CONSIDER = 2000  # groups scored per interpretation at most
     TOKEN_CAP_MIN = 8
     PC_PREFIX_CAP = 4000
     SAME_NUMBER_CAP = 4096  # addresses of one house number looked at in one run (a
@@ -164,9 +164,10 @@ cdef struct Search:
     int typo_mode
     float floor         # score a group must beat to enter the full pool
     int pool_cap        # groups kept: only the best `limit` can reach the answer
-    int considered      # groups scored in this pass
+    int considered      # groups scored for the current interpretation
     float min_pen       # least penalty of the words other than the one being scanned
     float tok_pen       # penalty of the scanned word on the token being scanned
+    int split_pc        # the postcode was read from two tokens ("5202 de")
 
 
 

@@ -536,7 +536,7 @@ cdef void _sort_typo_ranges(Word* w) noexcept nogil:
         w.lo[j], w.hi[j], w.base[j], w.typo[j] = lo, hi, base, typo
 
 
-cdef void _parse(const Data* d, Search* s) noexcept nogil:
+cdef void _parse(const Data* d, Search* s, bint split_pc) noexcept nogil:
     """Work out the interpretations of the query: postcode, house number, letter/addition parts."""
     cdef int i, j, k, pc_tok = -1, pc_tok2 = -1, pc_lo = -1, pc_hi = -1, code, n_alpha = 0
     cdef Tok* t
@@ -561,11 +561,11 @@ cdef void _parse(const Data* d, Search* s) noexcept nogil:
         elif t.len == 5 and i == s.ntok - 1 and n_alpha == 0:
             pc_lo = code + (s.q[t.start + 4] - 97) * 26
             pc_hi = pc_lo + 25
-        elif t.len == 4 and i + 1 < s.ntok and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 2:
+        elif split_pc and t.len == 4 and i + 1 < s.ntok and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 2:
             u = &s.tok[i + 1]
             pc_lo = pc_hi = code + (s.q[u.start] - 97) * 26 + (s.q[u.start + 1] - 97)
             pc_tok2 = i + 1
-        elif t.len == 4 and i + 1 == s.ntok - 1 and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 1 and n_alpha == 1:
+        elif split_pc and t.len == 4 and i + 1 == s.ntok - 1 and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 1 and n_alpha == 1:
             u = &s.tok[i + 1]
             pc_lo = code + (s.q[u.start] - 97) * 26
             pc_hi = pc_lo + 25
@@ -577,6 +577,7 @@ cdef void _parse(const Data* d, Search* s) noexcept nogil:
             continue
         pc_tok = i
         break
+    s.split_pc = pc_tok2 >= 0
     if pc_tok >= 0:
         consumed[pc_tok] = 1
         if pc_tok2 >= 0:
@@ -701,16 +702,22 @@ cdef bint _group_text(const Data* d, Search* s, const Interp* it, int32_t g, flo
     cdef uint64_t covered = 0, all_street = 0
     cdef int loc = 0
     cdef uint8_t kind
+    cdef uint64_t used = 0   # group tokens taken by earlier words (the first 64)
     for wi in range(it.nwords):
         bp = -1
         bestj = -1
         for j in range(a, b):
+            # one token answers one word: "driehuizen 3 driehuizen" needs the street and the place
+            if j - a < 64 and (used >> (j - a)) & 1:
+                continue
             p = _match_word(d, s, it.words[wi], d.g_rec[j].tok, d.g_rec[j].kind)
             if p >= 0 and (bp < 0 or p < bp):
                 bp = p
                 bestj = j
         if bp < 0:
             return False
+        if bestj - a < 64:
+            used |= (<uint64_t>1) << (bestj - a)
         pen += bp
         covered |= d.g_rec[bestj].cover
         kind = d.g_rec[bestj].kind & 0x0F
@@ -1024,6 +1031,7 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
         return
     need = _need_mask(s, it, best)
     s.min_pen = _min_pen(s, it, best)
+    s.considered = 0  # the bound holds per interpretation: one reading cannot starve another
     # PERF: with other words to filter on, the signatures make a long scan cheap
     budget = SCAN_BUDGET if need else SCAN_ALONE
     w = &s.word[best]
@@ -1193,11 +1201,23 @@ cdef void _select(Search* s, int* out, int* nout) noexcept nogil:
 
 cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     """Run one query (already folded into s.q); write up to s.limit address ids to out."""
-    cdef int ii, wi, n = 0, any_pc = 0, pass_, added, ti
+    cdef int n = 0
     _tokenise(s)
     if s.ntok == 0:
         return 0
-    _parse(d, s)
+    _parse(d, s, True)
+    _passes(d, s)
+    if s.ncand == 0 and s.split_pc:
+        # "5202 de run veldhoven": 5202 DE was no postcode here, so 5202 is a house number
+        _parse(d, s, False)
+        _passes(d, s)
+    _select(s, out, &n)
+    return n
+
+
+cdef void _passes(const Data* d, Search* s) noexcept nogil:
+    """Score the interpretations; when nothing is found, again with slips of a key allowed."""
+    cdef int ii, wi, pass_, added, ti
     for pass_ in range(4):
         s.typo_mode = pass_ > 0
         s.floor = -1e30
@@ -1220,15 +1240,12 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
                 continue
         for ii in range(s.ninterp):
             if s.interp[ii].pc_lo >= 0:
-                any_pc = 1
                 _collect_pc(d, s, ii)
             else:
                 _scan_text(d, s, ii)
         _collect_text(d, s)
         if s.ncand > 0:
             break
-    _select(s, out, &n)
-    return n
 
 
 # ---------------------------------------------------------------------------------------------

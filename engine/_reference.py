@@ -26,7 +26,7 @@ filter on is mirrored, because the C code scans further when there is). The dele
 here; only `search_ids`.
 
 Not mirrored either: the pruning of groups out of reach of the pool (`_beyond_reach`, which
-cannot change the answer) and the bound on groups scored per pass (`MAX_CONSIDER`), which
+cannot change the answer) and the bound on groups scored per pass (`MAX_CONSIDER`, per interpretation), which
 can: it counts the groups that pass the signature filter and the pruning, which the twin does
 not model. The two agree on every query that stays under that bound; the agreement tests on
 the sample pass with it in place.
@@ -201,6 +201,7 @@ class Search:
     typo_mode: bool = False
     pool: list[PoolItem] = field(default_factory=list)
     cands: list[Cand] = field(default_factory=list)
+    split_pc: bool = False       # the postcode was read from two tokens ("5202 de")
 
 
 def dl_distance(a: str, b: str) -> int:
@@ -359,7 +360,18 @@ class ReferenceIndex:
         s.tokens = tokenise(fold_query(q))
         if not s.tokens:
             return []
-        self.parse(s)
+        self.parse(s, split_pc=True)
+        self.passes(s)
+        if not s.cands and s.split_pc:
+            # "5202 de run veldhoven": 5202 DE was no postcode here, so 5202 is a house number
+            self.parse(s, split_pc=False)
+            self.passes(s)
+        # the `limit` best candidates; ties go to the lower address id
+        best = sorted(s.cands, key=lambda c: (-c.score, c.addr))
+        return [c.addr for c in best[:limit]]
+
+    def passes(self, s: Search) -> None:
+        """Score the interpretations; when nothing is found, again with slips of a key allowed."""
         # pass 0: as typed; when nothing is found, look for slips of a key, the closest first:
         # pass 1 one edit in the words that match nothing at all, pass 2 one edit in every word,
         # pass 3 two edits in words of 9+ letters
@@ -383,9 +395,6 @@ class ReferenceIndex:
             self.collect_text(s)
             if s.cands:
                 break
-        # the `limit` best candidates; ties go to the lower address id
-        best = sorted(s.cands, key=lambda c: (-c.score, c.addr))
-        return [c.addr for c in best[:limit]]
 
     # ---- words and their ranges
 
@@ -467,7 +476,7 @@ class ReferenceIndex:
 
     # ---- interpretations
 
-    def parse(self, s: Search) -> None:
+    def parse(self, s: Search, split_pc: bool = True) -> None:
         """Postcode, house-number candidates and letter/addition parts: the readings of a query."""
         toks = s.tokens
         s.words = [self.word_ranges(t) for t in toks]
@@ -476,6 +485,7 @@ class ReferenceIndex:
 
         # postcode: 1234AB | 1234 AB | 1234A (last, no words) | 1234 A (last, no other words)
         # | 1234 (first, a query of numbers only)
+        s.split_pc = False
         pc_lo = pc_hi = -1
         for i, t in enumerate(toks):
             if t.digits != 4 or t.value < 1000:
@@ -488,14 +498,16 @@ class ReferenceIndex:
             elif len(t.text) == 5 and last and n_alpha == 0:
                 pc_lo = code + _letters(t.text[4:5])
                 pc_hi = pc_lo + 25
-            elif len(t.text) == 4 and nxt and nxt.digits == 0 and len(nxt.text) == 2:
+            elif split_pc and len(t.text) == 4 and nxt and nxt.digits == 0 and len(nxt.text) == 2:
                 pc_lo = pc_hi = code + _letters(nxt.text)
                 consumed[i + 1] = True
-            elif (len(t.text) == 4 and nxt and i + 1 == len(toks) - 1 and nxt.digits == 0
+                s.split_pc = True
+            elif (split_pc and len(t.text) == 4 and nxt and i + 1 == len(toks) - 1 and nxt.digits == 0
                   and len(nxt.text) == 1 and n_alpha == 1):
                 pc_lo = code + _letters(nxt.text)
                 pc_hi = pc_lo + 25
                 consumed[i + 1] = True
+                s.split_pc = True
             elif len(t.text) == 4 and n_alpha == 0 and i == 0:
                 pc_lo, pc_hi = code, code + 675
             else:
@@ -579,11 +591,13 @@ class ReferenceIndex:
                 best = p
         return best
 
-    def best_match(self, s: Search, ti: int, toks: list[tuple[int, int, int]]):
-        """The lowest penalty of query token ti over a group's tokens, and the first token
-        that reaches it (as (penalty, index into toks)); None when nothing matches."""
+    def best_match(self, s: Search, ti: int, toks: list[tuple[int, int, int]], used=frozenset()):
+        """The lowest penalty of query token ti over a group's tokens not in `used`, and the
+        first token that reaches it (as (penalty, index into toks)); None when nothing matches."""
         best = None
         for j, (t, kind, _cover) in enumerate(toks):
+            if j in used:
+                continue
             p = self.match_word(s, ti, t, kind)
             if p is not None and (best is None or p < best[0]):
                 best = (p, j)
@@ -595,11 +609,14 @@ class ReferenceIndex:
         pen = ZERO
         covered = 0
         loc = False
+        used = set()            # one token answers one word (the C code tracks the first 64)
         for ti in it.words:
-            best = self.best_match(s, ti, toks)
+            best = self.best_match(s, ti, toks, used)
             if best is None:
                 return None
             p, j = best
+            if j < 64:
+                used.add(j)
             pen = pen + p
             covered |= toks[j][2]
             if toks[j][1] & 0x0F in (LOCALITY, MUNICIPALITY):

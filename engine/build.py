@@ -28,7 +28,7 @@ from .params import PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
 from .source import ParsedTable, read_source
 from .vocab import LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 SHORT_PREFIX = 12         # prefixes up to this long get a precomputed list of groups ...
 SHORT_PREFIX_MIN = 2000   # ... when their postings exceed this (engine/_core.pyx SCAN_ALONE)
 SHORT_PREFIX_TOP = 256    # ... of this many groups, highest prior first

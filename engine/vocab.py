@@ -153,13 +153,20 @@ class Vocabulary:
         if kind == LOCALITY or kind == MUNICIPALITY:
             for alias in self.place_aliases.get(name, ()):
                 out.extend(Entry(w, kind | ALIAS, 0) for w in alias.split())
-        # one entry per distinct (text, kind-without-alias): merge what they cover
-        merged: dict[tuple[str, int], Entry] = {}
+        # one entry per distinct (text, kind-without-alias), merging what they cover, except
+        # that a word the name holds twice ("Van Hoorn van Burghstraat") stays two entries:
+        # the search lets one entry answer one typed word
+        merged: dict[tuple[str, int, int], Entry] = {}
         for e in out:
-            k = (e.text, e.kind & 0x0F)
+            k = (e.text, e.kind & 0x0F, 0)
             old = merged.get(k)
             if old is None:
                 merged[k] = e
+            elif not (old.kind & ALIAS) and not (e.kind & ALIAS):
+                n = 1
+                while (e.text, e.kind & 0x0F, n) in merged:
+                    n += 1
+                merged[(e.text, e.kind & 0x0F, n)] = e
             else:
                 merged[k] = Entry(e.text, old.kind & e.kind, old.cover | e.cover)
         result = list(merged.values())

@@ -90,3 +90,12 @@ def test_focus_point_prefers_nearer_addresses(sample_index):
     near_groningen = first_place(sample_index, "kerkstraat 1", lat=53.22, lon=6.57)
     assert near_maastricht["NLD_LOCALITY"] == "Maastricht"
     assert near_groningen["NLD_LOCALITY"] in {"Groningen", "Haren Gn", "Noordlaren"}
+
+
+def test_the_same_word_twice_needs_two_names(sample_index):
+    """One typed word is answered by one word of the address: `exmorra 1 exmorra` means the
+    street Exmorrazijl in Exmorra, not any street of Exmorra matched twice by the place."""
+    hits = sample_index.suggest("exmorra 1 exmorra", limit=5)["hits"]
+    assert hits
+    assert all(h["lines"][0].startswith("Exmorrazijl ") for h in hits), [h["lines"] for h in hits]
+    assert sample_index.suggest("exmorra 1", limit=5)["hits"][0]["lines"][1].endswith("Exmorra")
