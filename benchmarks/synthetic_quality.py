@@ -1,0 +1,100 @@
+"""Score the engine on a query set generated at run time from random addresses of the register.
+
+The public eval set is one sample of how people type; this makes others like it (a fresh seed,
+a fresh set) so that the engine is judged on addresses and slips it was never tuned on.
+
+    python benchmarks/synthetic_quality.py INDEX_DIR [--source CSV] [--seed N] [--n 1500]
+
+Forms: street number place; place street number; postcode number; number first; the street's
+words cut to two thirds and the place to 4 letters; `straat` written `str`; a postcode glued
+to the number; one slip of a key in a street word of 6+ letters; one slip in the place name.
+A hit counts when its postcode, number, letter and addition equal the address's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import random
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import engine  # noqa: E402
+from engine.source import read_source  # noqa: E402
+
+
+def _postcode(code: int) -> str:
+    digits, r = divmod(int(code), 676)
+    return f"{digits:04d}{chr(65 + r // 26)}{chr(65 + r % 26)}"
+
+
+def _slip(word: str, rng: random.Random) -> str:
+    i = rng.randrange(1, len(word) - 1)
+    letter = rng.choice("abcdefghijklmnopqrstuvwxyz")
+    return rng.choice([
+        word[:i] + word[i + 1:],                     # deletion
+        word[:i] + letter + word[i:],                # insertion
+        word[:i] + letter + word[i + 1:],            # substitution
+        word[:i] + word[i + 1] + word[i] + word[i + 2:],  # transposition
+    ])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("index")
+    ap.add_argument("--source", default=str(REPO.parent / "shared" / "data" / "nl-addresses.csv.zst"))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--n", type=int, default=1500)
+    ap.add_argument("--show", type=int, default=3, help="misses to print per form")
+    args = ap.parse_args()
+    index = engine.AddressIndex.open(args.index)
+    t = read_source(args.source, progress=False)
+    rng = random.Random(args.seed)
+    counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for r in rng.sample(range(len(t.number)), args.n):
+        street, place = t.streets[t.street[r]], t.localities[t.locality[r]]
+        letter = chr(t.letter[r]) if t.letter[r] else ""
+        addition = t.additions[t.addition[r]]
+        number = f"{t.number[r]}{letter}" + (f"-{addition}" if addition else "")
+        postcode = _postcode(t.postcode[r])
+        target = (postcode, int(t.number[r]), letter.upper(), addition.upper())
+        forms = {
+            "street_number_place": f"{street} {number} {place}".lower(),
+            "place_street_number": f"{place} {street} {number}",
+            "postcode_number": f"{postcode} {number}",
+            "number_first": f"{number} {street} {place}",
+            "partial_words": " ".join(w[: max(3, len(w) * 2 // 3)] for w in street.split()) + f" {number} {place[:4]}",
+            "abbreviated": re.sub(r"straat\b", "str", street) + f" {number} {place}",
+            "glued_postcode": f"{postcode.lower()}{number.replace('-', ' ')}",
+        }
+        long_words = [w for w in street.split() if len(w) >= 6 and w.isalpha()]
+        if long_words:
+            w = rng.choice(long_words)
+            forms["street_slip"] = f"{street.replace(w, _slip(w, rng), 1)} {number} {place}"
+        if len(place) >= 6 and place.isalpha():
+            forms["place_slip"] = f"{street} {number} {_slip(place, rng)}"
+        for form, q in forms.items():
+            hits = index.suggest(q, limit=5)["hits"]
+            keys = []
+            for h in hits:
+                c = {x["type"]: x["value"] for x in h["components"]}
+                keys.append((c["NLD_POSTAL_CODE"].replace(" ", ""), c["NLD_HOUSE_NUMBER"],
+                             c.get("NLD_HOUSE_LETTER", "").upper(), c.get("NLD_HOUSE_NUMBER_ADDITION", "").upper()))
+            n = counts[form]
+            n["n"] += 1
+            n["s1"] += bool(keys) and keys[0] == target
+            n["s5"] += target in keys
+            if target not in keys and n["shown"] < args.show:
+                n["shown"] += 1
+                print(f"miss {form:20} {q!r} -> {[h['lines'][0] + ', ' + h['lines'][1] for h in hits[:2]]}")
+    print(f"{'form':22} {'n':>5} {'s@1':>6} {'s@5':>6}   (seed {args.seed})")
+    for form, n in counts.items():
+        print(f"{form:22} {n['n']:5d} {n['s1'] / n['n']:6.3f} {n['s5'] / n['n']:6.3f}")
+
+
+if __name__ == "__main__":
+    main()
