@@ -248,6 +248,18 @@ cdef inline void _prefix_range(const Data* d, const char* w, int n, int32_t* lo,
     hi[0] = a
 
 
+cdef inline int _lower_bound(const int32_t* arr, int lo, int hi, int32_t x) noexcept nogil:
+    """The first index in [lo, hi) of sorted arr whose value is not below x (hi if none)."""
+    cdef int mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if arr[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 cdef inline int _tok_len(const Data* d, int32_t t) noexcept nogil:
     return <int>(d.v_off[t + 1] - d.v_off[t])
 
@@ -653,20 +665,13 @@ cdef void _parse(const Data* d, Search* s, bint split_pc) noexcept nogil:
 cdef inline float _match_word(const Data* d, Search* s, int wi, int32_t t, uint8_t kind) noexcept nogil:
     """Penalty for word wi matching group token t, or -1 when it does not match."""
     cdef Word* w = &s.word[wi]
-    cdef int r, k, a, b, mid
+    cdef int r, k, a
     cdef float best = -1, p
     for r in range(w.first_typo + 1 if s.typo_mode and w.first_typo < w.nr else w.first_typo):
         k = r
         if r == w.first_typo:
             # PERF: the typo tokens are sorted singletons; one binary search finds t among them
-            a = w.first_typo
-            b = w.nr
-            while a < b:
-                mid = (a + b) >> 1
-                if w.lo[mid] < t:
-                    a = mid + 1
-                else:
-                    b = mid
+            a = _lower_bound(w.lo, w.first_typo, w.nr, t)
             if a == w.nr or w.lo[a] != t:
                 continue
             k = a
@@ -1073,15 +1078,8 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                     p += 1
 
 
-cdef int _pc_index(const Data* d, int code) noexcept nogil:
-    cdef int a = 0, b = d.n_pc, mid
-    while a < b:
-        mid = (a + b) >> 1
-        if d.pc_code[mid] < code:
-            a = mid + 1
-        else:
-            b = mid
-    return a
+cdef inline int _pc_index(const Data* d, int code) noexcept nogil:
+    return _lower_bound(d.pc_code, 0, d.n_pc, code)
 
 
 cdef void _cand_add(Search* s, float score, int32_t addr, int32_t key, int interp) noexcept nogil:
