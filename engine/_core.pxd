@@ -132,9 +132,10 @@ cdef struct Interp:
 
 cdef struct PoolItem:
     float score
-    float text_pen
+    float text_pen      # what the words cost on this group, under interpretation `interp`
     int32_t group
     int interp
+    int loc             # a word matched its place
 
 
 cdef struct Cand:

@@ -874,7 +874,7 @@ cdef inline bint _below(float score_a, int32_t id_a, float score_b, int32_t id_b
     return score_a < score_b or (score_a == score_b and id_a > id_b)
 
 
-cdef void _pool_add(Search* s, int32_t g, float score, float text_pen, int interp) noexcept nogil:
+cdef void _pool_add(Search* s, int32_t g, float score, float text_pen, int interp, int loc) noexcept nogil:
     cdef int i, worst = 0
     for i in range(s.npool):
         if s.pool[i].group == g:
@@ -882,6 +882,7 @@ cdef void _pool_add(Search* s, int32_t g, float score, float text_pen, int inter
                 s.pool[i].score = score
                 s.pool[i].text_pen = text_pen
                 s.pool[i].interp = interp
+                s.pool[i].loc = loc
             return
     if s.npool < s.pool_cap:
         i = s.npool
@@ -897,6 +898,7 @@ cdef void _pool_add(Search* s, int32_t g, float score, float text_pen, int inter
     s.pool[i].score = score
     s.pool[i].text_pen = text_pen
     s.pool[i].interp = interp
+    s.pool[i].loc = loc
     if s.npool == s.pool_cap:
         s.floor = s.pool[0].score
         for i in range(1, s.npool):
@@ -928,7 +930,7 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept 
     if n == 0:
         return
     score = -(text_pen + apen[0]) + _prior(d, s, g, loc)
-    _pool_add(s, g, score, text_pen, ii)
+    _pool_add(s, g, score, text_pen, ii, loc)
 
 
 cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t need) noexcept nogil:
@@ -1163,15 +1165,12 @@ cdef void _collect_text(const Data* d, Search* s) noexcept nogil:
     cdef PoolItem* pi
     cdef float base, rp = _round_pen(s.limit)
     cdef int32_t g
-    cdef int loc
-    cdef float text_pen
     for i in range(s.npool):
         pi = &s.pool[i]
         g = pi.group
-        _group_text(d, s, &s.interp[pi.interp], g, &text_pen, &loc)
         n = _addresses(d, s, &s.interp[pi.interp], d.g_start[g], d.g_start[g + 1], False, g,
                        s.limit, pos, apen)
-        base = -text_pen + _prior(d, s, g, loc)
+        base = -pi.text_pen + _prior(d, s, g, pi.loc)
         for j in range(n):
             _cand_add(s, base - apen[j] - rp * j, pos[j], g, pi.interp)
 
