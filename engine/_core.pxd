@@ -64,9 +64,6 @@ cdef struct Data:
     const int32_t* g_lat
     const int32_t* g_lon
     const int32_t* g_tok_start
-    const int32_t* g_tok
-    const uint8_t* g_tok_kind
-    const uint64_t* g_tok_cover
     const TokRec* g_rec
     const uint8_t* v_blob
     const int64_t* v_off

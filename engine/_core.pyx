@@ -1122,11 +1122,11 @@ cdef float _round_pen(int limit) noexcept nogil:
 cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
     """Postcode mode: score the addresses of the typed postcode (or postcode prefix)."""
     cdef Interp* it = &s.interp[ii]
-    cdef int p0 = _pc_index(d, it.pc_lo), p, lo, hi, n, j, addr, g, loc, wi, jj, scanned = 0
+    cdef int p0 = _pc_index(d, it.pc_lo), p, lo, hi, n, j, addr, g, wi, jj, scanned = 0
     cdef int n_pc, want
     cdef int pos[MAXLIMIT]
     cdef float apen[MAXLIMIT]
-    cdef float text_pen, wp, bp, rp = _round_pen(s.limit)
+    cdef float wp, bp, rp = _round_pen(s.limit)
     cdef int last_g
     cdef float last_pen = 0
     # a postcode prefix spreads over postcodes: with enough of them one address each will do
@@ -1159,7 +1159,7 @@ cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
 
 cdef void _collect_text(const Data* d, Search* s) noexcept nogil:
     """Turn the pool of best groups into candidate addresses, spread over groups and names."""
-    cdef int i, j, n, k, same
+    cdef int i, j, n
     cdef int pos[MAXLIMIT]
     cdef float apen[MAXLIMIT]
     cdef PoolItem* pi
@@ -1492,9 +1492,6 @@ cdef class Index:
         d.g_lat = <const int32_t*>_ptr(arrays, "g_lat")
         d.g_lon = <const int32_t*>_ptr(arrays, "g_lon")
         d.g_tok_start = <const int32_t*>_ptr(arrays, "g_tok_start")
-        d.g_tok = <const int32_t*>_ptr(arrays, "g_tok")
-        d.g_tok_kind = <const uint8_t*>_ptr(arrays, "g_tok_kind")
-        d.g_tok_cover = <const uint64_t*>_ptr(arrays, "g_tok_cover")
         d.g_rec = <const TokRec*>_ptr(arrays, "g_tokrec")
         if len(arrays["g_tokrec"]) != 2 * len(arrays["g_tok"]):
             raise ValueError("group token records do not match the group tokens")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from itertools import combinations
 
 from .normalize import fold, tokens
 
@@ -172,14 +171,3 @@ class Vocabulary:
         result = list(merged.values())
         self._cache[key] = result
         return result
-
-
-def deletion_variants(word: str, max_deletions: int) -> set[str]:
-    """Return `word` and every string made from it by deleting up to `max_deletions` letters."""
-    out = {word}
-    n = len(word)
-    for d in range(1, max_deletions + 1):
-        for idx in combinations(range(n), d):
-            s = set(idx)
-            out.add("".join(c for i, c in enumerate(word) if i not in s))
-    return out
