@@ -117,6 +117,8 @@ cdef struct Word:
 
 cdef struct Interp:
     int number          # house number, -1 when none was typed
+    int place_after     # words after this token are read as the place (the number's token,
+                        # when words come before it; MAXT otherwise)
     int nparts
     int part_tok[MAXP]  # token of each typed letter/addition part
     int part_off[MAXP]  # offset in that token where the part starts (glued suffix of 12a)

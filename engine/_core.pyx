@@ -76,6 +76,7 @@ cdef float TYPO_EDIT = _params.TYPO_EDIT
 cdef float MUNI_PEN = _params.MUNI_PEN
 cdef float ALIAS_PEN = _params.ALIAS_PEN
 cdef float UNMATCHED_PEN = _params.UNMATCHED_PEN
+cdef float ORDER_PEN = _params.ORDER_PEN
 cdef float EXTRA_SUFFIX_PEN = _params.EXTRA_SUFFIX_PEN
 cdef float PART_PREFIX_PEN = _params.PART_PREFIX_PEN
 cdef float NUM_PREFIX_PEN = _params.NUM_PREFIX_PEN
@@ -93,7 +94,7 @@ cdef float LETTER_AS_ADDITION_PEN = _params.LETTER_AS_ADDITION_PEN
 
 def _set_param(str name, float value):
     """Change one ranking weight of this process (for tuning runs; not thread-safe)."""
-    global PREFIX_PEN, PREFIX_FRAC, TYPO_PEN, TYPO_EDIT, MUNI_PEN, ALIAS_PEN, UNMATCHED_PEN, EXTRA_SUFFIX_PEN, PART_PREFIX_PEN, NUM_PREFIX_PEN, NUM_PREFIX_DIGIT, UNKNOWN_WORD_PEN, NO_LOCALITY_PRIOR, LOCALITY_PRIOR, IJ_VARIANT_PEN, ROUND_BASE, ROUND_SHORT, PC_PRIOR, LETTER_AS_ADDITION_PEN
+    global PREFIX_PEN, PREFIX_FRAC, TYPO_PEN, TYPO_EDIT, MUNI_PEN, ALIAS_PEN, UNMATCHED_PEN, ORDER_PEN, EXTRA_SUFFIX_PEN, PART_PREFIX_PEN, NUM_PREFIX_PEN, NUM_PREFIX_DIGIT, UNKNOWN_WORD_PEN, NO_LOCALITY_PRIOR, LOCALITY_PRIOR, IJ_VARIANT_PEN, ROUND_BASE, ROUND_SHORT, PC_PRIOR, LETTER_AS_ADDITION_PEN
     if name == "PREFIX_PEN":
         PREFIX_PEN = value
     elif name == "PREFIX_FRAC":
@@ -108,6 +109,8 @@ def _set_param(str name, float value):
         ALIAS_PEN = value
     elif name == "UNMATCHED_PEN":
         UNMATCHED_PEN = value
+    elif name == "ORDER_PEN":
+        ORDER_PEN = value
     elif name == "EXTRA_SUFFIX_PEN":
         EXTRA_SUFFIX_PEN = value
     elif name == "PART_PREFIX_PEN":
@@ -617,6 +620,7 @@ cdef void _parse(const Data* d, Search* s, bint split_pc) noexcept nogil:
             it.nparts = 0
             it.nwords = 0
             it.number = -1
+            it.place_after = MAXT
             loose_words = 0
             if k < nnum:
                 j = numcand[k]
@@ -653,6 +657,8 @@ cdef void _parse(const Data* d, Search* s, bint split_pc) noexcept nogil:
                     it.nwords += 1
             if it.nwords == 0 and it.pc_lo < 0:
                 continue
+            if k < nnum and it.nwords > 0 and it.words[0] < numcand[k]:
+                it.place_after = numcand[k]
             s.ninterp += 1
             if s.ninterp >= MAXI:
                 return
@@ -716,6 +722,8 @@ cdef bint _group_text(const Data* d, Search* s, const Interp* it, int32_t g, flo
             if j - a < 64 and (used >> (j - a)) & 1:
                 continue
             p = _match_word(d, s, it.words[wi], d.g_rec[j].tok, d.g_rec[j].kind)
+            if p >= 0 and it.words[wi] > it.place_after and (d.g_rec[j].kind & 0x0F) == K_STREET:
+                p += ORDER_PEN
             if p >= 0 and (bp < 0 or p < bp):
                 bp = p
                 bestj = j
@@ -780,13 +788,18 @@ cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int
                     pen += LETTER_AS_ADDITION_PEN  # "93h" reads as letter H before addition H
                 a_pos += plen
                 continue
-        # not a letter or addition of this address: perhaps a word of the street or place
+        # not a letter or addition of this address: perhaps a word of the street ("10 op het
+        # rooth") or the start of the place ("kerkstraat 12 ut"); after "street 12" it is the
+        # place (a street word there is read by the strict interpretation, where one token
+        # answers one word: "deurninger 23 deur" is not Deurningerstraat twice)
         if it.part_off[i] != 0 or g < 0:
             return -1
         a = d.g_tok_start[g]
         b = d.g_tok_start[g + 1]
         bp = -1
         for j in range(a, b):
+            if it.place_after < MAXT and (d.g_rec[j].kind & 0x0F) == K_STREET:
+                continue
             wp = _match_word(d, s, it.part_tok[i], d.g_rec[j].tok, d.g_rec[j].kind)
             if wp >= 0 and (bp < 0 or wp < bp):
                 bp = wp

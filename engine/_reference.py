@@ -56,6 +56,7 @@ TYPO_EDIT = f32(params.TYPO_EDIT)
 MUNI_PEN = f32(params.MUNI_PEN)
 ALIAS_PEN = f32(params.ALIAS_PEN)
 UNMATCHED_PEN = f32(params.UNMATCHED_PEN)
+ORDER_PEN = f32(params.ORDER_PEN)
 EXTRA_SUFFIX_PEN = f32(params.EXTRA_SUFFIX_PEN)
 PART_PREFIX_PEN = f32(params.PART_PREFIX_PEN)
 NUM_PREFIX_PEN = f32(params.NUM_PREFIX_PEN)
@@ -171,6 +172,7 @@ class Interp:
     words: list[int] = field(default_factory=list)     # tokens that must name street/place
     pc_lo: int = -1                                    # postcode code range, -1: none
     pc_hi: int = -1
+    place_after: int = 1 << 30                         # words after this token: the place
 
 
 @dataclass
@@ -561,6 +563,8 @@ class ReferenceIndex:
                             if not consumed[i] and i != number_tok and i not in part_toks]
                 if not it.words and it.pc_lo < 0:
                     continue
+                if number_tok >= 0 and it.words and it.words[0] < number_tok:
+                    it.place_after = number_tok     # "street 12 place": words after 12 name the place
                 s.interps.append(it)
                 if len(s.interps) >= MAX_INTERPS:
                     return
@@ -591,14 +595,19 @@ class ReferenceIndex:
                 best = p
         return best
 
-    def best_match(self, s: Search, ti: int, toks: list[tuple[int, int, int]], used=frozenset()):
+    def best_match(self, s: Search, ti: int, toks: list[tuple[int, int, int]], used=frozenset(),
+                   after_number: bool = False):
         """The lowest penalty of query token ti over a group's tokens not in `used`, and the
-        first token that reaches it (as (penalty, index into toks)); None when nothing matches."""
+        first token that reaches it (as (penalty, index into toks)); None when nothing matches.
+        `after_number`: ti comes after the house number, with words before it, so it is read
+        as the place and a street token costs ORDER_PEN more."""
         best = None
         for j, (t, kind, _cover) in enumerate(toks):
             if j in used:
                 continue
             p = self.match_word(s, ti, t, kind)
+            if p is not None and after_number and kind & 0x0F == STREET:
+                p = p + ORDER_PEN
             if p is not None and (best is None or p < best[0]):
                 best = (p, j)
         return best
@@ -611,7 +620,7 @@ class ReferenceIndex:
         loc = False
         used = set()            # one token answers one word (the C code tracks the first 64)
         for ti in it.words:
-            best = self.best_match(s, ti, toks, used)
+            best = self.best_match(s, ti, toks, used, after_number=ti > it.place_after)
             if best is None:
                 return None
             p, j = best
@@ -648,10 +657,14 @@ class ReferenceIndex:
                     pen = pen + LETTER_AS_ADDITION_PEN   # "93h": letter H read as addition H
                 a_pos += len(part)
                 continue
-            # not a letter or addition of this address: perhaps a word of the street or place
+            # not a letter or addition of this address: perhaps a word of the street ("10 op het
+            # rooth") or, after "street 12", the start of the place ("kerkstraat 12 ut")
             if off != 0 or g < 0:
                 return None
-            best = self.best_match(s, ti, self.group_tokens(g))
+            toks = self.group_tokens(g)
+            if it.place_after < len(s.tokens):
+                toks = [x if x[1] & 0x0F != STREET else (-1, x[1], x[2]) for x in toks]
+            best = self.best_match(s, ti, toks)
             if best is None:
                 return None
             pen = pen + best[0]

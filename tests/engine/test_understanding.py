@@ -99,3 +99,20 @@ def test_the_same_word_twice_needs_two_names(sample_index):
     assert hits
     assert all(h["lines"][0].startswith("Exmorrazijl ") for h in hits), [h["lines"] for h in hits]
     assert sample_index.suggest("exmorra 1", limit=5)["hits"][0]["lines"][1].endswith("Exmorra")
+
+
+def test_a_word_after_the_number_is_the_place(sample_index):
+    """`jaco 20 grav` is typed street, number, place: Jacobastraat in 's-Gravenhage, not the
+    street Gravin Jacobalaan, which `grav` would only match as a street word after the number."""
+    got = lines(sample_index, "jaco 20 grav", limit=5)
+    assert got and all(g.startswith("Jacob") and g.endswith("'s-Gravenhage") for g in got), got
+    # typed before the street, the same word may well be the street's
+    assert "Gravin Jacobalaan 20, 2553 GX 's-Gravenhage" in lines(sample_index, "grav jaco 20", limit=5)
+
+
+def test_a_short_word_after_the_number_is_not_the_street_again(sample_index):
+    """Read as a letter or addition that is not there, `vink` after `vinkelse 2` is the start
+    of the place (Vinkel), never the street word that `vinkelse` already answered."""
+    hits = sample_index.suggest("vinkelse 2 vink", limit=5)["hits"]
+    assert hits and all(h["lines"][1].endswith(" Vinkel") for h in hits), [h["lines"] for h in hits]
+    assert lines(sample_index, "10 op het rooth maastricht")[0] == "Op het Rooth 10, 6223 GB Maastricht"
