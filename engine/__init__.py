@@ -22,7 +22,7 @@ from ._core import ARRAYS, Index, QueryError
 
 __all__ = ["AddressIndex", "IndexOpenError", "QueryError", "FORMAT_VERSION"]
 
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 
 
 class IndexOpenError(Exception):

@@ -89,6 +89,10 @@ cdef struct Data:
     const uint64_t* sp_sig
     const float* sp_prior
     const uint8_t* sp_toklen
+    const uint8_t* v_post_meta    # per posting: what the group costs at least through this token
+    const uint64_t* v_post_xsig   # per posting: the group's whole-token signature
+    const uint8_t* sp_meta
+    const uint64_t* sp_xsig
     int32_t n_addr
     int32_t n_groups
     int32_t n_tok
@@ -167,6 +171,9 @@ cdef struct Search:
     int considered      # groups scored for the current interpretation
     float min_pen       # least penalty of the words other than the one being scanned
     float tok_pen       # penalty of the scanned word on the token being scanned
+    int others          # words of the interpretation besides the scanned one
+    int nx              # ... of them, those that are a whole token somewhere: their
+    int xbit[MAXT]      #     whole-token signature bits
     int split_pc        # the postcode was read from two tokens ("5202 de")
 
 

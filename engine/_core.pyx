@@ -153,6 +153,12 @@ cdef inline uint64_t _fnv(const char* s, int n) noexcept nogil:
     return h
 
 
+def xsig_bit(str word):
+    """The whole-token signature bit of a folded token (build.py: v_post_xsig)."""
+    cdef bytes b = word.encode("ascii")
+    return <int>(_fnv(b, len(b)) >> 58)
+
+
 cdef inline uint64_t _fnv_skip(const char* s, int n, int skip1, int skip2) noexcept nogil:
     cdef uint64_t h = 1469598103934665603ULL
     cdef int i
@@ -926,6 +932,29 @@ cdef inline bint _beyond_reach(Search* s, float prior) noexcept nogil:
     return not s.has_focus and prior * PRIOR_WEIGHT_MAX - s.min_pen - s.tok_pen < s.floor
 
 
+cdef inline bint _out_of_reach(Search* s, float prior, uint8_t meta, uint64_t xsig) noexcept nogil:
+    """True when this one group cannot enter the full pool through the scanned token, by what is
+    stored beside its posting (build.py `_posting_meta`): the token's kind (municipality,
+    alias), the street words it leaves uncovered that the other words cannot all cover, and the
+    other words that are whole tokens somewhere but not in this group (those cost a prefix)."""
+    cdef float extra = 0
+    cdef int unc = meta & 15, glued = (meta >> 4) & 3, k = s.others, lb, i
+    if s.has_focus:
+        return False
+    if meta & 0x80:
+        extra += MUNI_PEN
+    if meta & 0x40:
+        extra += ALIAS_PEN
+    # each other word covers one street word, or two through a glued form ("hc", "thofje")
+    lb = unc - k - (k if k < glued else glued)
+    if lb > 0:
+        extra += UNMATCHED_PEN * lb
+    for i in range(s.nx):
+        if not (xsig >> s.xbit[i]) & 1:
+            extra += PREFIX_PEN if PREFIX_PEN < TYPO_PEN else TYPO_PEN
+    return prior * PRIOR_WEIGHT_MAX - s.min_pen - s.tok_pen - extra < s.floor
+
+
 cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept nogil:
     cdef float text_pen, score
     cdef int loc, n
@@ -973,7 +1002,8 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
         for p in range(d.v_post_start[s.word[wi].exact], d.v_post_start[s.word[wi].exact + 1]):
             if p - d.v_post_start[s.word[wi].exact] >= EXACT_CAP or _beyond_reach(s, d.v_post_prior[p]):
                 break
-            if (d.v_post_sig[p] & need) == need:
+            if (d.v_post_sig[p] & need) == need and not _out_of_reach(
+                    s, d.v_post_prior[p], d.v_post_meta[p], d.v_post_xsig[p]):
                 _consider_group(d, s, ii, d.v_post[p])
     # the list is in order of prior minus the word's penalty on the group's shortest token;
     # each entry is checked on its own, from data stored beside it
@@ -984,7 +1014,7 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
             s.tok_pen = 0
         else:
             s.tok_pen = PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>t.len) / d.sp_toklen[p])
-        if _beyond_reach(s, d.sp_prior[p]):
+        if _out_of_reach(s, d.sp_prior[p], d.sp_meta[p], d.sp_xsig[p]):
             continue
         _consider_group(d, s, ii, d.sp_group[p])
     return True
@@ -1051,6 +1081,13 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
         return
     need = _need_mask(s, it, best)
     s.min_pen = _min_pen(s, it, best)
+    s.others = it.nwords - 1
+    s.nx = 0
+    for wi in range(it.nwords):
+        t = it.words[wi]
+        if t != best and s.word[t].exact >= 0:
+            s.xbit[s.nx] = <int>(_fnv(s.q + s.tok[t].start, s.tok[t].len) >> 58)
+            s.nx += 1
     s.considered = 0  # the bound holds per interpretation: one reading cannot starve another
     # PERF: with other words to filter on, the signatures make a long scan cheap
     budget = SCAN_BUDGET if need else SCAN_ALONE
@@ -1070,7 +1107,8 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                     if (d.v_post_sig[p] & need) == need:
                         if _beyond_reach(s, d.v_post_prior[p]):
                             break
-                        _consider_group(d, s, ii, d.v_post[p])
+                        if not _out_of_reach(s, d.v_post_prior[p], d.v_post_meta[p], d.v_post_xsig[p]):
+                            _consider_group(d, s, ii, d.v_post[p])
         else:
             # PERF: a very short prefix ("a", "ka"): take the exact token in full and the
             # best-prior groups of every other token, within the budget.
@@ -1089,7 +1127,8 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                     if (d.v_post_sig[p] & need) == need:
                         if _beyond_reach(s, d.v_post_prior[p]):
                             break
-                        _consider_group(d, s, ii, d.v_post[p])
+                        if not _out_of_reach(s, d.v_post_prior[p], d.v_post_meta[p], d.v_post_xsig[p]):
+                            _consider_group(d, s, ii, d.v_post[p])
                     p += 1
 
 
@@ -1466,6 +1505,7 @@ ARRAYS = {
     "sp_blob": np.uint8, "sp_off": np.int64, "sp_start": np.int32, "sp_group": np.int32,
     "del_bucket": np.int32, "g_sig": np.uint64, "v_post_sig": np.uint64, "v_post_prior": np.float32,
     "sp_sig": np.uint64, "sp_prior": np.float32, "sp_toklen": np.uint8, "g_tokrec": np.uint64,
+    "v_post_meta": np.uint8, "v_post_xsig": np.uint64, "sp_meta": np.uint8, "sp_xsig": np.uint64,
 }
 
 _EMPTY = {name: np.zeros(1, dtype=dt) for name, dt in ARRAYS.items()}
@@ -1534,11 +1574,16 @@ cdef class Index:
         d.sp_sig = <const uint64_t*>_ptr(arrays, "sp_sig")
         d.sp_prior = <const float*>_ptr(arrays, "sp_prior")
         d.sp_toklen = <const uint8_t*>_ptr(arrays, "sp_toklen")
+        d.v_post_meta = <const uint8_t*>_ptr(arrays, "v_post_meta")
+        d.v_post_xsig = <const uint64_t*>_ptr(arrays, "v_post_xsig")
+        d.sp_meta = <const uint8_t*>_ptr(arrays, "sp_meta")
+        d.sp_xsig = <const uint64_t*>_ptr(arrays, "sp_xsig")
         if len(arrays["del_bucket"]) != (1 << DEL_BUCKET_BITS) + 1:
             raise ValueError("typo bucket index has the wrong size")
-        if len(arrays["v_post_sig"]) != len(arrays["v_post"]) or len(arrays["v_post_prior"]) != len(arrays["v_post"]):
-            raise ValueError("posting signatures or priors do not match the postings")
-        for name in ("sp_sig", "sp_prior", "sp_toklen"):
+        for name in ("v_post_sig", "v_post_prior", "v_post_meta", "v_post_xsig"):
+            if len(arrays[name]) != len(arrays["v_post"]):
+                raise ValueError("posting signatures, priors or bounds do not match the postings")
+        for name in ("sp_sig", "sp_prior", "sp_toklen", "sp_meta", "sp_xsig"):
             if len(arrays[name]) != len(arrays["sp_group"]):
                 raise ValueError("short-prefix lists do not match their tables")
         d.n_addr = len(arrays["a_number"])

@@ -26,9 +26,9 @@ import orjson
 from . import _core
 from .params import PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
 from .source import ParsedTable, read_source
-from .vocab import LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
+from .vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 SHORT_PREFIX = 12         # prefixes up to this long get a precomputed list of groups ...
 SHORT_PREFIX_MIN = 2000   # ... when their postings exceed this (engine/_core.pyx SCAN_ALONE)
 SHORT_PREFIX_TOP = 256    # ... of this many groups, highest prior first
@@ -190,11 +190,17 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     porder = np.lexsort((tok_group, -g_prior[tok_group], g_tok))
     v_post = tok_group[porder]
     v_post_start = np.searchsorted(g_tok[porder], np.arange(len(words) + 1)).astype(np.int32)
+    # beside every posting, what the group costs at least when the word matches through this
+    # token, and the group's whole-token signature: the scan skips a group without touching it
+    v_post_meta = _posting_meta(g_tok_start, g_tok_kind, g_tok_cover)[porder]
+    g_xsig = _whole_token_signatures(words, g_tok, g_tok_start)
+    v_post_xsig = g_xsig[v_post]
 
     # short prefixes ("s", "ke"): their best groups, precomputed, so that the first keystrokes
     # cost no more than a long word
-    sp_blob, sp_off, sp_start, sp_group, sp_toklen = _short_prefix_lists(
-        words, v_post_start, v_post, g_prior)
+    sp_blob, sp_off, sp_start, sp_group, sp_toklen, sp_meta = _short_prefix_lists(
+        words, v_post_start, v_post, g_prior, v_post_meta)
+    sp_xsig = g_xsig[sp_group]
 
     # typo index: hashes of each token with up to 1 (2 for long tokens) letters deleted
     del_hash, del_tok = _core.deletion_index(words)
@@ -234,6 +240,7 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "del_hash": del_hash, "del_tok": del_tok, "del_bucket": del_bucket,
         "g_sig": g_sig, "v_post_sig": v_post_sig, "v_post_prior": v_post_prior,
         "sp_sig": sp_sig, "sp_prior": sp_prior, "sp_toklen": sp_toklen,
+        "v_post_meta": v_post_meta, "v_post_xsig": v_post_xsig, "sp_meta": sp_meta, "sp_xsig": sp_xsig,
         "sp_blob": sp_blob, "sp_off": sp_off, "sp_start": sp_start, "sp_group": sp_group,
         "pc_code": pc_code.astype(np.int32), "pc_start": pc_start, "pc_addr": pc_order,
         "add_blob": add_blob, "add_off": add_off, "s_blob": s_blob, "s_off": s_off,
@@ -278,7 +285,53 @@ def _signatures(words, g_tok, g_tok_start):
     return g_sig
 
 
-def _short_prefix_lists(words, v_post_start, v_post, g_prior):
+def _posting_meta(g_tok_start, g_tok_kind, g_tok_cover):
+    """One byte per group token, for the scan's bound (_core `_out_of_reach`): bits 0-3 the
+    registered street words this token leaves uncovered; bits 4-5 the group's tokens that cover
+    two of those at once (a glued form: `hc`, `thofje`), which let one other word cover two;
+    bit 6 the token is an alias, bit 7 a municipality. When a token could cover three or more
+    of them (never seen), or more than 15 remain, the bound claims less (a lower bound)."""
+    n_groups = len(g_tok_start) - 1
+    n = len(g_tok_kind)
+    g_of = np.repeat(np.arange(n_groups, dtype=np.int64), np.diff(g_tok_start))
+    kind = g_tok_kind.astype(np.int64)
+    cover = g_tok_cover.astype(np.uint64)
+    all_street = np.zeros(n_groups, dtype=np.uint64)
+    real = kind == STREET
+    np.bitwise_or.at(all_street, g_of[real], cover[real])
+    left = all_street[g_of] & ~cover
+    unc = np.bitwise_count(left).astype(np.int64)
+    multi = np.zeros(n, dtype=np.int64)
+    wide = np.zeros(n, dtype=bool)
+    # tokens covering 2+ street words are rare: count them, per token of their group, in Python
+    many = np.nonzero(np.bitwise_count(cover) >= 2)[0]
+    for g in np.unique(g_of[many]).tolist():
+        a, b = int(g_tok_start[g]), int(g_tok_start[g + 1])
+        covers = [int(c) for c in cover[a:b]]
+        for e in range(a, b):
+            lft = int(left[e])
+            bits = [(c & lft).bit_count() for c in covers]
+            multi[e] = sum(1 for x in bits if x == 2)
+            wide[e] = any(x >= 3 for x in bits)
+    unc = np.where(wide | (multi > 3), 0, np.minimum(unc, 15))
+    meta = unc | (np.minimum(multi, 3) << 4)
+    meta |= np.where((kind & ALIAS) != 0, 0x40, 0)
+    meta |= np.where((kind & 0x0F) == MUNICIPALITY, 0x80, 0)
+    return meta.astype(np.uint8)
+
+
+def _whole_token_signatures(words, g_tok, g_tok_start):
+    """Per group, one bit (of 64) per whole token it holds: a typed word that is a whole token
+    somewhere but whose bit is missing here can match this group only as a prefix or a slip."""
+    bits = np.array([_core.xsig_bit(w) for w in words], dtype=np.uint64)
+    per_token = np.left_shift(np.uint64(1), bits)
+    g_of_tok = np.repeat(np.arange(len(g_tok_start) - 1), np.diff(g_tok_start))
+    g_xsig = np.zeros(len(g_tok_start) - 1, dtype=np.uint64)
+    np.bitwise_or.at(g_xsig, g_of_tok, per_token[g_tok])
+    return g_xsig
+
+
+def _short_prefix_lists(words, v_post_start, v_post, g_prior, v_post_meta):
     """For every prefix of up to SHORT_PREFIX letters whose postings exceed SHORT_PREFIX_MIN,
     the SHORT_PREFIX_TOP groups that hold a token with that prefix and could score best for it
     (prior minus the prefix penalty of their shortest such token), with that token's length."""
@@ -295,13 +348,16 @@ def _short_prefix_lists(words, v_post_start, v_post, g_prior):
     kt = kt[big[kt[:, 0]]]
     if len(kt) == 0:  # a small index: every prefix is scanned in full
         sp_blob, sp_off = _blob([])
-        return (sp_blob, sp_off, np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0, np.uint8))
+        return (sp_blob, sp_off, np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0, np.uint8),
+                np.zeros(0, np.uint8))
     # expand to (prefix, token, group) triples through the postings of each token
     reps = counts[kt[:, 1]]
     pk = np.repeat(kt[:, 0], reps)
     pt = np.repeat(kt[:, 1], reps)
     starts = np.repeat(v_post_start[kt[:, 1]].astype(np.int64) - np.cumsum(reps) + reps, reps)
-    pg = v_post[np.arange(len(pk), dtype=np.int64) + starts]
+    pidx = np.arange(len(pk), dtype=np.int64) + starts
+    pg = v_post[pidx]
+    pm = v_post_meta[pidx].astype(np.int64)
     texts = {v: k for k, v in keys.items()}
     prefix_len = np.zeros(len(keys), dtype=np.float64)
     for k, text in texts.items():
@@ -312,15 +368,25 @@ def _short_prefix_lists(words, v_post_start, v_post, g_prior):
     pen = np.where(toklen == wlen, 0.0, PREFIX_PEN + PREFIX_FRAC * (1.0 - wlen / toklen))
     bound = g_prior[pg] - pen
     order = np.lexsort((toklen, pg, -bound, pk))
-    pk, pg, toklen = pk[order], pg[order], toklen[order]
+    pk, pg, toklen, pm = pk[order], pg[order], toklen[order], pm[order]
     # one entry per (prefix, group): its first, best-bound one; then the first
     # SHORT_PREFIX_TOP of each prefix
-    _, first_of_pair = np.unique(pk * (int(pg.max()) + 1) + pg, return_index=True)
+    _, first_of_pair, pair = np.unique(pk * (int(pg.max()) + 1) + pg, return_index=True,
+                                       return_inverse=True)
+    # the group's bound byte over all its tokens with the prefix: the least uncovered, the
+    # most double covers, a kind flag only when every such token has it
+    unc = np.full(len(first_of_pair), 15, dtype=np.int64)
+    np.minimum.at(unc, pair, pm & 15)
+    multi = np.zeros(len(first_of_pair), dtype=np.int64)
+    np.maximum.at(multi, pair, (pm >> 4) & 3)
+    flags = np.full(len(first_of_pair), 0xC0, dtype=np.int64)
+    np.bitwise_and.at(flags, pair, pm & 0xC0)
+    pair_meta = unc | (multi << 4) | flags
     keep = np.sort(first_of_pair)
-    pk, pg, toklen = pk[keep], pg[keep], toklen[keep]
+    pk, pg, toklen, pm = pk[keep], pg[keep], toklen[keep], pair_meta[pair[keep]]
     first = np.searchsorted(pk, pk, side="left")
     keep = (np.arange(len(pk)) - first) < SHORT_PREFIX_TOP
-    pk, pg, toklen = pk[keep], pg[keep], toklen[keep]
+    pk, pg, toklen, pm = pk[keep], pg[keep], toklen[keep], pm[keep]
     ids = sorted(np.unique(pk).tolist(), key=lambda k: texts[k].encode())
     rank = np.zeros(len(keys), dtype=np.int64)
     rank[ids] = np.arange(len(ids))
@@ -328,9 +394,10 @@ def _short_prefix_lists(words, v_post_start, v_post, g_prior):
     order = np.argsort(new_pk, kind="stable")
     sp_group = pg[order].astype(np.int32)
     sp_toklen = np.minimum(toklen[order], 255).astype(np.uint8)
+    sp_meta = pm[order].astype(np.uint8)
     sp_start = np.searchsorted(new_pk[order], np.arange(len(ids) + 1)).astype(np.int32)
     sp_blob, sp_off = _blob([texts[k].encode() for k in ids])
-    return sp_blob, sp_off, sp_start, sp_group, sp_toklen
+    return sp_blob, sp_off, sp_start, sp_group, sp_toklen, sp_meta
 
 
 def _swap_into_place(tmp: Path, out_dir: Path) -> None:

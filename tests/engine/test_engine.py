@@ -288,3 +288,20 @@ def test_a_slip_in_a_short_word_counts_its_ij_as_typed(tmp_path):
     build(tmp_path / "mini.csv", tmp_path / "idx", progress=False)
     index = engine.AddressIndex.open(tmp_path / "idx")
     assert index.suggest("zuije 15 schermerhorn", limit=1)["hits"][0]["lines"][0] == "Zuidje 15"
+
+
+def test_the_bound_beside_each_posting():
+    """`H.C. Pootstraat` in Hengelo (municipality Hengelo Ov, say): what each token leaves for
+    the other words to cover, and its kind flags (build._posting_meta)."""
+    from engine.build import _posting_meta
+    from engine.vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET
+    kinds = [STREET, STREET, STREET | ALIAS, STREET, LOCALITY, MUNICIPALITY]
+    covers = [1, 2, 3, 4, 0, 0]            # h, c, hc (glued), pootstraat, hengelo, hengelo ov
+    meta = _posting_meta(np.array([0, 6], np.int32), np.array(kinds, np.uint8),
+                         np.array(covers, np.uint64)).tolist()
+    unc = [m & 15 for m in meta]
+    assert unc == [2, 2, 1, 2, 3, 3]
+    # the glued `hc` can cover two of what `pootstraat` or the place leave
+    assert [(m >> 4) & 3 for m in meta] == [0, 0, 0, 1, 1, 1]
+    assert [bool(m & 0x40) for m in meta] == [False, False, True, False, False, False]
+    assert [bool(m & 0x80) for m in meta] == [False, False, False, False, False, True]
