@@ -93,6 +93,9 @@ cdef struct Data:
     const uint64_t* v_post_xsig   # per posting: the group's whole-token signature
     const uint8_t* sp_meta
     const uint64_t* sp_xsig
+    const uint8_t* addl_blob      # every registered addition, lower case, sorted, distinct
+    const int64_t* addl_off
+    int32_t n_addl
     int32_t n_addr
     int32_t n_groups
     int32_t n_tok

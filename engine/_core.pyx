@@ -557,6 +557,27 @@ cdef void _sort_typo_ranges(Word* w) noexcept nogil:
         w.lo[j], w.hi[j], w.base[j], w.typo[j] = lo, hi, base, typo
 
 
+cdef bint _addition_prefix(const Data* d, const char* w, int n) noexcept nogil:
+    """Is w[:n] the start of some registered addition (lower case)?"""
+    cdef int a = 0, b = d.n_addl, mid, m, c
+    cdef int64_t o
+    while a < b:
+        mid = (a + b) >> 1
+        o = d.addl_off[mid]
+        m = <int>(d.addl_off[mid + 1] - o)
+        c = memcmp(d.addl_blob + o, w, m if m < n else n)
+        if c == 0:
+            c = m - n
+        if c < 0:
+            a = mid + 1
+        else:
+            b = mid
+    if a >= d.n_addl:
+        return False
+    o = d.addl_off[a]
+    return d.addl_off[a + 1] - o >= n and memcmp(d.addl_blob + o, w, n) == 0
+
+
 cdef void _parse(const Data* d, Search* s, bint split_pc) noexcept nogil:
     """Work out the interpretations of the query: postcode, house number, letter/addition parts."""
     cdef int i, j, k, pc_tok = -1, pc_tok2 = -1, pc_lo = -1, pc_hi = -1, code, n_alpha = 0
@@ -564,7 +585,7 @@ cdef void _parse(const Data* d, Search* s, bint split_pc) noexcept nogil:
     cdef Tok* u
     cdef int consumed[MAXT]
     cdef int numcand[MAXT]
-    cdef int nnum = 0, all_known = 1, skip, strict, loose_words
+    cdef int nnum = 0, all_known = 1, skip, strict, loose_words, no_addition
     cdef Interp* it
     memset(consumed, 0, sizeof(consumed))
     for i in range(s.ntok):
@@ -628,6 +649,7 @@ cdef void _parse(const Data* d, Search* s, bint split_pc) noexcept nogil:
             it.number = -1
             it.place_after = MAXT
             loose_words = 0
+            no_addition = 0
             if k < nnum:
                 j = numcand[k]
                 t = &s.tok[j]
@@ -645,11 +667,17 @@ cdef void _parse(const Data* d, Search* s, bint split_pc) noexcept nogil:
                         loose_words += 1
                         if strict:
                             break
+                        if not _addition_prefix(d, s.q + s.tok[i].start, s.tok[i].len):
+                            no_addition += 1
                     it.part_tok[it.nparts] = i
                     it.part_off[it.nparts] = 0
                     it.nparts += 1
                     i += 1
             if strict and loose_words == 0:
+                continue
+            # PERF: a word no addition starts with ("dijk 21 sero") is no part of the number:
+            # the strict reading has it, and the loose one would scan every `dijk` street
+            if not strict and no_addition > 0:
                 continue
             for i in range(s.ntok):
                 if consumed[i] or (k < nnum and i == numcand[k]):
@@ -1506,6 +1534,7 @@ ARRAYS = {
     "del_bucket": np.int32, "g_sig": np.uint64, "v_post_sig": np.uint64, "v_post_prior": np.float32,
     "sp_sig": np.uint64, "sp_prior": np.float32, "sp_toklen": np.uint8, "g_tokrec": np.uint64,
     "v_post_meta": np.uint8, "v_post_xsig": np.uint64, "sp_meta": np.uint8, "sp_xsig": np.uint64,
+    "addl_blob": np.uint8, "addl_off": np.int64,
 }
 
 _EMPTY = {name: np.zeros(1, dtype=dt) for name, dt in ARRAYS.items()}
@@ -1578,6 +1607,9 @@ cdef class Index:
         d.v_post_xsig = <const uint64_t*>_ptr(arrays, "v_post_xsig")
         d.sp_meta = <const uint8_t*>_ptr(arrays, "sp_meta")
         d.sp_xsig = <const uint64_t*>_ptr(arrays, "sp_xsig")
+        d.addl_blob = <const uint8_t*>_ptr(arrays, "addl_blob")
+        d.addl_off = <const int64_t*>_ptr(arrays, "addl_off")
+        d.n_addl = len(arrays["addl_off"]) - 1
         if len(arrays["del_bucket"]) != (1 << DEL_BUCKET_BITS) + 1:
             raise ValueError("typo bucket index has the wrong size")
         for name in ("v_post_sig", "v_post_prior", "v_post_meta", "v_post_xsig"):

@@ -309,6 +309,7 @@ class ReferenceIndex:
                 text = sp_blob[sp_off[k]:sp_off[k + 1]].decode("ascii")
                 self.short_prefix[text] = sp_group[sp_start[k]:sp_start[k + 1]].tolist()
         self._letter_hist = None   # built on the first typo search
+        self._additions = None     # lower-case registered additions, on first use
         # the group of every entry of g_tok (for `groups_matching_words`)
         self.tok_group = np.repeat(np.arange(len(self.g_tok_start) - 1, dtype=np.int32),
                                    np.diff(a["g_tok_start"]))
@@ -324,6 +325,13 @@ class ReferenceIndex:
     def postings(self, lo: int, hi: int) -> list[int]:
         """The groups listed under tokens lo..hi-1, token after token."""
         return self.a["v_post"][self.v_post_start[lo]:self.v_post_start[hi]].tolist()
+
+    def addition_prefix(self, word: str) -> bool:
+        """Does some registered addition (lower case) start with `word`?"""
+        if self._additions is None:
+            blob, off = bytes(self.a["addl_blob"]), self.a["addl_off"].tolist()
+            self._additions = [blob[off[k]:off[k + 1]].decode("ascii") for k in range(len(off) - 1)]
+        return any(a.startswith(word) for a in self._additions)
 
     def addition(self, addr: int) -> bytes:
         k = int(self.a["a_addition"][addr])
@@ -540,6 +548,7 @@ class ReferenceIndex:
             for strict in (False, True):
                 it = Interp(pc_lo=pc_lo, pc_hi=pc_hi)
                 loose_words = 0
+                no_addition = 0
                 if number_tok >= 0:
                     t = toks[number_tok]
                     it.number = t.value
@@ -554,10 +563,14 @@ class ReferenceIndex:
                             loose_words += 1
                             if strict:
                                 break
+                            if not self.addition_prefix(u.text):
+                                no_addition += 1
                         it.parts.append((i, 0))
                         i += 1
                 if strict and loose_words == 0:
                     continue
+                if not strict and no_addition:
+                    continue    # "dijk 21 sero": no addition starts with sero; the strict reading has it
                 part_toks = {p for p, _ in it.parts}
                 it.words = [i for i in range(len(toks))
                             if not consumed[i] and i != number_tok and i not in part_toks]

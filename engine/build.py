@@ -226,6 +226,7 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
 
     # ---- additions (as registered; matched case-insensitively)
     add_blob, add_off = _blob([a.encode() for a in table.additions])
+    addl_blob, addl_off = _blob(sorted({a.lower().encode() for a in table.additions if a}))
     s_blob, s_off = _blob([_json_str(s) for s in names])
 
     arrays = {
@@ -243,7 +244,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "v_post_meta": v_post_meta, "v_post_xsig": v_post_xsig, "sp_meta": sp_meta, "sp_xsig": sp_xsig,
         "sp_blob": sp_blob, "sp_off": sp_off, "sp_start": sp_start, "sp_group": sp_group,
         "pc_code": pc_code.astype(np.int32), "pc_start": pc_start, "pc_addr": pc_order,
-        "add_blob": add_blob, "add_off": add_off, "s_blob": s_blob, "s_off": s_off,
+        "add_blob": add_blob, "add_off": add_off, "addl_blob": addl_blob, "addl_off": addl_off,
+        "s_blob": s_blob, "s_off": s_off,
     }
     manifest = {
         "format_version": FORMAT_VERSION,

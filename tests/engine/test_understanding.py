@@ -116,3 +116,12 @@ def test_a_short_word_after_the_number_is_not_the_street_again(sample_index):
     hits = sample_index.suggest("vinkelse 2 vink", limit=5)["hits"]
     assert hits and all(h["lines"][1].endswith(" Vinkel") for h in hits), [h["lines"] for h in hits]
     assert lines(sample_index, "10 op het rooth maastricht")[0] == "Op het Rooth 10, 6223 GB Maastricht"
+
+
+def test_a_place_typed_after_the_number_is_not_taken_for_an_addition(sample_index):
+    """`hooistr 2 grav`: `grav` starts no registered addition, so it is only read as the
+    place; a word that does start one (`bis`) may still be the addition."""
+    first = lines(sample_index, "hooistr 2 grav")[0]
+    assert first.startswith("Hooistraat 2, ") and first.endswith(" 's-Gravenhage"), first
+    assert lines(sample_index, "sportsingel 2 bis")[0] == "Sportsingel 2-BIS, 2492 WJ 's-Gravenhage"
+    assert lines(sample_index, "walperterwei 47 iii")[0] == "Walperterwei 47-III, 8731 CD Wommels"
