@@ -126,6 +126,8 @@ cdef struct Interp:
     int number          # house number, -1 when none was typed
     int place_after     # words after this token are read as the place (the number's token,
                         # when words come before it; MAXT otherwise)
+    int street_until    # words before this token are read as the street (the number's token,
+                        # when words come on both sides of it; -1 otherwise)
     int nparts
     int part_tok[MAXP]  # token of each typed letter/addition part
     int part_off[MAXP]  # offset in that token where the part starts (glued suffix of 12a)

@@ -77,6 +77,7 @@ cdef float MUNI_PEN = _params.MUNI_PEN
 cdef float ALIAS_PEN = _params.ALIAS_PEN
 cdef float UNMATCHED_PEN = _params.UNMATCHED_PEN
 cdef float ORDER_PEN = _params.ORDER_PEN
+cdef float ORDER_PLACE_PEN = _params.ORDER_PLACE_PEN
 cdef float EXTRA_SUFFIX_PEN = _params.EXTRA_SUFFIX_PEN
 cdef float PART_PREFIX_PEN = _params.PART_PREFIX_PEN
 cdef float NUM_PREFIX_PEN = _params.NUM_PREFIX_PEN
@@ -94,7 +95,7 @@ cdef float LETTER_AS_ADDITION_PEN = _params.LETTER_AS_ADDITION_PEN
 
 def _set_param(str name, float value):
     """Change one ranking weight of this process (for tuning runs; not thread-safe)."""
-    global PREFIX_PEN, PREFIX_FRAC, TYPO_PEN, TYPO_EDIT, MUNI_PEN, ALIAS_PEN, UNMATCHED_PEN, ORDER_PEN, EXTRA_SUFFIX_PEN, PART_PREFIX_PEN, NUM_PREFIX_PEN, NUM_PREFIX_DIGIT, UNKNOWN_WORD_PEN, NO_LOCALITY_PRIOR, LOCALITY_PRIOR, IJ_VARIANT_PEN, ROUND_BASE, ROUND_SHORT, PC_PRIOR, LETTER_AS_ADDITION_PEN
+    global PREFIX_PEN, PREFIX_FRAC, TYPO_PEN, TYPO_EDIT, MUNI_PEN, ALIAS_PEN, UNMATCHED_PEN, ORDER_PEN, ORDER_PLACE_PEN, EXTRA_SUFFIX_PEN, PART_PREFIX_PEN, NUM_PREFIX_PEN, NUM_PREFIX_DIGIT, UNKNOWN_WORD_PEN, NO_LOCALITY_PRIOR, LOCALITY_PRIOR, IJ_VARIANT_PEN, ROUND_BASE, ROUND_SHORT, PC_PRIOR, LETTER_AS_ADDITION_PEN
     if name == "PREFIX_PEN":
         PREFIX_PEN = value
     elif name == "PREFIX_FRAC":
@@ -109,6 +110,8 @@ def _set_param(str name, float value):
         ALIAS_PEN = value
     elif name == "UNMATCHED_PEN":
         UNMATCHED_PEN = value
+    elif name == "ORDER_PLACE_PEN":
+        ORDER_PLACE_PEN = value
     elif name == "ORDER_PEN":
         ORDER_PEN = value
     elif name == "EXTRA_SUFFIX_PEN":
@@ -648,6 +651,7 @@ cdef void _parse(const Data* d, Search* s, bint split_pc) noexcept nogil:
             it.nwords = 0
             it.number = -1
             it.place_after = MAXT
+            it.street_until = -1
             loose_words = 0
             no_addition = 0
             if k < nnum:
@@ -693,6 +697,8 @@ cdef void _parse(const Data* d, Search* s, bint split_pc) noexcept nogil:
                 continue
             if k < nnum and it.nwords > 0 and it.words[0] < numcand[k]:
                 it.place_after = numcand[k]
+                if it.words[it.nwords - 1] > numcand[k]:
+                    it.street_until = numcand[k]
             s.ninterp += 1
             if s.ninterp >= MAXI:
                 return
@@ -758,6 +764,8 @@ cdef bint _group_text(const Data* d, Search* s, const Interp* it, int32_t g, flo
             p = _match_word(d, s, it.words[wi], d.g_rec[j].tok, d.g_rec[j].kind)
             if p >= 0 and it.words[wi] > it.place_after and (d.g_rec[j].kind & 0x0F) == K_STREET:
                 p += ORDER_PEN
+            elif p >= 0 and it.words[wi] < it.street_until and (d.g_rec[j].kind & 0x0F) != K_STREET:
+                p += ORDER_PLACE_PEN  # "schiedam 55 vlaa": Schiedamseweg in Vlaardingen
             if p >= 0 and (bp < 0 or p < bp):
                 bp = p
                 bestj = j

@@ -57,6 +57,7 @@ MUNI_PEN = f32(params.MUNI_PEN)
 ALIAS_PEN = f32(params.ALIAS_PEN)
 UNMATCHED_PEN = f32(params.UNMATCHED_PEN)
 ORDER_PEN = f32(params.ORDER_PEN)
+ORDER_PLACE_PEN = f32(params.ORDER_PLACE_PEN)
 EXTRA_SUFFIX_PEN = f32(params.EXTRA_SUFFIX_PEN)
 PART_PREFIX_PEN = f32(params.PART_PREFIX_PEN)
 NUM_PREFIX_PEN = f32(params.NUM_PREFIX_PEN)
@@ -173,6 +174,7 @@ class Interp:
     pc_lo: int = -1                                    # postcode code range, -1: none
     pc_hi: int = -1
     place_after: int = 1 << 30                         # words after this token: the place
+    street_until: int = -1                             # words before this token: the street
 
 
 @dataclass
@@ -578,6 +580,8 @@ class ReferenceIndex:
                     continue
                 if number_tok >= 0 and it.words and it.words[0] < number_tok:
                     it.place_after = number_tok     # "street 12 place": words after 12 name the place
+                    if it.words[-1] > number_tok:
+                        it.street_until = number_tok    # ... and the words before it the street
                 s.interps.append(it)
                 if len(s.interps) >= MAX_INTERPS:
                     return
@@ -609,11 +613,12 @@ class ReferenceIndex:
         return best
 
     def best_match(self, s: Search, ti: int, toks: list[tuple[int, int, int]], used=frozenset(),
-                   after_number: bool = False):
+                   after_number: bool = False, before_number: bool = False):
         """The lowest penalty of query token ti over a group's tokens not in `used`, and the
         first token that reaches it (as (penalty, index into toks)); None when nothing matches.
         `after_number`: ti comes after the house number, with words before it, so it is read
-        as the place and a street token costs ORDER_PEN more."""
+        as the place and a street token costs ORDER_PEN more; `before_number`: ti comes before
+        it, with words after it, so it is read as the street and a place costs ORDER_PLACE_PEN."""
         best = None
         for j, (t, kind, _cover) in enumerate(toks):
             if j in used:
@@ -621,6 +626,8 @@ class ReferenceIndex:
             p = self.match_word(s, ti, t, kind)
             if p is not None and after_number and kind & 0x0F == STREET:
                 p = p + ORDER_PEN
+            elif p is not None and before_number and kind & 0x0F != STREET:
+                p = p + ORDER_PLACE_PEN
             if p is not None and (best is None or p < best[0]):
                 best = (p, j)
         return best
@@ -633,7 +640,8 @@ class ReferenceIndex:
         loc = False
         used = set()            # one token answers one word (the C code tracks the first 64)
         for ti in it.words:
-            best = self.best_match(s, ti, toks, used, after_number=ti > it.place_after)
+            best = self.best_match(s, ti, toks, used, after_number=ti > it.place_after,
+                                   before_number=ti < it.street_until)
             if best is None:
                 return None
             p, j = best

@@ -14,7 +14,8 @@ TYPO_EDIT = 0.6          # ... plus this per further edit
 MUNI_PEN = 0.5           # a word matched the municipality rather than the locality
 ALIAS_PEN = 0.05         # a word matched an alias (abbreviation, everyday name, glued form)
 UNMATCHED_PEN = 0.6      # per registered street word the query did not mention
-ORDER_PEN = 0.4          # a word typed after the house number (with words before it) matched
+ORDER_PLACE_PEN = 0.7    # ... and, with words after the number too, a word before it matched the place
+ORDER_PEN = 0.7          # a word typed after the house number (with words before it) matched
                          # the street: people type the street, the number, then the place
 EXTRA_SUFFIX_PEN = 0.5   # the address has a letter/addition the query did not type
 PART_PREFIX_PEN = 0.3    # the typed addition is only the start of the address's addition

@@ -125,3 +125,10 @@ def test_a_place_typed_after_the_number_is_not_taken_for_an_addition(sample_inde
     assert first.startswith("Hooistraat 2, ") and first.endswith(" 's-Gravenhage"), first
     assert lines(sample_index, "sportsingel 2 bis")[0] == "Sportsingel 2-BIS, 2492 WJ 's-Gravenhage"
     assert lines(sample_index, "walperterwei 47 iii")[0] == "Walperterwei 47-III, 8731 CD Wommels"
+
+
+def test_a_word_before_the_number_with_a_place_after_it_is_the_street(sample_index):
+    """`rosmalen 7 hert` is street, number, place: Rosmalensedijk 7 in 's-Hertogenbosch, not a
+    street of Rosmalen; with no place after the number, `rosmalen` is the place again."""
+    assert lines(sample_index, "rosmalen 7 hert")[0] == "Rosmalensedijk 7, 5236 BD 's-Hertogenbosch"
+    assert lines(sample_index, "rosmalen brabanth 7")[0] == "Brabanthoeven 7, 5244 HE Rosmalen"
