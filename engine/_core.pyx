@@ -1290,14 +1290,66 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     _tokenise(s)
     if s.ntok == 0:
         return 0
+    _read(d, s)
+    if s.ncand == 0 and s.ntok > 1:
+        _drop_retry(d, s)
+    _select(s, out, &n)
+    return n
+
+
+cdef void _read(const Data* d, Search* s) noexcept nogil:
+    """Parse the tokens and score every reading of them."""
     _parse(d, s, True)
     _passes(d, s)
     if s.ncand == 0 and s.split_pc:
         # "5202 de run veldhoven": 5202 DE was no postcode here, so 5202 is a house number
         _parse(d, s, False)
         _passes(d, s)
-    _select(s, out, &n)
-    return n
+
+
+cdef void _drop_retry(const Data* d, Search* s) noexcept nogil:
+    """Nothing found: try again without the words that match nothing at all; then without the
+    last word, the last two ("the netherlands"), the one before the last, or the third from the
+    end (DROP_TRIES tries), keeping the first that finds something. A word the address does not hold ("nederland", "ov" in "hengelo ov") then
+    costs nothing but itself; every answer of a retry lacks the same words."""
+    cdef Tok saved[MAXT]
+    cdef int nothing[MAXT]
+    cdef int n = s.ntok, k, i, j, lo, hi, nn = 0
+    memcpy(saved, s.tok, sizeof(Tok) * n)
+    # first the words that match nothing, not even with a slip ("kerkstraat 1 zzzzzz utrecht")
+    for i in range(n):
+        nothing[i] = saved[i].digits == 0 and s.word[i].nr == 0
+        nn += nothing[i]
+    if 0 < nn < n:
+        j = 0
+        for i in range(n):
+            if not nothing[i]:
+                s.tok[j] = saved[i]
+                j += 1
+        s.ntok = j
+        _read(d, s)
+        if s.ncand > 0:
+            return
+    for k in range(DROP_TRIES):
+        if k == 0:
+            lo, hi = n - 1, n          # drop tokens lo..hi-1
+        elif k == 1:
+            lo, hi = n - 2, n
+        else:
+            lo, hi = n - k, n - k + 1
+        if lo < 0 or hi - lo >= n:
+            continue
+        j = 0
+        for i in range(n):
+            if i < lo or i >= hi:
+                s.tok[j] = saved[i]
+                j += 1
+        s.ntok = j
+        _read(d, s)
+        if s.ncand > 0:
+            return
+    memcpy(s.tok, saved, sizeof(Tok) * n)
+    s.ntok = n
 
 
 cdef void _passes(const Data* d, Search* s) noexcept nogil:
@@ -1516,6 +1568,7 @@ SIZES = {
     "MAXLIMIT": MAXLIMIT, "SCAN_BUDGET": SCAN_BUDGET, "SCAN_ALONE": SCAN_ALONE,
     "EXACT_CAP": EXACT_CAP, "TOKEN_CAP_MIN": TOKEN_CAP_MIN, "PC_PREFIX_CAP": PC_PREFIX_CAP,
     "MAXP": MAXP, "MAXI": MAXI, "MAX_CONSIDER": MAX_CONSIDER, "SAME_NUMBER_CAP": SAME_NUMBER_CAP,
+    "DROP_TRIES": DROP_TRIES,
 }
 
 
@@ -1555,6 +1608,12 @@ cdef const void* _ptr(dict arrays, str name) except NULL:
     if a.shape[0] == 0:
         a = _EMPTY[name]
     return cnp.PyArray_DATA(a)
+
+
+cdef inline bint _is_letter(Py_UCS4 ch) noexcept:
+    """Does this code point fold to a letter?"""
+    cdef int cp = <int>ch
+    return cp < FOLD_MAX and _fold_len[cp] > 0 and 97 <= _fold_out[cp][0] <= 122
 
 
 cdef class Index:
@@ -1667,6 +1726,7 @@ cdef class Index:
         """Check the arguments as the contract says, fold the query; the caller frees."""
         cdef Search* s
         cdef int cp, j, k = 0
+        cdef Py_ssize_t i, n
         cdef Py_UCS4 ch
         if not isinstance(q, str):
             raise QueryError(f"q must be a str, not {type(q).__name__}", parameter="q")
@@ -1686,9 +1746,17 @@ cdef class Index:
         s.focus_lat = focus_lat
         s.focus_lon = focus_lon
         s.cos_lat = cos(s.focus_lat * 3.141592653589793 / 180.0)
-        # fold: code points -> ASCII a-z0-9 and spaces (the table of engine/normalize.py)
-        for ch in <str>q:
+        # fold: code points -> ASCII a-z0-9 and spaces (the table of engine/normalize.py); an
+        # apostrophe between a lone letter and a word glues them: "a'dam" is "adam", as the
+        # index holds "d'Arc" also as "darc"
+        n = len(<str>q)
+        for i in range(n):
+            ch = (<str>q)[i]
             cp = <int>ch
+            if (cp == 39 or cp == 0x2019 or cp == 0x2018 or cp == 96) and 0 < i < n - 1 \
+                    and _is_letter((<str>q)[i - 1]) and _is_letter((<str>q)[i + 1]) \
+                    and (i == 1 or not _is_letter((<str>q)[i - 2])):
+                continue
             if cp < FOLD_MAX:
                 for j in range(_fold_len[cp]):
                     s.q[k] = _fold_out[cp][j]

@@ -86,6 +86,7 @@ SCAN_ALONE = SIZES["SCAN_ALONE"]       # ... and when it is the only word (build
 EXACT_CAP = SIZES["EXACT_CAP"]         # groups of the complete word taken before a short-prefix list
 TOKEN_CAP_MIN = SIZES["TOKEN_CAP_MIN"]
 PC_PREFIX_CAP = SIZES["PC_PREFIX_CAP"]  # addresses scanned for a postcode prefix
+DROP_TRIES = SIZES["DROP_TRIES"]       # a query that finds nothing is tried without some last words
 SAME_NUMBER_CAP = SIZES["SAME_NUMBER_CAP"]  # addresses with the typed number looked at in one run
 MAX_NUMBER_CANDIDATES = 3      # house-number readings of a query
 MAX_PARTS = SIZES["MAXP"]      # letter/addition parts of one reading
@@ -101,9 +102,20 @@ _FOLD = [s[:FOLD_WIDTH] for s in fold_table()]
 # the query: folding, tokens, words, interpretations
 
 
+def _is_letter(c: str) -> bool:
+    return ord(c) < FOLD_LIMIT and _FOLD[ord(c)][:1].isalpha()
+
+
 def fold_query(q: str) -> str:
-    """Map each code point through the shared fold table (>= FOLD_LIMIT: a separator)."""
-    return "".join(_FOLD[ord(c)] if ord(c) < FOLD_LIMIT else " " for c in q)
+    """Map each code point through the shared fold table (>= FOLD_LIMIT: a separator). An
+    apostrophe between a lone letter and a word glues them ("a'dam" is "adam")."""
+    out = []
+    for i, c in enumerate(q):
+        if (c in "'\u2019\u2018`" and 0 < i < len(q) - 1 and _is_letter(q[i - 1]) and _is_letter(q[i + 1])
+                and (i == 1 or not _is_letter(q[i - 2]))):
+            continue
+        out.append(_FOLD[ord(c)] if ord(c) < FOLD_LIMIT else " ")
+    return "".join(out)
 
 
 @dataclass
@@ -372,15 +384,36 @@ class ReferenceIndex:
         s.tokens = tokenise(fold_query(q))
         if not s.tokens:
             return []
+        self.read(s)
+        if not s.cands and len(s.tokens) > 1:
+            # nothing found: again without one word, the last first ("hengelo nederland")
+            tokens, n = s.tokens, len(s.tokens)
+            # first without the words that match nothing, not even with a slip
+            keep = [t for t, w in zip(tokens, s.words, strict=True) if t.digits or w.ranges]
+            if 0 < len(keep) < n:
+                s.tokens = keep
+                self.read(s)
+            # then without the last word, the last two, the one before the last, the third from the end
+            tries = [(n - 1, n), (n - 2, n)] + [(n - k, n - k + 1) for k in range(2, DROP_TRIES)]
+            for lo, hi in tries[:DROP_TRIES]:
+                if s.cands:
+                    break
+                if lo < 0 or hi - lo >= n:
+                    continue
+                s.tokens = tokens[:lo] + tokens[hi:]
+                self.read(s)
+        # the `limit` best candidates; ties go to the lower address id
+        best = sorted(s.cands, key=lambda c: (-c.score, c.addr))
+        return [c.addr for c in best[:limit]]
+
+    def read(self, s: Search) -> None:
+        """Parse the tokens and score every reading of them."""
         self.parse(s, split_pc=True)
         self.passes(s)
         if not s.cands and s.split_pc:
             # "5202 de run veldhoven": 5202 DE was no postcode here, so 5202 is a house number
             self.parse(s, split_pc=False)
             self.passes(s)
-        # the `limit` best candidates; ties go to the lower address id
-        best = sorted(s.cands, key=lambda c: (-c.score, c.addr))
-        return [c.addr for c in best[:limit]]
 
     def passes(self, s: Search) -> None:
         """Score the interpretations; when nothing is found, again with slips of a key allowed."""

@@ -63,6 +63,8 @@ ABBREVIATIONS: dict[str, tuple[str, ...]] = {
 PLACE_ALIASES: dict[str, tuple[str, ...]] = {
     "'s-Gravenhage": ("Den Haag",),
     "'s-Hertogenbosch": ("Den Bosch",),
+    "Amsterdam": ("Adam",),      # typed A'dam: the query glues a lone letter to the word
+    "Rotterdam": ("Rdam",),
 }
 
 

@@ -132,3 +132,15 @@ def test_a_word_before_the_number_with_a_place_after_it_is_the_street(sample_ind
     street of Rosmalen; with no place after the number, `rosmalen` is the place again."""
     assert lines(sample_index, "rosmalen 7 hert")[0] == "Rosmalensedijk 7, 5236 BD 's-Hertogenbosch"
     assert lines(sample_index, "rosmalen brabanth 7")[0] == "Brabanthoeven 7, 5244 HE Rosmalen"
+
+
+@pytest.mark.parametrize("q", ["hooistraat 2a den haag nederland", "Hooistraat 2A, 2514 BM Den Haag, The Netherlands",
+                               "hooistraat 2a, den haag, nl", "hooistraat 2a zzzzzzz den haag"])
+def test_a_pasted_address_with_words_it_does_not_hold(sample_index, q):
+    """A copied address line ends in the country, or carries a word no address holds: when
+    nothing holds every word, the engine answers without them instead of with nothing."""
+    assert lines(sample_index, q)[0] == "Hooistraat 2A, 2514 BM 's-Gravenhage"
+
+
+def test_a_query_of_nothing_known_finds_nothing(sample_index):
+    assert sample_index.suggest("zzzzzz qqqqqq xxxxxx", limit=5)["hits"] == []
