@@ -29,6 +29,7 @@ cdef enum:
     PC_PREFIX_CAP = 4000
     DROP_TRIES = 4       # a query that finds nothing is tried again without one or two of
                          # its last words ("pootstraat 40 hengelo nederland")
+    DROP_MAX_TOKENS = 12 # ... when it has at most this many tokens (an address line has fewer)
     SAME_NUMBER_CAP = 4096  # addresses of one house number looked at in one run (a
                             # marina or holiday park has hundreds: 100K-K029)
 
@@ -182,6 +183,7 @@ cdef struct Search:
     int nx              # ... of them, those that are a whole token somewhere: their
     int xbit[MAXT]      #     whole-token signature bits
     int split_pc        # the postcode was read from two tokens ("5202 de")
+    int max_pass        # passes run: 4 (as typed, then ever more slips), 2 in a retry
 
 
 

@@ -1290,8 +1290,11 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     _tokenise(s)
     if s.ntok == 0:
         return 0
+    s.max_pass = 4
     _read(d, s)
-    if s.ncand == 0 and s.ntok > 1:
+    if s.ncand == 0 and 1 < s.ntok <= DROP_MAX_TOKENS:
+        # PERF: a retry looks for one slip only in words that match nothing as typed
+        s.max_pass = 2
         _drop_retry(d, s)
     _select(s, out, &n)
     return n
@@ -1355,7 +1358,7 @@ cdef void _drop_retry(const Data* d, Search* s) noexcept nogil:
 cdef void _passes(const Data* d, Search* s) noexcept nogil:
     """Score the interpretations; when nothing is found, again with slips of a key allowed."""
     cdef int ii, wi, pass_, added, ti
-    for pass_ in range(4):
+    for pass_ in range(s.max_pass):
         s.typo_mode = pass_ > 0
         s.floor = -1e30
         s.min_pen = 0
@@ -1568,7 +1571,7 @@ SIZES = {
     "MAXLIMIT": MAXLIMIT, "SCAN_BUDGET": SCAN_BUDGET, "SCAN_ALONE": SCAN_ALONE,
     "EXACT_CAP": EXACT_CAP, "TOKEN_CAP_MIN": TOKEN_CAP_MIN, "PC_PREFIX_CAP": PC_PREFIX_CAP,
     "MAXP": MAXP, "MAXI": MAXI, "MAX_CONSIDER": MAX_CONSIDER, "SAME_NUMBER_CAP": SAME_NUMBER_CAP,
-    "DROP_TRIES": DROP_TRIES,
+    "DROP_TRIES": DROP_TRIES, "DROP_MAX_TOKENS": DROP_MAX_TOKENS,
 }
 
 

@@ -86,6 +86,7 @@ SCAN_ALONE = SIZES["SCAN_ALONE"]       # ... and when it is the only word (build
 EXACT_CAP = SIZES["EXACT_CAP"]         # groups of the complete word taken before a short-prefix list
 TOKEN_CAP_MIN = SIZES["TOKEN_CAP_MIN"]
 PC_PREFIX_CAP = SIZES["PC_PREFIX_CAP"]  # addresses scanned for a postcode prefix
+DROP_MAX_TOKENS = SIZES["DROP_MAX_TOKENS"]  # ... when it has at most this many tokens
 DROP_TRIES = SIZES["DROP_TRIES"]       # a query that finds nothing is tried without some last words
 SAME_NUMBER_CAP = SIZES["SAME_NUMBER_CAP"]  # addresses with the typed number looked at in one run
 MAX_NUMBER_CANDIDATES = 3      # house-number readings of a query
@@ -218,6 +219,7 @@ class Search:
     pool: list[PoolItem] = field(default_factory=list)
     cands: list[Cand] = field(default_factory=list)
     split_pc: bool = False       # the postcode was read from two tokens ("5202 de")
+    max_pass: int = 4            # passes run: as typed, then ever more slips (2 in a retry)
 
 
 def dl_distance(a: str, b: str) -> int:
@@ -385,7 +387,8 @@ class ReferenceIndex:
         if not s.tokens:
             return []
         self.read(s)
-        if not s.cands and len(s.tokens) > 1:
+        if not s.cands and 1 < len(s.tokens) <= DROP_MAX_TOKENS:
+            s.max_pass = 2          # a retry looks for one slip only in words matching nothing
             # nothing found: again without one word, the last first ("hengelo nederland")
             tokens, n = s.tokens, len(s.tokens)
             # first without the words that match nothing, not even with a slip
@@ -420,7 +423,7 @@ class ReferenceIndex:
         # pass 0: as typed; when nothing is found, look for slips of a key, the closest first:
         # pass 1 one edit in the words that match nothing at all, pass 2 one edit in every word,
         # pass 3 two edits in words of 9+ letters
-        for pass_ in range(4):
+        for pass_ in range(s.max_pass):
             s.typo_mode = pass_ > 0
             s.pool = []
             s.cands = []
