@@ -119,7 +119,11 @@ def _queries(arrays) -> list[str]:
            "x" * 60, "9" * 30, "kerkstraat 999999", "kerkstraat 0", "12345 kerk",
            "zeedikj", "zeedyk", "rynstraat", "ryksweg", "rijksstraatweg 1", "12 dorp", "5 ring",
            "2 laan", "kerkstraat 3a d37", "1234a kerk", "3511 a 1", "van", "de 1", "straat 1",
-           "noordersttaionsstraat", "burgemeester", "burgemeestr", "oostrzeedijk"]
+           "noordersttaionsstraat", "burgemeester", "burgemeestr", "oostrzeedijk",
+           # apostrophes, words no address holds, the order of street, number and place
+           "d'aumeriestraat 2", "d’artagnanlaan 1", "a'dam", "x'", "'x", "a''b", "hooistraat 2a den haag nederland",
+           "hooistraat 2a zzzzzzz den haag", "herestraat 12 groningen gr", "rosmalen 7 hert", "jaco 20 grav",
+           "vinkelse 2 vink", "10 op het rooth maastricht", "zzzz qqqq 1", "a b c d e f g h i j k l m n 1"]
     return qs
 
 

@@ -144,3 +144,12 @@ def test_a_pasted_address_with_words_it_does_not_hold(sample_index, q):
 
 def test_a_query_of_nothing_known_finds_nothing(sample_index):
     assert sample_index.suggest("zzzzzz qqqqqq xxxxxx", limit=5)["hits"] == []
+
+
+@pytest.mark.parametrize("q", ["d'aumeriestraat 2", "d’aumeriestraat 2", "d aumeriestraat 2", "daumeriestraat 2",
+                               "D'AUMERIESTRAAT 2 DEN HAAG"])
+def test_an_apostrophe_after_a_lone_letter_in_any_spelling(sample_index, q):
+    """The register's `d'Aumeriestraat`, typed with a straight or curly apostrophe, a space or
+    nothing (the query glues a lone letter to the next word across an apostrophe, the way
+    `A'dam` is Amsterdam)."""
+    assert lines(sample_index, q)[0] == "d'Aumeriestraat 2, 2586 XN 's-Gravenhage"
