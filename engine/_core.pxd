@@ -2,7 +2,7 @@
 # structures it works in, and the Index class. The C types of `Data` match the numpy dtypes of
 # the arrays on disk (ARRAYS in _core.pyx), which `Index.__init__` checks once on open.
 
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 
 cdef enum:
@@ -96,6 +96,8 @@ cdef struct Data:
     const uint64_t* v_post_xsig   # per posting: the group's whole-token signature
     const uint8_t* sp_meta
     const uint64_t* sp_xsig
+    const uint32_t* v_post_first  # per posting: the first letters of the group's tokens
+    const uint32_t* sp_first
     const uint8_t* addl_blob      # every registered addition, lower case, sorted, distinct
     const int64_t* addl_off
     int32_t n_addl
@@ -182,6 +184,7 @@ cdef struct Search:
     int others          # words of the interpretation besides the scanned one
     int nx              # ... of them, those that are a whole token somewhere: their
     int xbit[MAXT]      #     whole-token signature bits
+    uint32_t need1      # first-letter bits the one-letter words among them need
     int split_pc        # the postcode was read from two tokens ("5202 de")
     int max_pass        # passes run: 4 (as typed, then ever more slips), 2 in a retry
 

@@ -27,7 +27,7 @@ GIL over raw pointers into these arrays and allocates only its own scratch.
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.math cimport cos, exp, log10, sqrt
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
@@ -154,6 +154,15 @@ cdef inline uint64_t _fnv(const char* s, int n) noexcept nogil:
         h ^= <uint8_t>s[i]
         h *= 1099511628211ULL
     return h
+
+
+cdef inline int _first_bit(char c) noexcept nogil:
+    return c - 97 if 97 <= c <= 122 else 26
+
+
+def first_bit(str word):
+    """The first-letter bit of a folded token (build.py: v_post_first)."""
+    return _first_bit(ord(word[0]) if word else 32)
 
 
 def xsig_bit(str word):
@@ -968,13 +977,16 @@ cdef inline bint _beyond_reach(Search* s, float prior) noexcept nogil:
     return not s.has_focus and prior * PRIOR_WEIGHT_MAX - s.min_pen - s.tok_pen < s.floor
 
 
-cdef inline bint _out_of_reach(Search* s, float prior, uint8_t meta, uint64_t xsig) noexcept nogil:
+cdef inline bint _out_of_reach(Search* s, float prior, uint8_t meta, uint64_t xsig,
+                               uint32_t first) noexcept nogil:
     """True when this one group cannot enter the full pool through the scanned token, by what is
     stored beside its posting (build.py `_posting_meta`): the token's kind (municipality,
     alias), the street words it leaves uncovered that the other words cannot all cover, and the
     other words that are whole tokens somewhere but not in this group (those cost a prefix)."""
     cdef float extra = 0
-    cdef int unc = meta & 15, glued = (meta >> 4) & 3, k = s.others, lb, i
+    cdef int unc = meta & 15, glued = (meta >> 4) & 1, k = s.others, lb, i
+    if (first & s.need1) != s.need1:
+        return True       # a one-letter word that no token of the group starts with
     if s.has_focus:
         return False
     if meta & 0x80:
@@ -988,7 +1000,8 @@ cdef inline bint _out_of_reach(Search* s, float prior, uint8_t meta, uint64_t xs
     for i in range(s.nx):
         if not (xsig >> s.xbit[i]) & 1:
             extra += PREFIX_PEN if PREFIX_PEN < TYPO_PEN else TYPO_PEN
-    return prior * PRIOR_WEIGHT_MAX - s.min_pen - s.tok_pen - extra < s.floor
+    # matched through a place token, the place was typed: the prior counts LOCALITY_PRIOR
+    return prior * (LOCALITY_PRIOR if meta & 0xA0 else PRIOR_WEIGHT_MAX) - s.min_pen - s.tok_pen - extra < s.floor
 
 
 cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept nogil:
@@ -1039,7 +1052,7 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
             if p - d.v_post_start[s.word[wi].exact] >= EXACT_CAP or _beyond_reach(s, d.v_post_prior[p]):
                 break
             if (d.v_post_sig[p] & need) == need and not _out_of_reach(
-                    s, d.v_post_prior[p], d.v_post_meta[p], d.v_post_xsig[p]):
+                    s, d.v_post_prior[p], d.v_post_meta[p], d.v_post_xsig[p], d.v_post_first[p]):
                 _consider_group(d, s, ii, d.v_post[p])
     # the list is in order of prior minus the word's penalty on the group's shortest token;
     # each entry is checked on its own, from data stored beside it
@@ -1050,7 +1063,7 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
             s.tok_pen = 0
         else:
             s.tok_pen = PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>t.len) / d.sp_toklen[p])
-        if _out_of_reach(s, d.sp_prior[p], d.sp_meta[p], d.sp_xsig[p]):
+        if _out_of_reach(s, d.sp_prior[p], d.sp_meta[p], d.sp_xsig[p], d.sp_first[p]):
             continue
         _consider_group(d, s, ii, d.sp_group[p])
     return True
@@ -1119,11 +1132,15 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
     s.min_pen = _min_pen(s, it, best)
     s.others = it.nwords - 1
     s.nx = 0
+    s.need1 = 0
     for wi in range(it.nwords):
         t = it.words[wi]
         if t != best and s.word[t].exact >= 0:
             s.xbit[s.nx] = <int>(_fnv(s.q + s.tok[t].start, s.tok[t].len) >> 58)
             s.nx += 1
+        # "i" may be on its way to "ij", folded "y": no filter for it
+        if t != best and s.tok[t].len == 1 and s.q[s.tok[t].start] != 105:
+            s.need1 |= (<uint32_t>1) << _first_bit(s.q[s.tok[t].start])
     s.considered = 0  # the bound holds per interpretation: one reading cannot starve another
     # PERF: with other words to filter on, the signatures make a long scan cheap
     budget = SCAN_BUDGET if need else SCAN_ALONE
@@ -1143,7 +1160,8 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                     if (d.v_post_sig[p] & need) == need:
                         if _beyond_reach(s, d.v_post_prior[p]):
                             break
-                        if not _out_of_reach(s, d.v_post_prior[p], d.v_post_meta[p], d.v_post_xsig[p]):
+                        if not _out_of_reach(s, d.v_post_prior[p], d.v_post_meta[p], d.v_post_xsig[p],
+                                             d.v_post_first[p]):
                             _consider_group(d, s, ii, d.v_post[p])
         else:
             # PERF: a very short prefix ("a", "ka"): take the exact token in full and the
@@ -1163,7 +1181,8 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                     if (d.v_post_sig[p] & need) == need:
                         if _beyond_reach(s, d.v_post_prior[p]):
                             break
-                        if not _out_of_reach(s, d.v_post_prior[p], d.v_post_meta[p], d.v_post_xsig[p]):
+                        if not _out_of_reach(s, d.v_post_prior[p], d.v_post_meta[p], d.v_post_xsig[p],
+                                             d.v_post_first[p]):
                             _consider_group(d, s, ii, d.v_post[p])
                     p += 1
 
@@ -1598,7 +1617,7 @@ ARRAYS = {
     "del_bucket": np.int32, "g_sig": np.uint64, "v_post_sig": np.uint64, "v_post_prior": np.float32,
     "sp_sig": np.uint64, "sp_prior": np.float32, "sp_toklen": np.uint8, "g_tokrec": np.uint64,
     "v_post_meta": np.uint8, "v_post_xsig": np.uint64, "sp_meta": np.uint8, "sp_xsig": np.uint64,
-    "addl_blob": np.uint8, "addl_off": np.int64,
+    "addl_blob": np.uint8, "addl_off": np.int64, "v_post_first": np.uint32, "sp_first": np.uint32,
 }
 
 _EMPTY = {name: np.zeros(1, dtype=dt) for name, dt in ARRAYS.items()}
@@ -1677,15 +1696,17 @@ cdef class Index:
         d.v_post_xsig = <const uint64_t*>_ptr(arrays, "v_post_xsig")
         d.sp_meta = <const uint8_t*>_ptr(arrays, "sp_meta")
         d.sp_xsig = <const uint64_t*>_ptr(arrays, "sp_xsig")
+        d.v_post_first = <const uint32_t*>_ptr(arrays, "v_post_first")
+        d.sp_first = <const uint32_t*>_ptr(arrays, "sp_first")
         d.addl_blob = <const uint8_t*>_ptr(arrays, "addl_blob")
         d.addl_off = <const int64_t*>_ptr(arrays, "addl_off")
         d.n_addl = len(arrays["addl_off"]) - 1
         if len(arrays["del_bucket"]) != (1 << DEL_BUCKET_BITS) + 1:
             raise ValueError("typo bucket index has the wrong size")
-        for name in ("v_post_sig", "v_post_prior", "v_post_meta", "v_post_xsig"):
+        for name in ("v_post_sig", "v_post_prior", "v_post_meta", "v_post_xsig", "v_post_first"):
             if len(arrays[name]) != len(arrays["v_post"]):
                 raise ValueError("posting signatures, priors or bounds do not match the postings")
-        for name in ("sp_sig", "sp_prior", "sp_toklen", "sp_meta", "sp_xsig"):
+        for name in ("sp_sig", "sp_prior", "sp_toklen", "sp_meta", "sp_xsig", "sp_first"):
             if len(arrays[name]) != len(arrays["sp_group"]):
                 raise ValueError("short-prefix lists do not match their tables")
         d.n_addr = len(arrays["a_number"])

@@ -195,12 +195,15 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     v_post_meta = _posting_meta(g_tok_start, g_tok_kind, g_tok_cover)[porder]
     g_xsig = _whole_token_signatures(words, g_tok, g_tok_start)
     v_post_xsig = g_xsig[v_post]
+    g_first = _first_letters(words, g_tok, g_tok_start)
+    v_post_first = g_first[v_post]
 
     # short prefixes ("s", "ke"): their best groups, precomputed, so that the first keystrokes
     # cost no more than a long word
     sp_blob, sp_off, sp_start, sp_group, sp_toklen, sp_meta = _short_prefix_lists(
         words, v_post_start, v_post, g_prior, v_post_meta)
     sp_xsig = g_xsig[sp_group]
+    sp_first = g_first[sp_group]
 
     # typo index: hashes of each token with up to 1 (2 for long tokens) letters deleted
     del_hash, del_tok = _core.deletion_index(words)
@@ -242,6 +245,7 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "g_sig": g_sig, "v_post_sig": v_post_sig, "v_post_prior": v_post_prior,
         "sp_sig": sp_sig, "sp_prior": sp_prior, "sp_toklen": sp_toklen,
         "v_post_meta": v_post_meta, "v_post_xsig": v_post_xsig, "sp_meta": sp_meta, "sp_xsig": sp_xsig,
+        "v_post_first": v_post_first, "sp_first": sp_first,
         "sp_blob": sp_blob, "sp_off": sp_off, "sp_start": sp_start, "sp_group": sp_group,
         "pc_code": pc_code.astype(np.int32), "pc_start": pc_start, "pc_addr": pc_order,
         "add_blob": add_blob, "add_off": add_off, "addl_blob": addl_blob, "addl_off": addl_off,
@@ -289,10 +293,11 @@ def _signatures(words, g_tok, g_tok_start):
 
 def _posting_meta(g_tok_start, g_tok_kind, g_tok_cover):
     """One byte per group token, for the scan's bound (_core `_out_of_reach`): bits 0-3 the
-    registered street words this token leaves uncovered; bits 4-5 the group's tokens that cover
-    two of those at once (a glued form: `hc`, `thofje`), which let one other word cover two;
-    bit 6 the token is an alias, bit 7 a municipality. When a token could cover three or more
-    of them (never seen), or more than 15 remain, the bound claims less (a lower bound)."""
+    registered street words this token leaves uncovered; bit 4 one of the group's tokens covers
+    two of those at once (a glued form: `hc`, `thofje`), which lets one other word cover two;
+    bit 5 the token is a locality, bit 6 an alias, bit 7 a municipality. When a token could
+    cover three or more of them, or two tokens two each (never seen), or more than 15 remain,
+    the bound claims less (a lower bound)."""
     n_groups = len(g_tok_start) - 1
     n = len(g_tok_kind)
     g_of = np.repeat(np.arange(n_groups, dtype=np.int64), np.diff(g_tok_start))
@@ -315,8 +320,9 @@ def _posting_meta(g_tok_start, g_tok_kind, g_tok_cover):
             bits = [(c & lft).bit_count() for c in covers]
             multi[e] = sum(1 for x in bits if x == 2)
             wide[e] = any(x >= 3 for x in bits)
-    unc = np.where(wide | (multi > 3), 0, np.minimum(unc, 15))
-    meta = unc | (np.minimum(multi, 3) << 4)
+    unc = np.where(wide | (multi > 1), 0, np.minimum(unc, 15))
+    meta = unc | (np.minimum(multi, 1) << 4)
+    meta |= np.where((kind & 0x0F) == LOCALITY, 0x20, 0)
     meta |= np.where((kind & ALIAS) != 0, 0x40, 0)
     meta |= np.where((kind & 0x0F) == MUNICIPALITY, 0x80, 0)
     return meta.astype(np.uint8)
@@ -331,6 +337,17 @@ def _whole_token_signatures(words, g_tok, g_tok_start):
     g_xsig = np.zeros(len(g_tok_start) - 1, dtype=np.uint64)
     np.bitwise_or.at(g_xsig, g_of_tok, per_token[g_tok])
     return g_xsig
+
+
+def _first_letters(words, g_tok, g_tok_start):
+    """Per group, bit i set when one of its tokens starts with letter i (a = 0), bit 26 with a
+    digit: a one-letter word (`van der k`) has no two-letter signature bit, but this filters."""
+    bits = np.array([_core.first_bit(w) for w in words], dtype=np.uint32)
+    per_token = np.left_shift(np.uint32(1), bits)
+    g_of_tok = np.repeat(np.arange(len(g_tok_start) - 1), np.diff(g_tok_start))
+    g_first = np.zeros(len(g_tok_start) - 1, dtype=np.uint32)
+    np.bitwise_or.at(g_first, g_of_tok, per_token[g_tok])
+    return g_first
 
 
 def _short_prefix_lists(words, v_post_start, v_post, g_prior, v_post_meta):
@@ -380,9 +397,9 @@ def _short_prefix_lists(words, v_post_start, v_post, g_prior, v_post_meta):
     unc = np.full(len(first_of_pair), 15, dtype=np.int64)
     np.minimum.at(unc, pair, pm & 15)
     multi = np.zeros(len(first_of_pair), dtype=np.int64)
-    np.maximum.at(multi, pair, (pm >> 4) & 3)
-    flags = np.full(len(first_of_pair), 0xC0, dtype=np.int64)
-    np.bitwise_and.at(flags, pair, pm & 0xC0)
+    np.maximum.at(multi, pair, (pm >> 4) & 1)
+    flags = np.full(len(first_of_pair), 0xE0, dtype=np.int64)
+    np.bitwise_and.at(flags, pair, pm & 0xE0)
     pair_meta = unc | (multi << 4) | flags
     keep = np.sort(first_of_pair)
     pk, pg, toklen, pm = pk[keep], pg[keep], toklen[keep], pair_meta[pair[keep]]

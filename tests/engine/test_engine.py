@@ -302,6 +302,7 @@ def test_the_bound_beside_each_posting():
     unc = [m & 15 for m in meta]
     assert unc == [2, 2, 1, 2, 3, 3]
     # the glued `hc` can cover two of what `pootstraat` or the place leave
-    assert [(m >> 4) & 3 for m in meta] == [0, 0, 0, 1, 1, 1]
+    assert [(m >> 4) & 1 for m in meta] == [0, 0, 0, 1, 1, 1]
+    assert [bool(m & 0x20) for m in meta] == [False, False, False, False, True, False]
     assert [bool(m & 0x40) for m in meta] == [False, False, True, False, False, False]
     assert [bool(m & 0x80) for m in meta] == [False, False, False, False, False, True]
