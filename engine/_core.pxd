@@ -98,6 +98,11 @@ cdef struct Data:
     const uint64_t* sp_xsig
     const uint32_t* v_post_first  # per posting: the first letters of the group's tokens
     const uint32_t* sp_first
+    const uint8_t* sa_blob        # one-word queries with stored answers, sorted
+    const int64_t* sa_off
+    const int32_t* sa_start       # answers of query k at limit L: sa_addr[sa_start[k*10+L-1]:..]
+    const int32_t* sa_addr
+    int32_t n_sa
     const uint8_t* addl_blob      # every registered addition, lower case, sorted, distinct
     const int64_t* addl_off
     int32_t n_addl

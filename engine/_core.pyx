@@ -1309,6 +1309,10 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     _tokenise(s)
     if s.ntok == 0:
         return 0
+    if s.ntok == 1 and not s.has_focus and d.n_sa > 0:
+        n = _stored_answer(d, s, out)
+        if n >= 0:
+            return n
     s.max_pass = 4
     _read(d, s)
     if s.ncand == 0 and 1 < s.ntok <= DROP_MAX_TOKENS:
@@ -1317,6 +1321,31 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         _drop_retry(d, s)
     _select(s, out, &n)
     return n
+
+
+cdef int _stored_answer(const Data* d, Search* s, int* out) noexcept nogil:
+    """The stored answer of a one-word query (build.py `_stored_answers`), or -1 if none."""
+    cdef const char* w = s.q + s.tok[0].start
+    cdef int n = s.tok[0].len, a = 0, b = d.n_sa, mid, m, c, i, lo, hi
+    cdef int64_t o
+    while a < b:
+        mid = (a + b) >> 1
+        o = d.sa_off[mid]
+        m = <int>(d.sa_off[mid + 1] - o)
+        c = memcmp(d.sa_blob + o, w, m if m < n else n)
+        if c == 0:
+            c = m - n
+        if c < 0:
+            a = mid + 1
+        else:
+            b = mid
+    if a >= d.n_sa or d.sa_off[a + 1] - d.sa_off[a] != n or memcmp(d.sa_blob + d.sa_off[a], w, n) != 0:
+        return -1
+    lo = d.sa_start[a * MAXLIMIT + s.limit - 1]
+    hi = d.sa_start[a * MAXLIMIT + s.limit]
+    for i in range(hi - lo):
+        out[i] = d.sa_addr[lo + i]
+    return hi - lo
 
 
 cdef void _read(const Data* d, Search* s) noexcept nogil:
@@ -1618,6 +1647,7 @@ ARRAYS = {
     "sp_sig": np.uint64, "sp_prior": np.float32, "sp_toklen": np.uint8, "g_tokrec": np.uint64,
     "v_post_meta": np.uint8, "v_post_xsig": np.uint64, "sp_meta": np.uint8, "sp_xsig": np.uint64,
     "addl_blob": np.uint8, "addl_off": np.int64, "v_post_first": np.uint32, "sp_first": np.uint32,
+    "sa_blob": np.uint8, "sa_off": np.int64, "sa_start": np.int32, "sa_addr": np.int32,
 }
 
 _EMPTY = {name: np.zeros(1, dtype=dt) for name, dt in ARRAYS.items()}
@@ -1697,6 +1727,15 @@ cdef class Index:
         d.sp_meta = <const uint8_t*>_ptr(arrays, "sp_meta")
         d.sp_xsig = <const uint64_t*>_ptr(arrays, "sp_xsig")
         d.v_post_first = <const uint32_t*>_ptr(arrays, "v_post_first")
+        d.sa_blob = <const uint8_t*>_ptr(arrays, "sa_blob")
+        d.sa_off = <const int64_t*>_ptr(arrays, "sa_off")
+        d.sa_start = <const int32_t*>_ptr(arrays, "sa_start")
+        d.sa_addr = <const int32_t*>_ptr(arrays, "sa_addr")
+        d.n_sa = len(arrays["sa_off"]) - 1
+        if len(arrays["sa_start"]) != d.n_sa * MAXLIMIT + 1 or arrays["sa_start"][-1] != len(arrays["sa_addr"]):
+            raise ValueError("stored answers do not match their table")
+        if len(arrays["sa_addr"]) and (int(arrays["sa_addr"].min()) < 0 or int(arrays["sa_addr"].max()) >= len(arrays["a_number"])):
+            raise ValueError("stored answers name addresses that do not exist")
         d.sp_first = <const uint32_t*>_ptr(arrays, "sp_first")
         d.addl_blob = <const uint8_t*>_ptr(arrays, "addl_blob")
         d.addl_off = <const int64_t*>_ptr(arrays, "addl_off")

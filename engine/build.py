@@ -32,6 +32,7 @@ FORMAT_VERSION = 7
 SHORT_PREFIX = 12         # prefixes up to this long get a precomputed list of groups ...
 SHORT_PREFIX_MIN = 2000   # ... when their postings exceed this (engine/_core.pyx SCAN_ALONE)
 SHORT_PREFIX_TOP = 256    # ... of this many groups, highest prior first
+ANSWER_MIN = 300          # a one-word query whose postings exceed this gets its answers stored
 DEL_BUCKET_BITS = 20
 
 
@@ -251,6 +252,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "add_blob": add_blob, "add_off": add_off, "addl_blob": addl_blob, "addl_off": addl_off,
         "s_blob": s_blob, "s_off": s_off,
     }
+    arrays.update(_stored_answers(arrays, words, v_post_start))
+
     manifest = {
         "format_version": FORMAT_VERSION,
         "source_name": source.name,
@@ -337,6 +340,32 @@ def _whole_token_signatures(words, g_tok, g_tok_start):
     g_xsig = np.zeros(len(g_tok_start) - 1, dtype=np.uint64)
     np.bitwise_or.at(g_xsig, g_of_tok, per_token[g_tok])
     return g_xsig
+
+
+def _stored_answers(arrays: dict, words: list[str], v_post_start: np.ndarray) -> dict:
+    """The answers, at every limit, of the one-word queries that scan the most: every prefix
+    (up to SHORT_PREFIX letters) of the vocabulary whose postings exceed ANSWER_MIN (`s`, `ke`,
+    `delft`). They are what the search itself answers, computed here by the search on the
+    finished arrays; a query that is exactly one such word (and no focus point) is then a copy."""
+    counts = np.diff(v_post_start).astype(np.int64)
+    total: dict[str, int] = {}
+    for t, w in enumerate(words):
+        c = int(counts[t])
+        for n in range(1, min(SHORT_PREFIX, len(w)) + 1):
+            total[w[:n]] = total.get(w[:n], 0) + c
+    texts = sorted((w for w, c in total.items() if c > ANSWER_MIN), key=str.encode)
+    empty = {"sa_blob": np.zeros(0, np.uint8), "sa_off": np.zeros(1, np.int64),
+             "sa_start": np.zeros(1, np.int32), "sa_addr": np.zeros(0, np.int32)}
+    index = _core.Index({**arrays, **empty})      # no stored answers: the search proper
+    start = [0]
+    addr: list[int] = []
+    for w in texts:
+        for limit in range(1, _core.SIZES["MAXLIMIT"] + 1):
+            addr += index.search_ids(w, limit=limit)
+            start.append(len(addr))
+    sa_blob, sa_off = _blob([w.encode() for w in texts])
+    return {"sa_blob": sa_blob, "sa_off": sa_off, "sa_start": np.array(start, dtype=np.int32),
+            "sa_addr": np.array(addr, dtype=np.int32)}
 
 
 def _first_letters(words, g_tok, g_tok_start):

@@ -306,3 +306,24 @@ def test_the_bound_beside_each_posting():
     assert [bool(m & 0x20) for m in meta] == [False, False, False, False, True, False]
     assert [bool(m & 0x40) for m in meta] == [False, False, True, False, False, False]
     assert [bool(m & 0x80) for m in meta] == [False, False, False, False, False, True]
+
+
+def test_stored_answers_are_what_the_search_answers(sample_index):
+    """One-word queries that scan the most are answered from the index (build._stored_answers):
+    at every limit, in any case and spacing, exactly what the search computes without them;
+    a focus point or a second word goes past them."""
+    from engine import _core
+    a = sample_index.arrays
+    n = len(a["sa_off"]) - 1
+    assert n > 20
+    bare = _core.Index({**a, "sa_blob": np.zeros(0, np.uint8), "sa_off": np.zeros(1, np.int64),
+                        "sa_start": np.zeros(1, np.int32), "sa_addr": np.zeros(0, np.int32)})
+    blob, off = bytes(a["sa_blob"]), a["sa_off"]
+    words = [blob[off[k]:off[k + 1]].decode() for k in range(n)]
+    assert "s" in words and "groningen" in words
+    for w in words:
+        for limit in range(1, 11):
+            for q in (w, f" {w.upper()} "):
+                assert sample_index.search_ids(q, limit=limit) == bare.search_ids(q, limit=limit), (q, limit)
+    for q, kw in (("kerk", {"lat": 53.2, "lon": 6.56}), ("kerk 1", {}), ("s gr", {})):
+        assert sample_index.search_ids(q, limit=5, **kw) == bare.search_ids(q, limit=5, **kw)
