@@ -90,6 +90,7 @@ cdef float ROUND_BASE = _params.ROUND_BASE
 cdef float ROUND_SHORT = _params.ROUND_SHORT
 cdef float PC_PRIOR = _params.PC_PRIOR
 cdef float PRIOR_WEIGHT_MAX = max(_params.NO_LOCALITY_PRIOR, _params.LOCALITY_PRIOR)
+cdef double FOCUS_EPS = 1e-5   # the focus prior is computed in double and stored as float
 cdef float LETTER_AS_ADDITION_PEN = _params.LETTER_AS_ADDITION_PEN
 
 
@@ -972,23 +973,24 @@ cdef void _pool_add(Search* s, int32_t g, float score, float text_pen, int inter
 
 cdef inline bint _beyond_reach(Search* s, float prior) noexcept nogil:
     """True when a group of this prior, and every later group of a list in prior order, cannot
-    enter the full pool: its score is at most its prior minus the least penalties of the words
-    (without a focus point, which replaces the prior)."""
-    return not s.has_focus and prior * PRIOR_WEIGHT_MAX - s.min_pen - s.tok_pen < s.floor
+    enter the full pool: its score is at most its prior minus the least penalties of the words.
+    With a focus point the prior term is at most 0.9 (at the point) + 0.1 * prior (`_prior`)."""
+    if s.has_focus:
+        return 0.9 + 0.1 * prior + FOCUS_EPS - s.min_pen - s.tok_pen < s.floor
+    return prior * PRIOR_WEIGHT_MAX - s.min_pen - s.tok_pen < s.floor
 
 
-cdef inline bint _out_of_reach(Search* s, float prior, uint8_t meta, uint64_t xsig,
-                               uint32_t first) noexcept nogil:
+cdef inline bint _out_of_reach(const Data* d, Search* s, int32_t g, float prior, uint8_t meta,
+                               uint64_t xsig, uint32_t first) noexcept nogil:
     """True when this one group cannot enter the full pool through the scanned token, by what is
     stored beside its posting (build.py `_posting_meta`): the token's kind (municipality,
     alias), the street words it leaves uncovered that the other words cannot all cover, and the
-    other words that are whole tokens somewhere but not in this group (those cost a prefix)."""
+    other words that are whole tokens somewhere but not in this group (those cost a prefix).
+    With a focus point, the group's own distance term (two reads beside the group's prior)."""
     cdef float extra = 0
     cdef int unc = meta & 15, glued = (meta >> 4) & 1, k = s.others, lb, i
     if (first & s.need1) != s.need1:
         return True       # a one-letter word that no token of the group starts with
-    if s.has_focus:
-        return False
     if meta & 0x80:
         extra += MUNI_PEN
     if meta & 0x40:
@@ -1000,6 +1002,8 @@ cdef inline bint _out_of_reach(Search* s, float prior, uint8_t meta, uint64_t xs
     for i in range(s.nx):
         if not (xsig >> s.xbit[i]) & 1:
             extra += PREFIX_PEN if PREFIX_PEN < TYPO_PEN else TYPO_PEN
+    if s.has_focus:
+        return _prior(d, s, g, 0) + FOCUS_EPS - s.min_pen - s.tok_pen - extra < s.floor
     # matched through a place token, the place was typed: the prior counts LOCALITY_PRIOR
     return prior * (LOCALITY_PRIOR if meta & 0xA0 else PRIOR_WEIGHT_MAX) - s.min_pen - s.tok_pen - extra < s.floor
 
@@ -1052,7 +1056,8 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
             if p - d.v_post_start[s.word[wi].exact] >= EXACT_CAP or _beyond_reach(s, d.v_post_prior[p]):
                 break
             if (d.v_post_sig[p] & need) == need and not _out_of_reach(
-                    s, d.v_post_prior[p], d.v_post_meta[p], d.v_post_xsig[p], d.v_post_first[p]):
+                    d, s, d.v_post[p], d.v_post_prior[p], d.v_post_meta[p], d.v_post_xsig[p],
+                    d.v_post_first[p]):
                 _consider_group(d, s, ii, d.v_post[p])
     # the list is in order of prior minus the word's penalty on the group's shortest token;
     # each entry is checked on its own, from data stored beside it
@@ -1063,7 +1068,7 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
             s.tok_pen = 0
         else:
             s.tok_pen = PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>t.len) / d.sp_toklen[p])
-        if _out_of_reach(s, d.sp_prior[p], d.sp_meta[p], d.sp_xsig[p], d.sp_first[p]):
+        if _out_of_reach(d, s, d.sp_group[p], d.sp_prior[p], d.sp_meta[p], d.sp_xsig[p], d.sp_first[p]):
             continue
         _consider_group(d, s, ii, d.sp_group[p])
     return True
@@ -1160,8 +1165,8 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                     if (d.v_post_sig[p] & need) == need:
                         if _beyond_reach(s, d.v_post_prior[p]):
                             break
-                        if not _out_of_reach(s, d.v_post_prior[p], d.v_post_meta[p], d.v_post_xsig[p],
-                                             d.v_post_first[p]):
+                        if not _out_of_reach(d, s, d.v_post[p], d.v_post_prior[p], d.v_post_meta[p],
+                                             d.v_post_xsig[p], d.v_post_first[p]):
                             _consider_group(d, s, ii, d.v_post[p])
         else:
             # PERF: a very short prefix ("a", "ka"): take the exact token in full and the
@@ -1181,8 +1186,8 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                     if (d.v_post_sig[p] & need) == need:
                         if _beyond_reach(s, d.v_post_prior[p]):
                             break
-                        if not _out_of_reach(s, d.v_post_prior[p], d.v_post_meta[p], d.v_post_xsig[p],
-                                             d.v_post_first[p]):
+                        if not _out_of_reach(d, s, d.v_post[p], d.v_post_prior[p], d.v_post_meta[p],
+                                             d.v_post_xsig[p], d.v_post_first[p]):
                             _consider_group(d, s, ii, d.v_post[p])
                     p += 1
 
