@@ -26,9 +26,9 @@ GIL_BATCH = 4000
 GIL_ROUNDS = 15
 
 
-def _per_call(benchmark, index, queries: list[str], limit: int, label: str, summary) -> None:
+def _per_call(benchmark, index, queries: list[str], limit: int, label: str, summary, **extra) -> None:
     it = itertools.cycle(queries)
-    kwargs = {"limit": limit}
+    kwargs = {"limit": limit, **extra}
 
     def setup():
         return (next(it),), kwargs
@@ -54,6 +54,13 @@ def test_suggest_json(benchmark, full_index, workload, summary, limit):
 def test_suggest_json_typo(benchmark, full_index, workload, summary, limit):
     """The `typo` form queries only (the deletion-neighbourhood path)."""
     _per_call(benchmark, full_index, workload["typo"], limit, "typo", summary)
+
+
+@pytest.mark.parametrize("limit", [5], ids=lambda v: f"limit={v}")
+def test_suggest_json_focus(benchmark, full_index, workload, summary, limit):
+    """All public queries + typing prefixes with a focus point (Utrecht centre): the ranking
+    follows the distance, so the stored answers and the prior order help less."""
+    _per_call(benchmark, full_index, workload["all"], limit, "focus", summary, lat=52.0907, lon=5.1214)
 
 
 @pytest.mark.parametrize("limit", [5], ids=lambda v: f"limit={v}")
