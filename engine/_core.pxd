@@ -27,9 +27,8 @@ cdef enum:
     MAX_CONSIDER = 2000  # groups scored per interpretation at most
     TOKEN_CAP_MIN = 8
     PC_PREFIX_CAP = 4000
-    DROP_TRIES = 4       # a query that finds nothing is tried again without one or two of
-                         # its last words ("pootstraat 40 hengelo nederland")
-    DROP_MAX_TOKENS = 12 # ... when it has at most this many tokens (an address line has fewer)
+    DROP_MAX_TOKENS = 12 # a query that finds nothing is tried again without some words
+                         # (_drop_retry) when it has at most this many tokens
     SAME_NUMBER_CAP = 4096  # addresses of one house number looked at in one run (a
                             # marina or holiday park has hundreds: 100K-K029)
 

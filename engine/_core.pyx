@@ -1363,41 +1363,42 @@ cdef void _read(const Data* d, Search* s) noexcept nogil:
         _passes(d, s)
 
 
+cdef bint _is_region(const char* w, int n) noexcept nogil:
+    cdef int i
+    for i in range(_n_region):
+        if _region_len[i] == n and memcmp(_region_ptr[i], w, n) == 0:
+            return True
+    return False
+
+
 cdef void _drop_retry(const Data* d, Search* s) noexcept nogil:
-    """Nothing found: try again without the words that match nothing at all; then without the
-    last word, the last two ("the netherlands"), the one before the last, or the third from the
-    end (DROP_TRIES tries), keeping the first that finds something. A word the address does not hold ("nederland", "ov" in "hengelo ov") then
-    costs nothing but itself; every answer of a retry lacks the same words."""
+    """Nothing found: try again without the words that match nothing at all ("kerkstraat 1
+    zzzzzz utrecht"); then also without the country or province words that end the query
+    ("..., Den Haag, Nederland", "hengelo ov"; REGION_WORDS, at most 3). The first try that finds
+    something answers; the others words of the query all still count."""
     cdef Tok saved[MAXT]
-    cdef int nothing[MAXT]
-    cdef int n = s.ntok, k, i, j, lo, hi, nn = 0
+    cdef int drop[MAXT]
+    cdef int n = s.ntok, i, j, nn = 0, nr = 0, tr
     memcpy(saved, s.tok, sizeof(Tok) * n)
-    # first the words that match nothing, not even with a slip ("kerkstraat 1 zzzzzz utrecht")
     for i in range(n):
-        nothing[i] = saved[i].digits == 0 and s.word[i].nr == 0
-        nn += nothing[i]
-    if 0 < nn < n:
-        j = 0
-        for i in range(n):
-            if not nothing[i]:
-                s.tok[j] = saved[i]
-                j += 1
-        s.ntok = j
-        _read(d, s)
-        if s.ncand > 0:
-            return
-    for k in range(DROP_TRIES):
-        if k == 0:
-            lo, hi = n - 1, n          # drop tokens lo..hi-1
-        elif k == 1:
-            lo, hi = n - 2, n
+        drop[i] = saved[i].digits == 0 and s.word[i].nr == 0
+        nn += drop[i]
+    i = n - 1
+    while i >= 0 and nr < 3:
+        if drop[i]:
+            i -= 1
+        elif saved[i].digits == 0 and _is_region(s.q + saved[i].start, saved[i].len):
+            drop[i] = 2
+            nr += 1
+            i -= 1
         else:
-            lo, hi = n - k, n - k + 1
-        if lo < 0 or hi - lo >= n:
+            break
+    for tr in range(2):
+        if (tr == 0 and nn == 0) or (tr == 1 and nr == 0) or nn + nr * tr >= n:
             continue
         j = 0
         for i in range(n):
-            if i < lo or i >= hi:
+            if drop[i] == 0 or (drop[i] == 2 and tr == 0):
                 s.tok[j] = saved[i]
                 j += 1
         s.ntok = j
@@ -1624,7 +1625,7 @@ SIZES = {
     "MAXLIMIT": MAXLIMIT, "SCAN_BUDGET": SCAN_BUDGET, "SCAN_ALONE": SCAN_ALONE,
     "EXACT_CAP": EXACT_CAP, "TOKEN_CAP_MIN": TOKEN_CAP_MIN, "PC_PREFIX_CAP": PC_PREFIX_CAP,
     "MAXP": MAXP, "MAXI": MAXI, "MAX_CONSIDER": MAX_CONSIDER, "SAME_NUMBER_CAP": SAME_NUMBER_CAP,
-    "DROP_TRIES": DROP_TRIES, "DROP_MAX_TOKENS": DROP_MAX_TOKENS,
+    "DROP_MAX_TOKENS": DROP_MAX_TOKENS,
 }
 
 
@@ -1665,6 +1666,31 @@ cdef const void* _ptr(dict arrays, str name) except NULL:
     if a.shape[0] == 0:
         a = _EMPTY[name]
     return cnp.PyArray_DATA(a)
+
+
+# words that may end a pasted address line without naming any address: the country, a
+# province or its abbreviation ("hengelo ov"); dropped only when the query finds nothing
+REGION_WORDS = ("nederland", "netherlands", "the", "holland", "nl", "nld", "noord", "zuid",
+                "brabant", "gelderland", "overijssel", "friesland", "fryslan", "drenthe",
+                "flevoland", "zeeland", "limburg", "ov", "gld", "gl", "nh", "zh", "nb", "lb", "li",
+                "zl", "ze", "fl", "fr", "dr", "gn", "gr", "ut")
+_REGION_BYTES = [w.encode() for w in REGION_WORDS]
+cdef const char* _region_ptr[64]
+cdef int _region_len[64]
+cdef int _n_region = 0
+
+
+def _init_regions():
+    global _n_region
+    cdef int i
+    cdef bytes b
+    for i, b in enumerate(_REGION_BYTES):
+        _region_ptr[i] = <const char*>b
+        _region_len[i] = len(b)
+    _n_region = len(_REGION_BYTES)
+
+
+_init_regions()
 
 
 cdef inline bint _is_letter(Py_UCS4 ch) noexcept:

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import params
-from ._core import SIZES, QueryError, _coordinate
+from ._core import REGION_WORDS, SIZES, QueryError, _coordinate
 from .normalize import FOLD_LIMIT, fold_table
 from .vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET
 
@@ -87,7 +87,6 @@ EXACT_CAP = SIZES["EXACT_CAP"]         # groups of the complete word taken befor
 TOKEN_CAP_MIN = SIZES["TOKEN_CAP_MIN"]
 PC_PREFIX_CAP = SIZES["PC_PREFIX_CAP"]  # addresses scanned for a postcode prefix
 DROP_MAX_TOKENS = SIZES["DROP_MAX_TOKENS"]  # ... when it has at most this many tokens
-DROP_TRIES = SIZES["DROP_TRIES"]       # a query that finds nothing is tried without some last words
 SAME_NUMBER_CAP = SIZES["SAME_NUMBER_CAP"]  # addresses with the typed number looked at in one run
 MAX_NUMBER_CANDIDATES = 3      # house-number readings of a query
 MAX_PARTS = SIZES["MAXP"]      # letter/addition parts of one reading
@@ -389,21 +388,24 @@ class ReferenceIndex:
         self.read(s)
         if not s.cands and 1 < len(s.tokens) <= DROP_MAX_TOKENS:
             s.max_pass = 2          # a retry looks for one slip only in words matching nothing
-            # nothing found: again without one word, the last first ("hengelo nederland")
+            # nothing found: again without the words that match nothing, not even with a slip;
+            # then also without the country or province words that end it ("..., nederland")
             tokens, n = s.tokens, len(s.tokens)
-            # first without the words that match nothing, not even with a slip
-            keep = [t for t, w in zip(tokens, s.words, strict=True) if t.digits or w.ranges]
-            if 0 < len(keep) < n:
-                s.tokens = keep
-                self.read(s)
-            # then without the last word, the last two, the one before the last, the third from the end
-            tries = [(n - 1, n), (n - 2, n)] + [(n - k, n - k + 1) for k in range(2, DROP_TRIES)]
-            for lo, hi in tries[:DROP_TRIES]:
-                if s.cands:
+            nothing = [not t.digits and not w.ranges for t, w in zip(tokens, s.words, strict=True)]
+            region = [False] * n
+            i = n - 1
+            while i >= 0 and sum(region) < 3:
+                if nothing[i]:
+                    i -= 1
+                elif not tokens[i].digits and tokens[i].text in REGION_WORDS:
+                    region[i] = True
+                    i -= 1
+                else:
                     break
-                if lo < 0 or hi - lo >= n:
+            for drop in (nothing, [a or b for a, b in zip(nothing, region, strict=True)]):
+                if s.cands or not any(drop) or all(drop) or (drop is not nothing and not any(region)):
                     continue
-                s.tokens = tokens[:lo] + tokens[hi:]
+                s.tokens = [t for t, d in zip(tokens, drop, strict=True) if not d]
                 self.read(s)
         # the `limit` best candidates; ties go to the lower address id
         best = sorted(s.cands, key=lambda c: (-c.score, c.addr))

@@ -123,7 +123,8 @@ def _queries(arrays) -> list[str]:
            # apostrophes, words no address holds, the order of street, number and place
            "d'aumeriestraat 2", "d’artagnanlaan 1", "a'dam", "x'", "'x", "a''b", "hooistraat 2a den haag nederland",
            "hooistraat 2a zzzzzzz den haag", "herestraat 12 groningen gr", "rosmalen 7 hert", "jaco 20 grav",
-           "vinkelse 2 vink", "10 op het rooth maastricht", "zzzz qqqq 1", "a b c d e f g h i j k l m n 1"]
+           "vinkelse 2 vink", "10 op het rooth maastricht", "zzzz qqqq 1", "a b c d e f g h i j k l m n 1",
+           "grote markt 1 den bosch", "hooistraat 2a den haag zuid holland nl", "kerkstraat 1 zzzzzz groningen gn"]
     return qs
 
 

@@ -146,6 +146,15 @@ def test_a_query_of_nothing_known_finds_nothing(sample_index):
     assert sample_index.suggest("zzzzzz qqqqqq xxxxxx", limit=5)["hits"] == []
 
 
+def test_a_place_word_is_never_dropped_to_find_something(sample_index):
+    """`grote markt 1 den bosch`: no Grote Markt in 's-Hertogenbosch, and answering with the
+    one of 's-Gravenhage (`den`, with `bosch` dropped) would mislead; only words that match
+    nothing and a trailing country or province are left out."""
+    hits = sample_index.suggest("grote markt 1 den bosch", limit=5)["hits"]
+    assert not any(h["lines"][1].endswith("'s-Gravenhage") for h in hits), [h["lines"] for h in hits]
+    assert lines(sample_index, "grote markt 1 den haag zuid-holland")[0].startswith("Grote Markt 1, ")
+
+
 @pytest.mark.parametrize("q", ["d'aumeriestraat 2", "d’aumeriestraat 2", "d aumeriestraat 2", "daumeriestraat 2",
                                "D'AUMERIESTRAAT 2 DEN HAAG"])
 def test_an_apostrophe_after_a_lone_letter_in_any_spelling(sample_index, q):
