@@ -570,25 +570,39 @@ cdef void _sort_typo_ranges(Word* w) noexcept nogil:
         w.lo[j], w.hi[j], w.base[j], w.typo[j] = lo, hi, base, typo
 
 
-cdef bint _addition_prefix(const Data* d, const char* w, int n) noexcept nogil:
-    """Is w[:n] the start of some registered addition (lower case)?"""
-    cdef int a = 0, b = d.n_addl, mid, m, c
+cdef int _blob_lower_bound(const uint8_t* blob, const int64_t* off, int count, const char* w,
+                           int n) noexcept nogil:
+    """The first of `count` byte-sorted strings (blob[off[i]:off[i+1]]) not below w[:n]."""
+    cdef int a = 0, b = count, mid, m, c
     cdef int64_t o
     while a < b:
         mid = (a + b) >> 1
-        o = d.addl_off[mid]
-        m = <int>(d.addl_off[mid + 1] - o)
-        c = memcmp(d.addl_blob + o, w, m if m < n else n)
+        o = off[mid]
+        m = <int>(off[mid + 1] - o)
+        c = memcmp(blob + o, w, m if m < n else n)
         if c == 0:
             c = m - n
         if c < 0:
             a = mid + 1
         else:
             b = mid
-    if a >= d.n_addl:
-        return False
-    o = d.addl_off[a]
-    return d.addl_off[a + 1] - o >= n and memcmp(d.addl_blob + o, w, n) == 0
+    return a
+
+
+cdef inline int _blob_find(const uint8_t* blob, const int64_t* off, int count, const char* w,
+                           int n) noexcept nogil:
+    """The index of the string equal to w[:n], or -1."""
+    cdef int a = _blob_lower_bound(blob, off, count, w, n)
+    if a >= count or off[a + 1] - off[a] != n or memcmp(blob + off[a], w, n) != 0:
+        return -1
+    return a
+
+
+cdef bint _addition_prefix(const Data* d, const char* w, int n) noexcept nogil:
+    """Is w[:n] the start of some registered addition (lower case)?"""
+    cdef int a = _blob_lower_bound(d.addl_blob, d.addl_off, d.n_addl, w, n)
+    return a < d.n_addl and d.addl_off[a + 1] - d.addl_off[a] >= n \
+        and memcmp(d.addl_blob + d.addl_off[a], w, n) == 0
 
 
 cdef void _parse(const Data* d, Search* s, bint split_pc) noexcept nogil:
@@ -1031,23 +1045,8 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept 
 cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t need) noexcept nogil:
     """Scan the precomputed best groups of a short prefix; False when it has no such list."""
     cdef Tok* t = &s.tok[wi]
-    cdef int a = 0, b = d.n_sp, mid, c, n, p
-    cdef int64_t o
-    while a < b:
-        mid = (a + b) >> 1
-        o = d.sp_off[mid]
-        n = <int>(d.sp_off[mid + 1] - o)
-        c = memcmp(d.sp_blob + o, s.q + t.start, n if n < t.len else t.len)
-        if c == 0:
-            c = n - t.len
-        if c < 0:
-            a = mid + 1
-        else:
-            b = mid
-    if a >= d.n_sp:
-        return False
-    o = d.sp_off[a]
-    if d.sp_off[a + 1] - o != t.len or memcmp(d.sp_blob + o, s.q + t.start, t.len) != 0:
+    cdef int a = _blob_find(d.sp_blob, d.sp_off, d.n_sp, s.q + t.start, t.len), p
+    if a < 0:
         return False
     # the complete word first (a person who typed "s" may mean the token "s" itself)
     s.tok_pen = 0
@@ -1330,21 +1329,8 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
 
 cdef int _stored_answer(const Data* d, Search* s, int* out) noexcept nogil:
     """The stored answer of a one-word query (build.py `_stored_answers`), or -1 if none."""
-    cdef const char* w = s.q + s.tok[0].start
-    cdef int n = s.tok[0].len, a = 0, b = d.n_sa, mid, m, c, i, lo, hi
-    cdef int64_t o
-    while a < b:
-        mid = (a + b) >> 1
-        o = d.sa_off[mid]
-        m = <int>(d.sa_off[mid + 1] - o)
-        c = memcmp(d.sa_blob + o, w, m if m < n else n)
-        if c == 0:
-            c = m - n
-        if c < 0:
-            a = mid + 1
-        else:
-            b = mid
-    if a >= d.n_sa or d.sa_off[a + 1] - d.sa_off[a] != n or memcmp(d.sa_blob + d.sa_off[a], w, n) != 0:
+    cdef int a = _blob_find(d.sa_blob, d.sa_off, d.n_sa, s.q + s.tok[0].start, s.tok[0].len), i, lo, hi
+    if a < 0:
         return -1
     lo = d.sa_start[a * MAXLIMIT + s.limit - 1]
     hi = d.sa_start[a * MAXLIMIT + s.limit]

@@ -285,13 +285,19 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     return manifest
 
 
-def _signatures(words, g_tok, g_tok_start):
-    bits = np.array([_core.sig_bit(w) for w in words], dtype=np.uint64)
-    per_token = np.left_shift(np.uint64(1), bits)
+def _group_bits(words, g_tok, g_tok_start, bit_of, dtype=np.uint64):
+    """Per group, the OR of `1 << bit_of(token)` over its tokens."""
+    bits = np.array([bit_of(w) for w in words], dtype=dtype)
+    per_token = np.left_shift(dtype(1), bits)
     g_of_tok = np.repeat(np.arange(len(g_tok_start) - 1), np.diff(g_tok_start))
-    g_sig = np.zeros(len(g_tok_start) - 1, dtype=np.uint64)
-    np.bitwise_or.at(g_sig, g_of_tok, per_token[g_tok])
-    return g_sig
+    out = np.zeros(len(g_tok_start) - 1, dtype=dtype)
+    np.bitwise_or.at(out, g_of_tok, per_token[g_tok])
+    return out
+
+
+def _signatures(words, g_tok, g_tok_start):
+    """Per group, bit (first two letters of each token) % 64 (_core `sig_bit`)."""
+    return _group_bits(words, g_tok, g_tok_start, _core.sig_bit)
 
 
 def _posting_meta(g_tok_start, g_tok_kind, g_tok_cover):
@@ -334,12 +340,7 @@ def _posting_meta(g_tok_start, g_tok_kind, g_tok_cover):
 def _whole_token_signatures(words, g_tok, g_tok_start):
     """Per group, one bit (of 64) per whole token it holds: a typed word that is a whole token
     somewhere but whose bit is missing here can match this group only as a prefix or a slip."""
-    bits = np.array([_core.xsig_bit(w) for w in words], dtype=np.uint64)
-    per_token = np.left_shift(np.uint64(1), bits)
-    g_of_tok = np.repeat(np.arange(len(g_tok_start) - 1), np.diff(g_tok_start))
-    g_xsig = np.zeros(len(g_tok_start) - 1, dtype=np.uint64)
-    np.bitwise_or.at(g_xsig, g_of_tok, per_token[g_tok])
-    return g_xsig
+    return _group_bits(words, g_tok, g_tok_start, _core.xsig_bit)
 
 
 def _stored_answers(arrays: dict, words: list[str], v_post_start: np.ndarray) -> dict:
@@ -371,12 +372,7 @@ def _stored_answers(arrays: dict, words: list[str], v_post_start: np.ndarray) ->
 def _first_letters(words, g_tok, g_tok_start):
     """Per group, bit i set when one of its tokens starts with letter i (a = 0), bit 26 with a
     digit: a one-letter word (`van der k`) has no two-letter signature bit, but this filters."""
-    bits = np.array([_core.first_bit(w) for w in words], dtype=np.uint32)
-    per_token = np.left_shift(np.uint32(1), bits)
-    g_of_tok = np.repeat(np.arange(len(g_tok_start) - 1), np.diff(g_tok_start))
-    g_first = np.zeros(len(g_tok_start) - 1, dtype=np.uint32)
-    np.bitwise_or.at(g_first, g_of_tok, per_token[g_tok])
-    return g_first
+    return _group_bits(words, g_tok, g_tok_start, _core.first_bit, np.uint32)
 
 
 def _short_prefix_lists(words, v_post_start, v_post, g_prior, v_post_meta):
