@@ -121,7 +121,7 @@ class Vocabulary:
             pairs.setdefault(abbr, set()).update(words)
         self.expansions: dict[str, tuple[str, ...]] = {}
         for abbr, words in pairs.items():
-            for w in words:
+            for w in sorted(words):  # a set: sorted, so that every build is the same
                 self.expansions.setdefault(abbr, ())
                 self.expansions[abbr] += (w,)
                 # the other direction: a registered full word also answers to its abbreviation

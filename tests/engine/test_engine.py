@@ -334,3 +334,21 @@ def test_stored_answers_are_what_the_search_answers(sample_index):
                 assert sample_index.search_ids(q, limit=limit) == bare.search_ids(q, limit=limit), (q, limit)
     for q, kw in (("kerk", {"lat": 53.2, "lon": 6.56}), ("kerk 1", {}), ("s gr", {})):
         assert sample_index.search_ids(q, limit=5, **kw) == bare.search_ids(q, limit=5, **kw)
+
+
+@pytest.mark.slow
+def test_the_same_data_builds_the_same_index(sample_source, tmp_path):
+    """Two builds in processes with different string hashing (PYTHONHASHSEED) write equal
+    arrays: nothing depends on the order of a set."""
+    import os
+    import subprocess
+    import sys
+    dirs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"idx{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-m", "engine", "build", str(sample_source), str(out), "--no-progress"],
+                       check=True, env=env, capture_output=True)
+        dirs.append(out)
+    a, b = (engine.AddressIndex.open(d).arrays for d in dirs)
+    assert [k for k in a if not np.array_equal(a[k], b[k])] == []
