@@ -90,6 +90,9 @@ cdef float ROUND_BASE = _params.ROUND_BASE
 cdef float ROUND_SHORT = _params.ROUND_SHORT
 cdef float PC_PRIOR = _params.PC_PRIOR
 cdef float PRIOR_WEIGHT_MAX = max(_params.NO_LOCALITY_PRIOR, _params.LOCALITY_PRIOR)
+cdef double FOCUS_NEAR = 0.9   # with a focus point: the prior term at the point itself ...
+cdef double FOCUS_KM = 5.0     # ... halved this far away ...
+cdef double FOCUS_SHARE = 0.1  # ... plus this share of the group's own prior
 cdef double FOCUS_EPS = 1e-5   # the focus prior is computed in double and stored as float
 cdef float LETTER_AS_ADDITION_PEN = _params.LETTER_AS_ADDITION_PEN
 
@@ -944,7 +947,7 @@ cdef inline float _prior(const Data* d, Search* s, int32_t g, int loc_typed) noe
         dy = (d.g_lat[g] * 1e-6 - s.focus_lat) * 111.2
         dx = (d.g_lon[g] * 1e-6 - s.focus_lon) * 111.2 * s.cos_lat
         km = sqrt(dx * dx + dy * dy)
-        return <float>(0.9 / (1.0 + km / 5.0)) + 0.1 * d.g_prior[g]
+        return <float>(FOCUS_NEAR / (1.0 + km / FOCUS_KM)) + FOCUS_SHARE * d.g_prior[g]
     return d.g_prior[g] * (LOCALITY_PRIOR if loc_typed else NO_LOCALITY_PRIOR)
 
 
@@ -988,9 +991,9 @@ cdef void _pool_add(Search* s, int32_t g, float score, float text_pen, int inter
 cdef inline bint _beyond_reach(Search* s, float prior) noexcept nogil:
     """True when a group of this prior, and every later group of a list in prior order, cannot
     enter the full pool: its score is at most its prior minus the least penalties of the words.
-    With a focus point the prior term is at most 0.9 (at the point) + 0.1 * prior (`_prior`)."""
+    With a focus point the prior term is at most its value at the point itself (`_prior`)."""
     if s.has_focus:
-        return 0.9 + 0.1 * prior + FOCUS_EPS - s.min_pen - s.tok_pen < s.floor
+        return FOCUS_NEAR + FOCUS_SHARE * prior + FOCUS_EPS - s.min_pen - s.tok_pen < s.floor
     return prior * PRIOR_WEIGHT_MAX - s.min_pen - s.tok_pen < s.floor
 
 
@@ -1361,7 +1364,7 @@ cdef void _drop_retry(const Data* d, Search* s) noexcept nogil:
     """Nothing found: try again without the words that match nothing at all ("kerkstraat 1
     zzzzzz utrecht"); then also without the country or province words that end the query
     ("..., Den Haag, Nederland", "hengelo ov"; REGION_WORDS, at most 3). The first try that finds
-    something answers; the others words of the query all still count."""
+    something answers; the other words of the query all still count."""
     cdef Tok saved[MAXT]
     cdef int drop[MAXT]
     cdef int n = s.ntok, i, j, nn = 0, nr = 0, tr
@@ -1744,6 +1747,7 @@ cdef class Index:
         d.sp_meta = <const uint8_t*>_ptr(arrays, "sp_meta")
         d.sp_xsig = <const uint64_t*>_ptr(arrays, "sp_xsig")
         d.v_post_first = <const uint32_t*>_ptr(arrays, "v_post_first")
+        d.sp_first = <const uint32_t*>_ptr(arrays, "sp_first")
         d.sa_blob = <const uint8_t*>_ptr(arrays, "sa_blob")
         d.sa_off = <const int64_t*>_ptr(arrays, "sa_off")
         d.sa_start = <const int32_t*>_ptr(arrays, "sa_start")
@@ -1753,7 +1757,6 @@ cdef class Index:
             raise ValueError("stored answers do not match their table")
         if len(arrays["sa_addr"]) and (int(arrays["sa_addr"].min()) < 0 or int(arrays["sa_addr"].max()) >= len(arrays["a_number"])):
             raise ValueError("stored answers name addresses that do not exist")
-        d.sp_first = <const uint32_t*>_ptr(arrays, "sp_first")
         d.addl_blob = <const uint8_t*>_ptr(arrays, "addl_blob")
         d.addl_off = <const int64_t*>_ptr(arrays, "addl_off")
         d.n_addl = len(arrays["addl_off"]) - 1

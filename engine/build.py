@@ -348,13 +348,8 @@ def _stored_answers(arrays: dict, words: list[str], v_post_start: np.ndarray) ->
     (up to SHORT_PREFIX letters) of the vocabulary whose postings exceed ANSWER_MIN (`s`, `ke`,
     `delft`). They are what the search itself answers, computed here by the search on the
     finished arrays; a query that is exactly one such word (and no focus point) is then a copy."""
-    counts = np.diff(v_post_start).astype(np.int64)
-    total: dict[str, int] = {}
-    for t, w in enumerate(words):
-        c = int(counts[t])
-        for n in range(1, min(SHORT_PREFIX, len(w)) + 1):
-            total[w[:n]] = total.get(w[:n], 0) + c
-    texts = sorted((w for w, c in total.items() if c > ANSWER_MIN), key=str.encode)
+    keys, _, total = _prefix_postings(words, v_post_start)
+    texts = sorted((w for w, k in keys.items() if total[k] > ANSWER_MIN), key=str.encode)
     empty = {"sa_blob": np.zeros(0, np.uint8), "sa_off": np.zeros(1, np.int64),
              "sa_start": np.zeros(1, np.int32), "sa_addr": np.zeros(0, np.int32)}
     index = _core.Index({**arrays, **empty})      # no stored answers: the search proper
@@ -375,10 +370,9 @@ def _first_letters(words, g_tok, g_tok_start):
     return _group_bits(words, g_tok, g_tok_start, _core.first_bit, np.uint32)
 
 
-def _short_prefix_lists(words, v_post_start, v_post, g_prior, v_post_meta):
-    """For every prefix of up to SHORT_PREFIX letters whose postings exceed SHORT_PREFIX_MIN,
-    the SHORT_PREFIX_TOP groups that hold a token with that prefix and could score best for it
-    (prior minus the prefix penalty of their shortest such token), with that token's length."""
+def _prefix_postings(words, v_post_start):
+    """Every prefix of up to SHORT_PREFIX letters of the vocabulary: its id (`keys`), the
+    (prefix id, token id) pairs, and the postings under each prefix (`total`, by id)."""
     counts = np.diff(v_post_start).astype(np.int64)
     keys: dict[str, int] = {}
     tok_keys = []  # (prefix id, token id)
@@ -388,6 +382,15 @@ def _short_prefix_lists(words, v_post_start, v_post, g_prior, v_post_meta):
             tok_keys.append((k, t))
     kt = np.array(tok_keys, dtype=np.int64).reshape(-1, 2)
     total = np.bincount(kt[:, 0], weights=counts[kt[:, 1]], minlength=len(keys))
+    return keys, kt, total
+
+
+def _short_prefix_lists(words, v_post_start, v_post, g_prior, v_post_meta):
+    """For every prefix of up to SHORT_PREFIX letters whose postings exceed SHORT_PREFIX_MIN,
+    the SHORT_PREFIX_TOP groups that hold a token with that prefix and could score best for it
+    (prior minus the prefix penalty of their shortest such token), with that token's length."""
+    counts = np.diff(v_post_start).astype(np.int64)
+    keys, kt, total = _prefix_postings(words, v_post_start)
     big = total > SHORT_PREFIX_MIN
     kt = kt[big[kt[:, 0]]]
     if len(kt) == 0:  # a small index: every prefix is scanned in full
