@@ -27,8 +27,12 @@ cdef enum:
     MAX_CONSIDER = 2000  # groups scored per interpretation at most
     TOKEN_CAP_MIN = 8
     PC_PREFIX_CAP = 4000
-    DROP_MAX_TOKENS = 12 # a query that finds nothing is tried again without some words
-                         # (_drop_retry) when it has at most this many tokens
+    DROP_MAX_TOKENS = 12 # a query that finds nothing is tried again with its words spaced
+                         # otherwise (_respace_retry), then without some words (_drop_retry),
+                         # when it has at most this many tokens
+    RESPACE_TRIES = 6    # respaced readings tried at most ...
+    RESPACE_PROBES = 1000 # ... and prefix searches made to find them
+    MAXCUT = 4           # spaces put into one typed word
     SAME_NUMBER_CAP = 4096  # addresses of one house number looked at in one run (a
                             # marina or holiday park has hundreds: 100K-K029)
 

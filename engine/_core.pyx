@@ -1241,7 +1241,7 @@ cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
     cdef int pos[MAXLIMIT]
     cdef float apen[MAXLIMIT]
     cdef float wp, bp, rp = _round_pen(s.limit)
-    cdef int last_g
+    cdef int last_g, last_ok = 1
     cdef float last_pen = 0
     # a postcode prefix spreads over postcodes: with enough of them one address each will do
     n_pc = _pc_index(d, it.pc_hi + 1) - p0
@@ -1259,14 +1259,21 @@ cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
             if g != last_g:
                 last_g = g
                 last_pen = 0
-                # typed words should name this street or place; unknown ones cost, never hide
+                last_ok = 1
+                # typed words should name this street or place; unknown ones cost, never hide,
+                # except a number, which must be the house number or in the name ("1017 gl
+                # 12 2" is no house 2 with a stray 12)
                 for wi in range(it.nwords):
                     bp = -1
                     for jj in range(d.g_tok_start[g], d.g_tok_start[g + 1]):
                         wp = _match_word(d, s, it.words[wi], d.g_rec[jj].tok, d.g_rec[jj].kind)
                         if wp >= 0 and (bp < 0 or wp < bp):
                             bp = wp
+                    if bp < 0 and s.tok[it.words[wi]].digits == s.tok[it.words[wi]].len:
+                        last_ok = 0
                     last_pen += bp if bp >= 0 else UNKNOWN_WORD_PEN
+            if not last_ok:
+                continue
             _cand_add(s, -(apen[j] + last_pen) + PC_PRIOR * d.g_prior[g] - rp * j, addr, p, ii)
         p += 1
 
@@ -1320,12 +1327,23 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         n = _stored_answer(d, s, out)
         if n >= 0:
             return n
+    cdef int nothing[MAXT]
+    cdef int whole[MAXT]
+    cdef int i
     s.max_pass = 4
     _read(d, s)
-    if s.ncand == 0 and 1 < s.ntok <= DROP_MAX_TOKENS:
-        # PERF: a retry looks for one slip only in words that match nothing as typed
+    if s.ncand == 0 and s.ntok <= DROP_MAX_TOKENS:
+        # the words that match nothing at all, not even with a slip; the whole tokens
+        for i in range(s.ntok):
+            nothing[i] = s.tok[i].digits == 0 and s.word[i].nr == 0
+            whole[i] = s.word[i].exact >= 0
+        # PERF: a respaced reading is read as typed only; a retry without some words looks
+        # for one slip only in words that match nothing as typed
+        s.max_pass = 1
+        _respace_retry(d, s, nothing, whole)
         s.max_pass = 2
-        _drop_retry(d, s)
+        if s.ncand == 0 and s.ntok > 1:
+            _drop_retry(d, s, nothing, whole)
     _select(s, out, &n)
     return n
 
@@ -1352,31 +1370,167 @@ cdef void _read(const Data* d, Search* s) noexcept nogil:
         _passes(d, s)
 
 
-cdef bint _is_region(const char* w, int n) noexcept nogil:
+cdef bint _in_list(const char** ptr, const int* lens, int count, const char* w, int n) noexcept nogil:
     cdef int i
-    for i in range(_n_region):
-        if _region_len[i] == n and memcmp(_region_ptr[i], w, n) == 0:
+    for i in range(count):
+        if lens[i] == n and memcmp(ptr[i], w, n) == 0:
             return True
     return False
 
 
-cdef void _drop_retry(const Data* d, Search* s) noexcept nogil:
+cdef struct Respace:
+    # the state of `_respace_retry`: the query as typed, and the cuts of the word being split
+    char orig[QBUF]
+    Tok tok[MAXT]
+    int olen
+    int n
+    int cut[MAXCUT]     # offsets in token `word` where a space goes, ascending
+    int ncut
+    int word
+    int tries
+    int probes          # prefix searches left for cutting words
+
+
+cdef int _respell(const Respace* r, int glue, char* out) noexcept nogil:
+    """The typed tokens joined by single spaces, with the cuts of r.word made (r.ncut spaces
+    inserted) or, for glue >= 0, token glue glued to the next. Returns the length, or -1 when
+    it would not fit the query buffer."""
+    cdef int j, c, m = 0, a, prev
+    for j in range(r.n):
+        if m + r.tok[j].len + r.ncut + 1 >= QBUF - 2:
+            return -1
+        if j > 0 and j != glue + 1:
+            out[m] = 32
+            m += 1
+        a = r.tok[j].start
+        prev = 0
+        if j == r.word:
+            for c in range(r.ncut):
+                memcpy(out + m, r.orig + a + prev, r.cut[c] - prev)
+                m += r.cut[c] - prev
+                out[m] = 32
+                m += 1
+                prev = r.cut[c]
+        memcpy(out + m, r.orig + a + prev, r.tok[j].len - prev)
+        m += r.tok[j].len - prev
+    return m
+
+
+cdef bint _try_respelled(const Data* d, Search* s, Respace* r, int glue) noexcept nogil:
+    """Read the query respelled (`_respell`) instead; True when that finds something."""
+    cdef int m = _respell(r, glue, s.q)
+    if m < 0:
+        return False
+    r.tries += 1
+    s.qlen = m
+    _tokenise(s)
+    _read(d, s)
+    return s.ncand > 0
+
+
+cdef inline int _probe(const Data* d, Respace* r, const char* w, int n) noexcept nogil:
+    """1 when w[:n] starts a token, 2 when it also is one, 0 otherwise."""
+    cdef int32_t lo, hi
+    r.probes -= 1
+    _prefix_range(d, w, n, &lo, &hi)
+    if lo >= hi:
+        return 0
+    return 2 if _tok_len(d, lo) == n else 1
+
+
+cdef bint _cut_word(const Data* d, Search* s, Respace* r, int pos, int pieces) noexcept nogil:
+    """Cut r.word from offset pos on into `pieces` pieces: whole tokens of 2+ letters and a
+    last piece that starts one, trying each such cutting (leftmost cuts first) until one
+    finds something."""
+    cdef const char* w = r.orig + r.tok[r.word].start
+    cdef int L = r.tok[r.word].len, c
+    for c in range(pos + 2, L - 1):
+        if r.tries >= RESPACE_TRIES or r.probes <= 0:
+            return False
+        if _probe(d, r, w + pos, c - pos) != 2:
+            continue
+        r.cut[r.ncut] = c
+        r.ncut += 1
+        if pieces == 2:
+            if _probe(d, r, w + c, L - c) > 0 and _try_respelled(d, s, r, -1):
+                return True
+        elif _cut_word(d, s, r, c, pieces - 1):
+            return True
+        r.ncut -= 1
+    return False
+
+
+cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int* whole) noexcept nogil:
+    """Nothing found: read the query again with its words spaced as the register spaces them.
+    First two typed words glued where together they start a registered word ("kerk straat",
+    "paters woldseweg", "hooi str"); then one typed word that is no whole token cut into words
+    that are ("dehoven", "vanspeykstraat", "ankvandermoerstraat"): each piece but the last a
+    whole token of 2+ letters, the last the start of one, the fewest pieces first. At most
+    RESPACE_TRIES readings, in that order; the first that finds something answers.
+    PERF: a word that matches nothing, even with a slip, fails every reading it is not
+    respelled in: then only that word is cut, and no words are glued."""
+    cdef Respace r
+    cdef int i, L, pieces, n_nothing = 0
+    cdef char both[QBUF]
+    r.n = s.ntok
+    r.olen = s.qlen
+    r.ncut = 0
+    r.word = -1
+    r.tries = 0
+    r.probes = RESPACE_PROBES
+    memcpy(r.orig, s.q, s.qlen)
+    memcpy(r.tok, s.tok, sizeof(Tok) * r.n)
+    for i in range(r.n):
+        n_nothing += nothing[i]
+    for i in range(r.n - 1):
+        if r.tries >= RESPACE_TRIES or n_nothing > 0:
+            break
+        if r.tok[i].digits or r.tok[i + 1].digits:
+            continue
+        L = r.tok[i].len + r.tok[i + 1].len
+        memcpy(both, r.orig + r.tok[i].start, r.tok[i].len)
+        memcpy(both + r.tok[i].len, r.orig + r.tok[i + 1].start, r.tok[i + 1].len)
+        if _probe(d, &r, both, L) > 0 and _try_respelled(d, s, &r, i):
+            return
+    for i in range(r.n):
+        if r.tok[i].digits or r.tok[i].len < 4 or n_nothing > nothing[i] or whole[i]:
+            continue
+        r.word = i
+        # the fewest pieces first: "burgemeestercreutzlaan" is two words, not "bu rg ..."
+        for pieces in range(2, MAXCUT + 2):
+            r.ncut = 0
+            if _cut_word(d, s, &r, 0, pieces):
+                return
+    memcpy(s.q, r.orig, r.olen)
+    s.qlen = r.olen
+    memcpy(s.tok, r.tok, sizeof(Tok) * r.n)
+    s.ntok = r.n
+
+
+cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* whole) noexcept nogil:
     """Nothing found: try again without the words that match nothing at all ("kerkstraat 1
-    zzzzzz utrecht"); then also without the country or province words that end the query
-    ("..., Den Haag, Nederland", "hengelo ov"; REGION_WORDS, at most 3). The first try that finds
-    something answers; the other words of the query all still count."""
+    zzzzzz utrecht") and the words that only say a number follows ("kerkstraat nr 12"); then
+    also without the country or province words that end the query ("..., Den Haag, Nederland",
+    "hengelo ov"; REGION_WORDS, at most 3); then also without the letters and additions typed
+    with the house number, which this house may not have ("damrak 1 hs", "kerkstraat 12-2"),
+    for the last two numbers typed. The first try that finds something answers; the other
+    words of the query all still count."""
     cdef Tok saved[MAXT]
+    cdef Tok* t
     cdef int drop[MAXT]
-    cdef int n = s.ntok, i, j, nn = 0, nr = 0, tr
+    cdef int n = s.ntok, i, j, k, nn = 0, nr = 0, tr, stripped, last, numbers = 0
     memcpy(saved, s.tok, sizeof(Tok) * n)
     for i in range(n):
-        drop[i] = saved[i].digits == 0 and s.word[i].nr == 0
+        drop[i] = nothing[i] or (i + 1 < n and saved[i].digits == 0 and saved[i + 1].digits > 0
+                                 and _in_list(_number_ptr, _number_len, _n_number,
+                                              s.q + saved[i].start, saved[i].len))
         nn += drop[i]
     i = n - 1
     while i >= 0 and nr < 3:
         if drop[i]:
             i -= 1
-        elif saved[i].digits == 0 and _is_region(s.q + saved[i].start, saved[i].len):
+        elif saved[i].digits == 0 and _in_list(_region_ptr, _region_len, _n_region,
+                                               s.q + saved[i].start, saved[i].len):
             drop[i] = 2
             nr += 1
             i -= 1
@@ -1394,6 +1548,38 @@ cdef void _drop_retry(const Data* d, Search* s) noexcept nogil:
         _read(d, s)
         if s.ncand > 0:
             return
+    k = n - 1
+    while k >= 0 and numbers < 2:
+        t = &saved[k]
+        if drop[k] or t.digits == 0 or t.digits > 5 or t.value < 1 or t.len - t.digits > 4:
+            k -= 1
+            continue
+        numbers += 1
+        # the parts that follow it: digits, one or two letters, or a short word no token is
+        stripped = t.len > t.digits
+        last = k
+        i = k + 1
+        while i < n and i <= k + MAXP:
+            if not drop[i]:
+                if saved[i].len > 4 or not (saved[i].digits == saved[i].len or saved[i].len <= 2
+                                            or not whole[i]):
+                    break
+                stripped = 1
+                last = i
+            i += 1
+        if stripped:
+            j = 0
+            for i in range(n):
+                if drop[i] == 0 and not (k < i <= last):
+                    s.tok[j] = saved[i]
+                    if i == k:
+                        s.tok[j].len = saved[i].digits
+                    j += 1
+            s.ntok = j
+            _read(d, s)
+            if s.ncand > 0:
+                return
+        k -= 1
     memcpy(s.tok, saved, sizeof(Tok) * n)
     s.ntok = n
 
@@ -1614,7 +1800,8 @@ SIZES = {
     "MAXLIMIT": MAXLIMIT, "SCAN_BUDGET": SCAN_BUDGET, "SCAN_ALONE": SCAN_ALONE,
     "EXACT_CAP": EXACT_CAP, "TOKEN_CAP_MIN": TOKEN_CAP_MIN, "PC_PREFIX_CAP": PC_PREFIX_CAP,
     "MAXP": MAXP, "MAXI": MAXI, "MAX_CONSIDER": MAX_CONSIDER, "SAME_NUMBER_CAP": SAME_NUMBER_CAP,
-    "DROP_MAX_TOKENS": DROP_MAX_TOKENS,
+    "DROP_MAX_TOKENS": DROP_MAX_TOKENS, "RESPACE_TRIES": RESPACE_TRIES,
+    "RESPACE_PROBES": RESPACE_PROBES, "MAXCUT": MAXCUT,
 }
 
 
@@ -1664,19 +1851,30 @@ REGION_WORDS = ("nederland", "netherlands", "the", "holland", "nl", "nld", "noor
                 "flevoland", "zeeland", "limburg", "ov", "gld", "gl", "nh", "zh", "nb", "lb", "li",
                 "zl", "ze", "fl", "fr", "dr", "gn", "gr", "ut")
 _REGION_BYTES = [w.encode() for w in REGION_WORDS]
+# words that only say a house number follows ("kerkstraat nr 12"); dropped only when the query
+# finds nothing ("Nr" is also a street)
+NUMBER_WORDS = ("nr", "no", "nummer", "huisnummer", "hnr", "number", "num")
+_NUMBER_BYTES = [w.encode() for w in NUMBER_WORDS]
+cdef const char* _number_ptr[16]
+cdef int _number_len[16]
+cdef int _n_number = 0
 cdef const char* _region_ptr[64]
 cdef int _region_len[64]
 cdef int _n_region = 0
 
 
 def _init_regions():
-    global _n_region
+    global _n_region, _n_number
     cdef int i
     cdef bytes b
     for i, b in enumerate(_REGION_BYTES):
         _region_ptr[i] = <const char*>b
         _region_len[i] = len(b)
     _n_region = len(_REGION_BYTES)
+    for i, b in enumerate(_NUMBER_BYTES):
+        _number_ptr[i] = <const char*>b
+        _number_len[i] = len(b)
+    _n_number = len(_NUMBER_BYTES)
 
 
 _init_regions()

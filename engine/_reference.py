@@ -34,6 +34,7 @@ the sample pass with it in place.
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from bisect import bisect_left, bisect_right
@@ -42,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import params
-from ._core import REGION_WORDS, SIZES, QueryError, _coordinate
+from ._core import NUMBER_WORDS, REGION_WORDS, SIZES, QueryError, _coordinate
 from .normalize import FOLD_LIMIT, fold_table
 from .vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET
 
@@ -87,6 +88,9 @@ EXACT_CAP = SIZES["EXACT_CAP"]         # groups of the complete word taken befor
 TOKEN_CAP_MIN = SIZES["TOKEN_CAP_MIN"]
 PC_PREFIX_CAP = SIZES["PC_PREFIX_CAP"]  # addresses scanned for a postcode prefix
 DROP_MAX_TOKENS = SIZES["DROP_MAX_TOKENS"]  # ... when it has at most this many tokens
+RESPACE_TRIES = SIZES["RESPACE_TRIES"]      # respaced readings of such a query tried at most
+RESPACE_PROBES = SIZES["RESPACE_PROBES"]    # ... and prefix searches made to find them
+MAX_CUTS = SIZES["MAXCUT"]                  # spaces put into one typed word
 SAME_NUMBER_CAP = SIZES["SAME_NUMBER_CAP"]  # addresses with the typed number looked at in one run
 MAX_NUMBER_CANDIDATES = 3      # house-number readings of a query
 MAX_PARTS = SIZES["MAXP"]      # letter/addition parts of one reading
@@ -386,30 +390,145 @@ class ReferenceIndex:
         if not s.tokens:
             return []
         self.read(s)
-        if not s.cands and 1 < len(s.tokens) <= DROP_MAX_TOKENS:
+        if not s.cands and len(s.tokens) <= DROP_MAX_TOKENS:
             s.max_pass = 2          # a retry looks for one slip only in words matching nothing
-            # nothing found: again without the words that match nothing, not even with a slip;
-            # then also without the country or province words that end it ("..., nederland")
-            tokens, n = s.tokens, len(s.tokens)
+            tokens = s.tokens
             nothing = [not t.digits and not w.ranges for t, w in zip(tokens, s.words, strict=True)]
-            region = [False] * n
-            i = n - 1
-            while i >= 0 and sum(region) < 3:
-                if nothing[i]:
-                    i -= 1
-                elif not tokens[i].digits and tokens[i].text in REGION_WORDS:
-                    region[i] = True
-                    i -= 1
-                else:
-                    break
-            for drop in (nothing, [a or b for a, b in zip(nothing, region, strict=True)]):
-                if s.cands or not any(drop) or all(drop) or (drop is not nothing and not any(region)):
-                    continue
-                s.tokens = [t for t, d in zip(tokens, drop, strict=True) if not d]
-                self.read(s)
+            whole = [w.exact >= 0 for w in s.words]
+            self.respace_retry(s, tokens, nothing, whole)
+            if not s.cands and len(tokens) > 1:
+                self.drop_retry(s, tokens, nothing, whole)
         # the `limit` best candidates; ties go to the lower address id
         best = sorted(s.cands, key=lambda c: (-c.score, c.addr))
         return [c.addr for c in best[:limit]]
+
+    def respace_retry(self, s: Search, tokens: list[Token], nothing: list[bool], whole: list[bool]) -> None:
+        """Nothing found: read the query again with its words spaced as the register spaces
+        them: two typed words glued where together they start a token ("kerk straat"), then one
+        typed word that is no whole token cut into whole tokens of 2+ letters and a last piece
+        that starts one ("dehoven", "ankvandermoerstraat"), the fewest pieces first, leftmost
+        cuts first. With a word that matches nothing, only that word is cut."""
+        texts = [t.text for t in tokens]
+        n_nothing = sum(nothing)
+        state = {"tries": 0, "probes": RESPACE_PROBES}
+
+        def probe(w: str) -> int:
+            state["probes"] -= 1
+            lo, hi = self.prefix_range(w)
+            if lo >= hi:
+                return 0
+            return 2 if self.vocab[lo] == w else 1
+
+        def attempt(words: list[str], glue: int = -1, word: int = -1, ncut: int = 0) -> bool:
+            if not self._fits(tokens, glue, word, ncut):
+                return False
+            state["tries"] += 1
+            s.tokens = tokenise(" ".join(words))
+            self.read(s)
+            return bool(s.cands)
+
+        for i in range(len(texts) - 1):
+            if state["tries"] >= RESPACE_TRIES or n_nothing > 0:
+                break
+            if tokens[i].digits or tokens[i + 1].digits:
+                continue
+            if probe(texts[i] + texts[i + 1]) > 0 and attempt(
+                    texts[:i] + [texts[i] + texts[i + 1]] + texts[i + 2:], glue=i):
+                return
+
+        def cut(i: int, word: str, pos: int, pieces: int, cuts: list[int]) -> bool:
+            for c in range(pos + 2, len(word) - 1):
+                if state["tries"] >= RESPACE_TRIES or state["probes"] <= 0:
+                    return False
+                if probe(word[pos:c]) != 2:
+                    continue
+                if pieces == 2:
+                    if probe(word[c:]) > 0:
+                        bounds = [0, *cuts, c, len(word)]
+                        parts = [word[a:b] for a, b in itertools.pairwise(bounds)]
+                        if attempt(texts[:i] + parts + texts[i + 1:], word=i, ncut=len(parts) - 1):
+                            return True
+                elif cut(i, word, c, pieces - 1, cuts + [c]):
+                    return True
+            return False
+
+        for i, t in enumerate(tokens):
+            if t.digits or len(t.text) < 4 or n_nothing > nothing[i] or whole[i]:
+                continue
+            for pieces in range(2, MAX_CUTS + 2):
+                if cut(i, t.text, 0, pieces, []):
+                    return
+        s.tokens = tokens
+
+    @staticmethod
+    def _fits(tokens: list[Token], glue: int, word: int, ncut: int) -> bool:
+        """Does the respelled query fit the C query buffer? (`_respell`, which checks before
+        each token, counting the cuts of the word being cut)"""
+        m = 0
+        for j, t in enumerate(tokens):
+            if m + len(t.text) + ncut + 1 >= QUERY_BUFFER - 2:
+                return False
+            m += (j > 0 and j != glue + 1) + len(t.text) + (ncut if j == word else 0)
+        return True
+
+    def drop_retry(self, s: Search, tokens: list[Token], nothing: list[bool], whole: list[bool]) -> None:
+        """Nothing found: again without the words that match nothing, not even with a slip, and
+        the words that only say a number follows ("nr"); then also without the country or
+        province words that end it ("..., nederland"); then also without the letters and
+        additions typed with one of the last two house numbers ("damrak 1 hs")."""
+        n = len(tokens)
+        drop = [nothing[i] or (i + 1 < n and not tokens[i].digits and tokens[i + 1].digits > 0
+                               and tokens[i].text in NUMBER_WORDS) for i in range(n)]
+        region = [False] * n
+        i = n - 1
+        while i >= 0 and sum(region) < 3:
+            if drop[i]:
+                i -= 1
+            elif not tokens[i].digits and tokens[i].text in REGION_WORDS:
+                region[i] = True
+                i -= 1
+            else:
+                break
+        for tr in range(2):
+            if (tr == 0 and not any(drop)) or (tr == 1 and not any(region)):
+                continue
+            if sum(drop) + sum(region) * tr >= n:
+                continue
+            s.tokens = [t for t, d, r in zip(tokens, drop, region, strict=True) if not d and not (r and tr)]
+            self.read(s)
+            if s.cands:
+                return
+        gone = [a or b for a, b in zip(drop, region, strict=True)]
+        numbers = 0
+        for k in range(n - 1, -1, -1):
+            if numbers >= 2:
+                break
+            t = tokens[k]
+            if gone[k] or not t.digits or t.digits > 5 or t.value < 1 or len(t.text) - t.digits > 4:
+                continue
+            numbers += 1
+            stripped = len(t.text) > t.digits
+            last = k
+            for i in range(k + 1, min(n, k + MAX_PARTS + 1)):
+                if gone[i]:
+                    continue
+                u = tokens[i]
+                if len(u.text) > 4 or not (u.digits == len(u.text) or len(u.text) <= 2 or not whole[i]):
+                    break
+                stripped = True
+                last = i
+            if not stripped:
+                continue
+            kept = []
+            for i, u in enumerate(tokens):
+                if gone[i] or k < i <= last:
+                    continue
+                kept.append(Token(u.text[:u.digits], u.digits, u.value) if i == k else u)
+            s.tokens = kept
+            self.read(s)
+            if s.cands:
+                return
+        s.tokens = tokens
 
     def read(self, s: Search) -> None:
         """Parse the tokens and score every reading of them."""
@@ -937,19 +1056,28 @@ class ReferenceIndex:
         it = s.interps[ii]
         rp = self.round_pen(s.limit)
         p = bisect_left(self.pc_code, it.pc_lo)
+        # a postcode prefix spreads over postcodes: with enough of them one address each will do
+        n_pc = bisect_left(self.pc_code, it.pc_hi + 1) - p
+        want = s.limit if n_pc <= 1 else (s.limit + n_pc - 1) // n_pc
         scanned = 0
         while p < len(self.pc_code) and self.pc_code[p] <= it.pc_hi and scanned < PC_PREFIX_CAP:
             lo, hi = self.pc_start[p], self.pc_start[p + 1]
             scanned += hi - lo
-            for j, (pos, apen) in enumerate(self.addresses(s, it, lo, hi, True, -1, s.limit)):
+            for j, (pos, apen) in enumerate(self.addresses(s, it, lo, hi, True, -1, want)):
                 addr = int(self.a["pc_addr"][pos])
                 g = int(self.a["a_group"][addr])
                 # typed words should name this street or place; unknown ones cost, never hide
                 word_pen = ZERO
                 toks = self.group_tokens(g)
+                # ... except a number, which must be the house number or in the name
+                ok = True
                 for ti in it.words:
                     best = self.best_match(s, ti, toks)
+                    if best is None and s.tokens[ti].digits == len(s.tokens[ti].text):
+                        ok = False
                     word_pen = word_pen + (best[0] if best is not None else UNKNOWN_WORD_PEN)
+                if not ok:
+                    continue
                 score = -(apen + word_pen) + PC_PRIOR * self.a["g_prior"][g] - rp * f32(j)
                 self.cand_add(s, score, addr, p, ii)
             p += 1

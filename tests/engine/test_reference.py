@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,15 @@ def _queries(arrays) -> list[str]:
             f"{street} {pc[:4]} {pc[4].lower()}",
             f"{street} {number} {' '.join(addition.lower())}".strip(),   # addition in pieces
             f"{street} {number}{letter} {addition} {place}",
+            # spaced otherwise than the register, words that only say "number", additions
+            # the house may not have
+            f"{street.replace(' ', '').lower()} {number}",
+            f"{street.replace(' ', '')}{number} {place}",
+            re.sub(r"(straat|weg|laan|plein|singel|gracht|dijk|kade|hof)$", r" \1", street) + f" {number}",
+            f"{street} nr {number} {place}",
+            f"{street} {number}-97 {place}",
+            f"{street} {number} hs",
+            f"{pc[:4]} {pc[4:]} {number}-97",
         ]
         long_words = [w for w in words if len(w) >= 7 and w.isalpha()]
         if long_words:
@@ -124,7 +134,11 @@ def _queries(arrays) -> list[str]:
            "d'aumeriestraat 2", "d’artagnanlaan 1", "a'dam", "x'", "'x", "a''b", "hooistraat 2a den haag nederland",
            "hooistraat 2a zzzzzzz den haag", "herestraat 12 groningen gr", "rosmalen 7 hert", "jaco 20 grav",
            "vinkelse 2 vink", "10 op het rooth maastricht", "zzzz qqqq 1", "a b c d e f g h i j k l m n 1",
-           "grote markt 1 den bosch", "hooistraat 2a den haag zuid holland nl", "kerkstraat 1 zzzzzz groningen gn"]
+           "grote markt 1 den bosch", "hooistraat 2a den haag zuid holland nl", "kerkstraat 1 zzzzzz groningen gn",
+           "kerk straat 12", "paters woldseweg 108", "vanspeykstraat", "dehoven 2", "ankvandermoerstraat 14",
+           "kerkstraat nr 12", "kerkstraat huisnummer 12 groningen", "damrak 1 hs", "1017 gl 12-2",
+           "herestraat 12 zz groningen", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "dedededededededede 1",
+           "vanvanvanvanvanvanvanvanvan", "stst stst stst"]
     return qs
 
 

@@ -162,3 +162,60 @@ def test_an_apostrophe_after_a_lone_letter_in_any_spelling(sample_index, q):
     nothing (the query glues a lone letter to the next word across an apostrophe, the way
     `A'dam` is Amsterdam)."""
     assert lines(sample_index, q)[0] == "d'Aumeriestraat 2, 2586 XN 's-Gravenhage"
+
+
+@pytest.mark.parametrize("q", ["vanspeykstraat 12 den haag", "VanSpeijkstraat 12 den haag",
+                               "van speyk straat 12 den haag", "van speijk straat 12 den haag"])
+def test_words_glued_or_split_otherwise_than_the_register(sample_index, q):
+    """`Van Speijkstraat` typed as one word, or with `straat` apart: when nothing holds the
+    words as typed, they are read again spaced as the register spaces them."""
+    assert lines(sample_index, q)[0] == "Van Speijkstraat 12, 2518 GC 's-Gravenhage"
+
+
+@pytest.mark.parametrize("q, want", [
+    ("oudeboteringestraat 1 groningen", "Oude Boteringestraat 1, 9712 GA Groningen"),
+    ("oude boteringe straat 1 groningen", "Oude Boteringestraat 1, 9712 GA Groningen"),
+    ("groteMarkt 1 groningen", "Grote Markt 1, 9712 HN Groningen"),
+    ("here straat 12 groningen", "Herestraat 12, 9711 LJ Groningen"),
+    ("prinses segracht 2", "Prinsessegracht 2, 2514 AN 's-Gravenhage"),
+])
+def test_more_respaced_words(sample_index, q, want):
+    assert lines(sample_index, q)[0] == want
+
+
+def test_a_word_still_being_typed_is_glued_to_the_one_before(sample_index):
+    """`hooi str` is no street of two words: `hooistr` starts Hooistraat."""
+    assert lines(sample_index, "hooi str 2 den haag")[0] == "Hooistraat 2, 2514 BM 's-Gravenhage"
+
+
+def test_respacing_never_replaces_what_was_found(sample_index):
+    """Words that are found as typed are answered as typed: `de hoven` stays two words."""
+    for q in ["grote markt 1 groningen", "van speijkstraat 12"]:
+        assert lines(sample_index, q) == lines(sample_index, q.replace(" ", "  "))
+    assert lines(sample_index, "grote markt 1 groningen")[0] == "Grote Markt 1, 9712 HN Groningen"
+
+
+@pytest.mark.parametrize("q", ["hooistraat nr 2 den haag", "hooistraat nr. 2 den haag", "hooistraat no 2 den haag",
+                               "hooistraat huisnummer 2 den haag"])
+def test_a_word_that_only_says_a_number_follows(sample_index, q):
+    assert lines(sample_index, q)[0] == "Hooistraat 2, 2514 BM 's-Gravenhage"
+
+
+@pytest.mark.parametrize("q", ["hooistraat 2-5 den haag", "hooistraat 2 hs den haag", "hooistraat 2hs den haag",
+                               "2514bm 2-5", "2514 BM 2 zz", "hooistraat 2 bis"])
+def test_an_addition_the_house_does_not_have_still_finds_the_house(sample_index, q):
+    """Hooistraat 2 in Den Haag has no `-5` or `hs`: the house is answered rather than nothing,
+    and the other number typed is never read as the house number instead (`2514 bm 2 5`)."""
+    got = lines(sample_index, q)
+    assert got[:2] == ["Hooistraat 2, 2514 BM 's-Gravenhage", "Hooistraat 2A, 2514 BM 's-Gravenhage"], got
+
+
+def test_an_addition_the_house_has_is_still_required(sample_index):
+    assert lines(sample_index, "hooistraat 2a den haag") == ["Hooistraat 2A, 2514 BM 's-Gravenhage"]
+
+
+def test_a_stray_number_in_a_postcode_query_is_no_house_number(sample_index):
+    """`2514 bm 9999 2`: no house 9999; house 2 with an unknown `9999` beside it was answered
+    before. A number must be the house number or part of a name."""
+    got = lines(sample_index, "2514 bm 9999 2")
+    assert not any(x.startswith("Hooistraat 2,") for x in got[:1]), got
