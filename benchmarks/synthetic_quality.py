@@ -7,7 +7,11 @@ a fresh set) so that the engine is judged on addresses and slips it was never tu
 
 Forms: street number place; place street number; postcode number; number first; the street's
 words cut to two thirds and the place to 4 letters; `straat` written `str`; a postcode glued
-to the number; one slip of a key in a street word of 6+ letters; one slip in the place name.
+to the number; a whole pasted line with postcode; street, number and postcode; place first
+with a comma, in capitals; the letter and addition as separate words; `ij` typed `y`; the
+street's words written together (`VanSpeijkstraat`); `straat`, `weg`, `laan`... written apart
+(`Van Speijk straat`); `nr.` before the number; one slip of a key in a street word of 6+
+letters; one slip in the place name.
 A hit counts when its postcode, number, letter and addition equal the address's.
 """
 
@@ -70,6 +74,15 @@ def main() -> None:
             "partial_words": " ".join(w[: max(3, len(w) * 2 // 3)] for w in street.split()) + f" {number} {place[:4]}",
             "abbreviated": re.sub(r"straat\b", "str", street) + f" {number} {place}",
             "glued_postcode": f"{postcode.lower()}{number.replace('-', ' ')}",
+            "full_line": f"{street} {number}, {postcode[:4]} {postcode[4:]} {place}",
+            "street_number_postcode": f"{street} {number} {postcode}",
+            "place_comma_street": f"{place}, {street} {number}".upper(),
+            "spaced_addition": f"{street} {t.number[r]} {letter} {addition} {place}",
+            "ij_as_y": f"{street} {number} {place}".lower().replace("ij", "y"),
+            "joined_words": f"{street.replace(' ', '')} {number} {place}",
+            "split_word": re.sub(r"(straat|weg|laan|plein|singel|gracht|dijk|kade|hof|park|pad)\b", r" \1", street)
+            + f" {number} {place}",
+            "number_marker": f"{street} nr. {number} {place}",
         }
         long_words = [w for w in street.split() if len(w) >= 6 and w.isalpha()]
         if long_words:

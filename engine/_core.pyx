@@ -1387,6 +1387,7 @@ cdef struct Respace:
     int cut[MAXCUT]     # offsets in token `word` where a space goes, ascending
     int ncut
     int word
+    int whole_word      # r.word is a whole token itself: cut it only into two whole tokens
     int tries
     int probes          # prefix searches left for cutting words
 
@@ -1452,7 +1453,7 @@ cdef bint _cut_word(const Data* d, Search* s, Respace* r, int pos, int pieces) n
         r.cut[r.ncut] = c
         r.ncut += 1
         if pieces == 2:
-            if _probe(d, r, w + c, L - c) > 0 and _try_respelled(d, s, r, -1):
+            if _probe(d, r, w + c, L - c) > r.whole_word and _try_respelled(d, s, r, -1):
                 return True
         elif _cut_word(d, s, r, c, pieces - 1):
             return True
@@ -1463,10 +1464,11 @@ cdef bint _cut_word(const Data* d, Search* s, Respace* r, int pos, int pieces) n
 cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int* whole) noexcept nogil:
     """Nothing found: read the query again with its words spaced as the register spaces them.
     First two typed words glued where together they start a registered word ("kerk straat",
-    "paters woldseweg", "hooi str"); then one typed word that is no whole token cut into words
-    that are ("dehoven", "vanspeykstraat", "ankvandermoerstraat"): each piece but the last a
-    whole token of 2+ letters, the last the start of one, the fewest pieces first. At most
-    RESPACE_TRIES readings, in that order; the first that finds something answers.
+    "paters woldseweg", "hooi str"); then one typed word cut into words that are ("dehoven",
+    "vanspeykstraat", "ankvandermoerstraat"): each piece but the last a whole token of 2+
+    letters, the last the start of one, the fewest pieces first. A word that is a whole token
+    itself is cut only in two whole tokens ("nieuwedijk" is a street, not in Kesteren). At
+    most RESPACE_TRIES readings, in that order; the first that finds something answers.
     PERF: a word that matches nothing, even with a slip, fails every reading it is not
     respelled in: then only that word is cut, and no words are glued."""
     cdef Respace r
@@ -1493,11 +1495,12 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
         if _probe(d, &r, both, L) > 0 and _try_respelled(d, s, &r, i):
             return
     for i in range(r.n):
-        if r.tok[i].digits or r.tok[i].len < 4 or n_nothing > nothing[i] or whole[i]:
+        if r.tok[i].digits or r.tok[i].len < 4 or n_nothing > nothing[i]:
             continue
         r.word = i
+        r.whole_word = whole[i]
         # the fewest pieces first: "burgemeestercreutzlaan" is two words, not "bu rg ..."
-        for pieces in range(2, MAXCUT + 2):
+        for pieces in range(2, 3 if whole[i] else MAXCUT + 2):
             r.ncut = 0
             if _cut_word(d, s, &r, 0, pieces):
                 return

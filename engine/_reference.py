@@ -405,9 +405,9 @@ class ReferenceIndex:
     def respace_retry(self, s: Search, tokens: list[Token], nothing: list[bool], whole: list[bool]) -> None:
         """Nothing found: read the query again with its words spaced as the register spaces
         them: two typed words glued where together they start a token ("kerk straat"), then one
-        typed word that is no whole token cut into whole tokens of 2+ letters and a last piece
-        that starts one ("dehoven", "ankvandermoerstraat"), the fewest pieces first, leftmost
-        cuts first. With a word that matches nothing, only that word is cut."""
+        typed word cut into whole tokens of 2+ letters and a last piece that starts one
+        ("dehoven", "ankvandermoerstraat"), the fewest pieces first, leftmost cuts first; a
+        whole token only in two whole tokens. With a word that matches nothing, only it is cut."""
         texts = [t.text for t in tokens]
         n_nothing = sum(nothing)
         state = {"tries": 0, "probes": RESPACE_PROBES}
@@ -436,27 +436,28 @@ class ReferenceIndex:
                     texts[:i] + [texts[i] + texts[i + 1]] + texts[i + 2:], glue=i):
                 return
 
-        def cut(i: int, word: str, pos: int, pieces: int, cuts: list[int]) -> bool:
+        def cut(i: int, word: str, pos: int, pieces: int, cuts: list[int], whole_word: bool) -> bool:
             for c in range(pos + 2, len(word) - 1):
                 if state["tries"] >= RESPACE_TRIES or state["probes"] <= 0:
                     return False
                 if probe(word[pos:c]) != 2:
                     continue
                 if pieces == 2:
-                    if probe(word[c:]) > 0:
+                    if probe(word[c:]) > whole_word:
                         bounds = [0, *cuts, c, len(word)]
                         parts = [word[a:b] for a, b in itertools.pairwise(bounds)]
                         if attempt(texts[:i] + parts + texts[i + 1:], word=i, ncut=len(parts) - 1):
                             return True
-                elif cut(i, word, c, pieces - 1, cuts + [c]):
+                elif cut(i, word, c, pieces - 1, cuts + [c], whole_word):
                     return True
             return False
 
         for i, t in enumerate(tokens):
-            if t.digits or len(t.text) < 4 or n_nothing > nothing[i] or whole[i]:
+            if t.digits or len(t.text) < 4 or n_nothing > nothing[i]:
                 continue
-            for pieces in range(2, MAX_CUTS + 2):
-                if cut(i, t.text, 0, pieces, []):
+            # a word that is a whole token itself is cut only in two whole tokens
+            for pieces in range(2, 3 if whole[i] else MAX_CUTS + 2):
+                if cut(i, t.text, 0, pieces, [], whole[i]):
                     return
         s.tokens = tokens
 

@@ -178,6 +178,8 @@ def test_words_glued_or_split_otherwise_than_the_register(sample_index, q):
     ("groteMarkt 1 groningen", "Grote Markt 1, 9712 HN Groningen"),
     ("here straat 12 groningen", "Herestraat 12, 9711 LJ Groningen"),
     ("prinses segracht 2", "Prinsessegracht 2, 2514 AN 's-Gravenhage"),
+    ("den haag hooi str 2", "Hooistraat 2, 2514 BM 's-Gravenhage"),
+    ("alddyk 1 scharnegoutum", "Ald Dyk 1, 8629 PA Scharnegoutum"),   # `alddyk` is a street elsewhere
 ])
 def test_more_respaced_words(sample_index, q, want):
     assert lines(sample_index, q)[0] == want
