@@ -11,7 +11,8 @@ to the number; a whole pasted line with postcode; street, number and postcode; p
 with a comma, in capitals; the letter and addition as separate words; `ij` typed `y`; the
 street's words written together (`VanSpeijkstraat`); `straat`, `weg`, `laan`... written apart
 (`Van Speijk straat`); `nr.` before the number; one slip of a key in a street word of 6+
-letters; one slip in the place name.
+letters; one slip in the place name; two slips in a street word of 9+ letters; a slip in a
+street word still being typed (cut two letters short) with the place cut to 4 letters.
 A hit counts when its postcode, number, letter and addition equal the address's.
 """
 
@@ -90,6 +91,14 @@ def main() -> None:
             forms["street_slip"] = f"{street.replace(w, _slip(w, rng), 1)} {number} {place}"
         if len(place) >= 6 and place.isalpha():
             forms["place_slip"] = f"{street} {number} {_slip(place, rng)}"
+        nine = [w for w in street.split() if len(w) >= 9 and w.isalpha()]
+        if nine:
+            w = rng.choice(nine)
+            forms["street_two_slips"] = f"{street.replace(w, _slip(_slip(w, rng), rng), 1)} {number} {place}"
+        if long_words:
+            # a slip in a word still being typed (a known gap: no fuzzy prefix match yet)
+            w = rng.choice(long_words)
+            forms["partial_slip"] = f"{street.replace(w, _slip(w, rng)[: max(5, len(w) - 2)], 1)} {number} {place[:4]}"
         for form, q in forms.items():
             hits = index.suggest(q, limit=5)["hits"]
             keys = []
