@@ -1478,6 +1478,7 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
     r.olen = s.qlen
     r.ncut = 0
     r.word = -1
+    r.whole_word = 0
     r.tries = 0
     r.probes = RESPACE_PROBES
     memcpy(r.orig, s.q, s.qlen)
