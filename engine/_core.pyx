@@ -1867,18 +1867,22 @@ cdef int _region_len[64]
 cdef int _n_region = 0
 
 
-def _init_regions():
-    global _n_region, _n_number
+cdef int _point_at(list words, const char** ptr, int* lens, int cap) except -1:
+    """Point ptr/lens at the bytes of each word (kept alive by the module's list); the count."""
     cdef int i
     cdef bytes b
-    for i, b in enumerate(_REGION_BYTES):
-        _region_ptr[i] = <const char*>b
-        _region_len[i] = len(b)
-    _n_region = len(_REGION_BYTES)
-    for i, b in enumerate(_NUMBER_BYTES):
-        _number_ptr[i] = <const char*>b
-        _number_len[i] = len(b)
-    _n_number = len(_NUMBER_BYTES)
+    if len(words) > cap:
+        raise ValueError("word list too long")
+    for i, b in enumerate(words):
+        ptr[i] = <const char*>b
+        lens[i] = len(b)
+    return len(words)
+
+
+def _init_regions():
+    global _n_region, _n_number
+    _n_region = _point_at(_REGION_BYTES, _region_ptr, _region_len, 64)
+    _n_number = _point_at(_NUMBER_BYTES, _number_ptr, _number_len, 16)
 
 
 _init_regions()
