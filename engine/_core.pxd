@@ -33,6 +33,9 @@ cdef enum:
     RESPACE_TRIES = 6    # respaced readings tried at most ...
     RESPACE_PROBES = 1000 # ... and prefix searches made to find them
     MAXCUT = 4           # spaces put into one typed word
+    PREFIX_SLIP = 9      # TypoSet mark of a token that the word, one slip undone, starts
+    PREFIX_SLIP_MAX = 8  # ... kept only when the undone word starts at most this many tokens
+    PREFIX_SLIP_LEN = 30 # ... looked for in words of at most this many letters
     SAME_NUMBER_CAP = 4096  # addresses of one house number looked at in one run (a
                             # marina or holiday park has hundreds: 100K-K029)
 
@@ -54,6 +57,7 @@ cdef struct TokRec:
 
 
 cdef struct Data:
+    int32_t block2[1297]    # first token id of each two-character start (0-9a-z), then n_tok
     const int32_t* a_group
     const int32_t* a_number
     const uint8_t* a_letter
@@ -133,6 +137,7 @@ cdef struct Word:
     int64_t cost        # postings under all ranges
     int typo_done
     int first_typo      # ranges [first_typo, nr) are single typo tokens, sorted by token id
+    int slips           # ... and they are tokens the word starts with one slip undone
 
 
 cdef struct Interp:
@@ -193,6 +198,8 @@ cdef struct Search:
     int nx              # ... of them, those that are a whole token somewhere: their
     int xbit[MAXT]      #     whole-token signature bits
     uint32_t need1      # first-letter bits the one-letter words among them need
+    int slip_n[MAXT]    # per token: the tokens its word starts with one slip undone
+    int32_t slip_tid[MAXT][MAXR]  # (the first MAXR of them; -1: not looked for yet)
     int split_pc        # the postcode was read from two tokens ("5202 de")
     int max_pass        # passes run: 4 (as typed, then ever more slips), 2 in a retry
 

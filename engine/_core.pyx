@@ -378,6 +378,7 @@ cdef void _tokenise(Search* s) noexcept nogil:
             if t.value < 1000000:
                 t.value = t.value * 10 + (s.q[t.start + t.digits] - 48)
             t.digits += 1
+        s.slip_n[s.ntok] = -1
         s.ntok += 1
 
 
@@ -393,6 +394,7 @@ cdef void _word_ranges(const Data* d, Search* s, int ti) noexcept nogil:
     w.cost = 0
     w.typo_done = 0
     w.first_typo = 0
+    w.slips = 0
     _prefix_range(d, p, t.len, &lo, &hi)
     if lo < hi:
         if _tok_len(d, lo) == t.len:
@@ -502,6 +504,146 @@ cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n,
                 _typo_lookup(d, s, ti, _fnv_skip(p, n, i, j), maxd, ts)
 
 
+cdef inline int _char_rank(char c) noexcept nogil:
+    """0-9 for a digit, 10-35 for a letter (byte order), -1 otherwise."""
+    if 48 <= c <= 57:
+        return c - 48
+    if 97 <= c <= 122:
+        return c - 87
+    return -1
+
+
+cdef void _fill_blocks(Data* d) noexcept nogil:
+    """d.block2: where the tokens starting with each two characters begin (sorted table)."""
+    cdef char key[2]
+    cdef int i
+    cdef int32_t a, b, mid
+    for i in range(1296):
+        key[0] = <char>(48 + i // 36 if i // 36 < 10 else 87 + i // 36)
+        key[1] = <char>(48 + i % 36 if i % 36 < 10 else 87 + i % 36)
+        a = 0
+        b = d.n_tok
+        while a < b:
+            mid = (a + b) >> 1
+            if _cmp_prefix(d, mid, key, 2) < 0:
+                a = mid + 1
+            else:
+                b = mid
+        d.block2[i] = a
+    d.block2[1296] = d.n_tok
+
+
+cdef inline void _range_within(const Data* d, int32_t a, int32_t b, const char* w, int n,
+                               int32_t* lo, int32_t* hi) noexcept nogil:
+    """Token ids [lo, hi) within [a, b) whose text starts with w (every such id lies there)."""
+    cdef int32_t mid, top = b
+    while a < b:
+        mid = (a + b) >> 1
+        if _cmp_prefix(d, mid, w, n) < 0:
+            a = mid + 1
+        else:
+            b = mid
+    lo[0] = a
+    b = top
+    while a < b:
+        mid = (a + b) >> 1
+        if _cmp_prefix(d, mid, w, n) <= 0:
+            a = mid + 1
+        else:
+            b = mid
+    hi[0] = a
+
+
+cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, const char* v,
+                      int m) noexcept nogil:
+    """Remember the tokens that v starts, when there are at most PREFIX_SLIP_MAX; [a, hi0)
+    holds every token that could."""
+    cdef int32_t b = hi0
+    cdef int32_t lo, hi, tid, mid
+    cdef int r, n, c0 = _char_rank(v[0]), c1 = _char_rank(v[1])
+    # PERF: the tokens that start with v's first two characters are one known block
+    if c0 >= 0 and c1 >= 0:
+        if d.block2[c0 * 36 + c1] > a:
+            a = d.block2[c0 * 36 + c1]
+        if d.block2[c0 * 36 + c1 + 1] < b:
+            b = d.block2[c0 * 36 + c1 + 1]
+            hi0 = b
+    # the first token not below v; PERF: when it does not start with v, none does
+    while a < b:
+        mid = (a + b) >> 1
+        if _cmp_prefix(d, mid, v, m) < 0:
+            a = mid + 1
+        else:
+            b = mid
+    if a >= hi0 or _cmp_prefix(d, a, v, m) != 0:
+        return
+    _range_within(d, a, hi0 if hi0 - a <= PREFIX_SLIP_MAX + 1 else a + PREFIX_SLIP_MAX + 1, v, m, &lo, &hi)
+    if hi - lo > PREFIX_SLIP_MAX:
+        return
+    for tid in range(lo, hi):
+        n = s.slip_n[ti]
+        if n >= MAXR:
+            return
+        for r in range(n):
+            if s.slip_tid[ti][r] == tid:
+                break
+        else:
+            s.slip_tid[ti][n] = tid
+            s.slip_n[ti] = n + 1
+
+
+cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
+    """A word still being typed with a slip in it ("ruysdeal", "stationssqra"): the tokens
+    that the word starts with one edit undone (s.slip_tid[ti], once per token of a query).
+
+    No token starts with the whole word; let k be the length of its longest start that some
+    token has. The slip lies at or before letter k; PERF: only edits at the last three
+    positions up to k are tried, each looked up among the tokens that start with the letters
+    before it, as typed (a person seldom slips early in a word and types on for long)."""
+    cdef Tok* t = &s.tok[ti]
+    cdef const char* p = s.q + t.start
+    cdef int n = t.len, i, k, c
+    cdef char v[PREFIX_SLIP_LEN + 2]
+    cdef int32_t lo, hi
+    cdef int32_t rlo[PREFIX_SLIP_LEN + 1]
+    cdef int32_t rhi[PREFIX_SLIP_LEN + 1]
+    s.slip_n[ti] = 0
+    rlo[0] = 0
+    rhi[0] = d.n_tok
+    k = 0
+    while k < n - 1:
+        _range_within(d, rlo[k], rhi[k], p, k + 1, &lo, &hi)
+        if lo >= hi:
+            break
+        k += 1
+        rlo[k] = lo
+        rhi[k] = hi
+    for i in range(k - 2 if k > 2 else 0, k + 1):
+        lo = rlo[i]
+        hi = rhi[i]
+        memcpy(v, p, i)
+        # a letter too many
+        memcpy(v + i, p + i + 1, n - i - 1)
+        _slip_start(d, s, ti, lo, hi, v, n - 1)
+        # two letters swapped
+        if i + 1 < n:
+            v[i] = p[i + 1]
+            v[i + 1] = p[i]
+            memcpy(v + i + 2, p + i + 2, n - i - 2)
+            _slip_start(d, s, ti, lo, hi, v, n)
+        # a wrong letter
+        memcpy(v + i + 1, p + i + 1, n - i - 1)
+        for c in range(97, 123):
+            if c != p[i]:
+                v[i] = <char>c
+                _slip_start(d, s, ti, lo, hi, v, n)
+        # a letter left out
+        memcpy(v + i + 1, p + i, n - i)
+        for c in range(97, 123):
+            v[i] = <char>c
+            _slip_start(d, s, ti, lo, hi, v, n + 1)
+
+
 cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept nogil:
     """Set the typo ranges of token ti: the tokens within 1 (2 for 9+ letters, when max_edits
     allows) edits (symmetric deletion). Return 1 when this looked further than before.
@@ -530,6 +672,7 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     for i in range(w.first_typo, w.nr):
         w.cost -= d.v_post_start[w.hi[i]] - d.v_post_start[w.lo[i]]
     w.nr = w.first_typo
+    w.slips = 0
     ts = <TypoSet*>malloc(sizeof(TypoSet))
     if ts == NULL:
         return 1
@@ -550,6 +693,20 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
             w.lo[w.nr] = tid
             w.hi[w.nr] = tid + 1
             w.base[w.nr] = TYPO_PEN + TYPO_EDIT * (dist - 1)
+            w.typo[w.nr] = 1
+            w.nr += 1
+            w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
+    if ts.n == 0 and w.first_typo == 0 and n <= PREFIX_SLIP_LEN and s.max_pass > 2:
+        # no token starts with the word and none is a slip away: a slip in a word still being
+        # typed. PERF: not in the retries (their words matched nothing, slips included)
+        if s.slip_n[ti] < 0:
+            _prefix_slips(d, s, ti)
+        w.slips = s.slip_n[ti] > 0
+        for i in range(s.slip_n[ti]):
+            tid = s.slip_tid[ti][i]
+            w.lo[w.nr] = tid
+            w.hi[w.nr] = tid + 1
+            w.base[w.nr] = TYPO_PEN + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>n) / _tok_len(d, tid))
             w.typo[w.nr] = 1
             w.nr += 1
             w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
@@ -1333,9 +1490,10 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     s.max_pass = 4
     _read(d, s)
     if s.ncand == 0 and s.ntok <= DROP_MAX_TOKENS:
-        # the words that match nothing at all, not even with a slip; the whole tokens
+        # the words that match nothing at all, not even with a slip (a slip in a word still
+        # being typed is a guess too far to keep the word for); the whole tokens
         for i in range(s.ntok):
-            nothing[i] = s.tok[i].digits == 0 and s.word[i].nr == 0
+            nothing[i] = s.tok[i].digits == 0 and (s.word[i].nr == 0 or s.word[i].slips)
             whole[i] = s.word[i].exact >= 0
         # PERF: a respaced reading is read as typed only; a retry without some words looks
         # for one slip only in words that match nothing as typed
@@ -1805,7 +1963,8 @@ SIZES = {
     "EXACT_CAP": EXACT_CAP, "TOKEN_CAP_MIN": TOKEN_CAP_MIN, "PC_PREFIX_CAP": PC_PREFIX_CAP,
     "MAXP": MAXP, "MAXI": MAXI, "MAX_CONSIDER": MAX_CONSIDER, "SAME_NUMBER_CAP": SAME_NUMBER_CAP,
     "DROP_MAX_TOKENS": DROP_MAX_TOKENS, "RESPACE_TRIES": RESPACE_TRIES,
-    "RESPACE_PROBES": RESPACE_PROBES, "MAXCUT": MAXCUT,
+    "RESPACE_PROBES": RESPACE_PROBES, "MAXCUT": MAXCUT, "PREFIX_SLIP_MAX": PREFIX_SLIP_MAX,
+    "PREFIX_SLIP_LEN": PREFIX_SLIP_LEN,
 }
 
 
@@ -1980,6 +2139,7 @@ cdef class Index:
         d.n_del = len(arrays["del_hash"])
         d.n_pc = len(arrays["pc_code"])
         self._check()
+        _fill_blocks(d)
 
     def _check(self):
         """Cheap structural checks, so that a corrupt index fails here, not in a query."""

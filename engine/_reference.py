@@ -91,6 +91,8 @@ DROP_MAX_TOKENS = SIZES["DROP_MAX_TOKENS"]  # ... when it has at most this many 
 RESPACE_TRIES = SIZES["RESPACE_TRIES"]      # respaced readings of such a query tried at most
 RESPACE_PROBES = SIZES["RESPACE_PROBES"]    # ... and prefix searches made to find them
 MAX_CUTS = SIZES["MAXCUT"]                  # spaces put into one typed word
+PREFIX_SLIP_MAX = SIZES["PREFIX_SLIP_MAX"]  # a slip-undone word starting more tokens counts for none
+PREFIX_SLIP_LEN = SIZES["PREFIX_SLIP_LEN"]  # slips in words still being typed: at most this long
 SAME_NUMBER_CAP = SIZES["SAME_NUMBER_CAP"]  # addresses with the typed number looked at in one run
 MAX_NUMBER_CANDIDATES = 3      # house-number readings of a query
 MAX_PARTS = SIZES["MAXP"]      # letter/addition parts of one reading
@@ -178,6 +180,7 @@ class Word:
     exact: int = -1        # id of the token equal to the word, or -1
     cost: int = 0          # postings under all ranges
     typo_done: int = 0          # the most edits looked for so far
+    slips: bool = False         # the typo ranges are tokens the word starts with a slip undone
 
 
 @dataclass
@@ -329,6 +332,7 @@ class ReferenceIndex:
                 self.short_prefix[text] = sp_group[sp_start[k]:sp_start[k + 1]].tolist()
         self._letter_hist = None   # built on the first typo search
         self._additions = None     # lower-case registered additions, on first use
+        self._slip_cache: dict[str, list[int]] = {}   # `prefix_slips` of each word asked
         # the group of every entry of g_tok (for `groups_matching_words`)
         self.tok_group = np.repeat(np.arange(len(self.g_tok_start) - 1, dtype=np.int32),
                                    np.diff(a["g_tok_start"]))
@@ -393,7 +397,7 @@ class ReferenceIndex:
         if not s.cands and len(s.tokens) <= DROP_MAX_TOKENS:
             s.max_pass = 2          # a retry looks for one slip only in words matching nothing
             tokens = s.tokens
-            nothing = [not t.digits and not w.ranges for t, w in zip(tokens, s.words, strict=True)]
+            nothing = [not t.digits and (not w.ranges or w.slips) for t, w in zip(tokens, s.words, strict=True)]
             whole = [w.exact >= 0 for w in s.words]
             self.respace_retry(s, tokens, nothing, whole)
             if not s.cands and len(tokens) > 1:
@@ -609,6 +613,7 @@ class ReferenceIndex:
             if r.typo:
                 word.cost -= self.range_cost(r.lo, r.hi)
         word.ranges = [r for r in word.ranges if not r.typo]
+        word.slips = False
         lookups = typo_lookups(text, maxd)
         first_lookup = {form: k for k, form in reversed(list(enumerate(lookups)))}
         found = []          # (first look-up that finds it, token id, distance)
@@ -628,7 +633,57 @@ class ReferenceIndex:
             base = TYPO_PEN + TYPO_EDIT * f32(dist - 1)
             word.ranges.append(Range(tid, tid + 1, base, True))
             word.cost += self.range_cost(tid, tid + 1)
+        if not found and not word.ranges and len(text) <= PREFIX_SLIP_LEN and s.max_pass > 2:
+            # no token starts with the word and none is a slip away: a slip in a word still
+            # being typed (not in the retries)
+            word.slips = bool(self.prefix_slips(text))
+            for tid in self.prefix_slips(text):
+                # C: float + float + float * (double 1.0 - float share), stored into a float
+                share = f32(len(text)) / f32(len(self.vocab[tid]))
+                base = f32(float(TYPO_PEN + PREFIX_PEN) + float(PREFIX_FRAC) * (1.0 - float(share)))
+                word.ranges.append(Range(tid, tid + 1, base, True))
+                word.cost += self.range_cost(tid, tid + 1)
         return 1
+
+    def prefix_slips(self, text: str) -> list[int]:
+        """The tokens that `text` starts with one edit undone, when it starts none as typed:
+        edits at the last three positions up to k, the length of its longest start that some
+        token has; an undone word that starts more than PREFIX_SLIP_MAX tokens counts for none;
+        the first MAX_RANGES tokens in the order found."""
+        hit = self._slip_cache.get(text)
+        if hit is not None:
+            return hit
+        n = len(text)
+        k = 0
+        while k < n - 1:
+            lo, hi = self.prefix_range(text[:k + 1])
+            if lo >= hi:
+                break
+            k += 1
+        out: list[int] = []
+
+        def add(v: str) -> None:
+            lo, hi = self.prefix_range(v)
+            if hi - lo > PREFIX_SLIP_MAX:
+                return
+            for tid in range(lo, hi):
+                if len(out) >= MAX_RANGES:
+                    return
+                if tid not in out:
+                    out.append(tid)
+
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        for i in range(k - 2 if k > 2 else 0, k + 1):
+            add(text[:i] + text[i + 1:])                                  # a letter too many
+            if i + 1 < n:
+                add(text[:i] + text[i + 1] + text[i] + text[i + 2:])      # two swapped
+            for c in letters:
+                if c != text[i]:
+                    add(text[:i] + c + text[i + 1:])                      # a wrong letter
+            for c in letters:
+                add(text[:i] + c + text[i:])                              # one left out
+        self._slip_cache[text] = out
+        return out
 
     def _typo_candidates(self, text: str, maxd: int) -> list[int]:
         """Token ids that may lie within maxd edits of text, in its own or its ij spelling:

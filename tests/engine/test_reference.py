@@ -111,6 +111,8 @@ def _queries(arrays) -> list[str]:
         long_words = [w for w in words if len(w) >= 7 and w.isalpha()]
         if long_words:
             w = rng.choice(long_words)
+            qs.append(f"{street.replace(w, _typo(w, rng)[:-2])} {number} {place[:4]}")   # slip, still typing
+            qs.append(f"{_typo(w, rng)[:-1]}")
             qs.append(f"{street.replace(w, _typo(w, rng))} {number}")
             qs.append(f"{_typo(w, rng)} {place}")
             qs.append(f"{_typo(w, rng).upper()}")
@@ -138,7 +140,8 @@ def _queries(arrays) -> list[str]:
            "kerk straat 12", "paters woldseweg 108", "vanspeykstraat", "dehoven 2", "ankvandermoerstraat 14",
            "kerkstraat nr 12", "kerkstraat huisnummer 12 groningen", "damrak 1 hs", "1017 gl 12-2",
            "herestraat 12 zz groningen", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "dedededededededede 1",
-           "vanvanvanvanvanvanvanvanvan", "stst stst stst"]
+           "vanvanvanvanvanvanvanvanvan", "stst stst stst", "hooistrxat 2", "hoositraat", "prinsesesgr 2",
+           "stationssqra", "qxzvbwklmpq", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]
     return qs
 
 

@@ -221,3 +221,20 @@ def test_a_stray_number_in_a_postcode_query_is_no_house_number(sample_index):
     before. A number must be the house number or part of a name."""
     got = lines(sample_index, "2514 bm 9999 2")
     assert not any(x.startswith("Hooistraat 2,") for x in got[:1]), got
+
+
+@pytest.mark.parametrize("q, want", [
+    ("prinsesesgr 2", "Prinsessegracht 2, 2514 AN 's-Gravenhage"),     # two letters swapped
+    ("prinsessgr 2 den h", "Prinsessegracht 2, 2514 AN 's-Gravenhage"),  # a letter left out
+    ("prinsesseqgr 2", "Prinsessegracht 2, 2514 AN 's-Gravenhage"),    # a letter too many
+    ("prinsessrgr 2", "Prinsessegracht 2, 2514 AN 's-Gravenhage"),     # a wrong letter
+])
+def test_a_slip_in_a_word_still_being_typed(sample_index, q, want):
+    """No token starts with the word as typed, and none is one slip from it: the tokens it
+    starts with one slip undone are taken, below every exact and prefix match."""
+    assert lines(sample_index, q)[0] == want
+
+
+def test_a_slip_still_being_typed_never_hides_a_prefix_match(sample_index):
+    """`prinsessegr` starts Prinsessegracht as typed; no slip is looked for then."""
+    assert lines(sample_index, "prinsessegr 2") == lines(sample_index, "prinsessegra 2")
