@@ -96,7 +96,7 @@ def main() -> None:
             w = rng.choice(nine)
             forms["street_two_slips"] = f"{street.replace(w, _slip(_slip(w, rng), rng), 1)} {number} {place}"
         if long_words:
-            # a slip in a word still being typed (a known gap: no fuzzy prefix match yet)
+            # a slip in a word still being typed
             w = rng.choice(long_words)
             forms["partial_slip"] = f"{street.replace(w, _slip(w, rng)[: max(5, len(w) - 2)], 1)} {number} {place[:4]}"
         for form, q in forms.items():
