@@ -253,24 +253,29 @@ cdef inline int _cmp_prefix(const Data* d, int32_t t, const char* w, int n) noex
     return 0
 
 
+cdef inline int32_t _first_from(const Data* d, int32_t a, int32_t b, const char* w, int n,
+                                bint past) noexcept nogil:
+    """The first token id in [a, b) not below w[:n] (past: not below nor starting with it)."""
+    cdef int32_t mid
+    while a < b:
+        mid = (a + b) >> 1
+        if _cmp_prefix(d, mid, w, n) < past:
+            a = mid + 1
+        else:
+            b = mid
+    return a
+
+
+cdef inline void _range_within(const Data* d, int32_t a, int32_t b, const char* w, int n,
+                               int32_t* lo, int32_t* hi) noexcept nogil:
+    """Token ids [lo, hi) within [a, b) whose text starts with w (every such id lies there)."""
+    lo[0] = _first_from(d, a, b, w, n, False)
+    hi[0] = _first_from(d, lo[0], b, w, n, True)
+
+
 cdef inline void _prefix_range(const Data* d, const char* w, int n, int32_t* lo, int32_t* hi) noexcept nogil:
     """Token ids [lo, hi) whose text starts with w."""
-    cdef int32_t a = 0, b = d.n_tok, mid
-    while a < b:
-        mid = (a + b) >> 1
-        if _cmp_prefix(d, mid, w, n) < 0:
-            a = mid + 1
-        else:
-            b = mid
-    lo[0] = a
-    b = d.n_tok
-    while a < b:
-        mid = (a + b) >> 1
-        if _cmp_prefix(d, mid, w, n) <= 0:
-            a = mid + 1
-        else:
-            b = mid
-    hi[0] = a
+    _range_within(d, 0, d.n_tok, w, n, lo, hi)
 
 
 cdef inline int _lower_bound(const int32_t* arr, int lo, int hi, int32_t x) noexcept nogil:
@@ -517,41 +522,11 @@ cdef void _fill_blocks(Data* d) noexcept nogil:
     """d.block2: where the tokens starting with each two characters begin (sorted table)."""
     cdef char key[2]
     cdef int i
-    cdef int32_t a, b, mid
     for i in range(1296):
         key[0] = <char>(48 + i // 36 if i // 36 < 10 else 87 + i // 36)
         key[1] = <char>(48 + i % 36 if i % 36 < 10 else 87 + i % 36)
-        a = 0
-        b = d.n_tok
-        while a < b:
-            mid = (a + b) >> 1
-            if _cmp_prefix(d, mid, key, 2) < 0:
-                a = mid + 1
-            else:
-                b = mid
-        d.block2[i] = a
+        d.block2[i] = _first_from(d, 0, d.n_tok, key, 2, False)
     d.block2[1296] = d.n_tok
-
-
-cdef inline void _range_within(const Data* d, int32_t a, int32_t b, const char* w, int n,
-                               int32_t* lo, int32_t* hi) noexcept nogil:
-    """Token ids [lo, hi) within [a, b) whose text starts with w (every such id lies there)."""
-    cdef int32_t mid, top = b
-    while a < b:
-        mid = (a + b) >> 1
-        if _cmp_prefix(d, mid, w, n) < 0:
-            a = mid + 1
-        else:
-            b = mid
-    lo[0] = a
-    b = top
-    while a < b:
-        mid = (a + b) >> 1
-        if _cmp_prefix(d, mid, w, n) <= 0:
-            a = mid + 1
-        else:
-            b = mid
-    hi[0] = a
 
 
 cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, const char* v,
@@ -559,7 +534,7 @@ cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, 
     """Remember the tokens that v starts, when there are at most PREFIX_SLIP_MAX; [a, hi0)
     holds every token that could."""
     cdef int32_t b = hi0
-    cdef int32_t lo, hi, tid, mid
+    cdef int32_t lo, hi, tid
     cdef int r, n, c0 = _char_rank(v[0]), c1 = _char_rank(v[1])
     # PERF: the tokens that start with v's first two characters are one known block
     if c0 >= 0 and c1 >= 0:
@@ -569,15 +544,10 @@ cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, 
             b = d.block2[c0 * 36 + c1 + 1]
             hi0 = b
     # the first token not below v; PERF: when it does not start with v, none does
-    while a < b:
-        mid = (a + b) >> 1
-        if _cmp_prefix(d, mid, v, m) < 0:
-            a = mid + 1
-        else:
-            b = mid
-    if a >= hi0 or _cmp_prefix(d, a, v, m) != 0:
+    lo = _first_from(d, a, b, v, m, False)
+    if lo >= hi0 or _cmp_prefix(d, lo, v, m) != 0:
         return
-    _range_within(d, a, hi0 if hi0 - a <= PREFIX_SLIP_MAX + 1 else a + PREFIX_SLIP_MAX + 1, v, m, &lo, &hi)
+    hi = _first_from(d, lo, hi0 if hi0 - lo <= PREFIX_SLIP_MAX + 1 else lo + PREFIX_SLIP_MAX + 1, v, m, True)
     if hi - lo > PREFIX_SLIP_MAX:
         return
     for tid in range(lo, hi):
