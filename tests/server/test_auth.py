@@ -48,9 +48,11 @@ def test_cli_create_prints_the_key_alone_on_the_last_line(tmp_path):
     key = out.splitlines()[-1]
     assert key.startswith("nlk_") and key == key.strip() and " " not in key
     assert len(key) == 4 + 16 + 1 + 43
-    # stored only as a hash
+    # stored only as a hash: neither the key nor its secret (which may itself hold "_")
+    secret = key[len("nlk_") + 16 + 1 :]
+    assert len(secret) == 43
     raw = store.read_bytes()
-    assert key.encode() not in raw and key.split("_")[-1].encode() not in raw
+    assert key.encode() not in raw and secret.encode() not in raw
     record = KeyStore(str(store)).active()[key[4:20]]
     assert (record.name, record.rate) == ("acme", 7.0)
 
