@@ -14,7 +14,11 @@ cdef enum:
 
 cdef enum:
     MAXT = 40          # tokens in a query
-    MAXR = 48          # ranges per word (prefix, variant, typo tokens)
+    MAXR = 160         # ranges per word (prefix, variant, typo tokens: a 10-letter word ending
+                       # in "straat" is within two slips of up to ~140 tokens)
+    TWO_SLIP_LEN = 9   # a word of this many letters may hold two slips ...
+    TWO_SLIP_TYPED = 7 # ... and may be typed this short with them (two letters left out)
+    MAXSLIP = 48       # tokens a word still being typed starts with one slip undone
     MAXP = 3           # typed letter/addition parts
     MAXI = 8           # interpretations
     POOL = 64          # best groups kept
@@ -199,7 +203,7 @@ cdef struct Search:
     int xbit[MAXT]      #     whole-token signature bits
     uint32_t need1      # first-letter bits the one-letter words among them need
     int slip_n[MAXT]    # per token: the tokens its word starts with one slip undone
-    int32_t slip_tid[MAXT][MAXR]  # (the first MAXR of them; -1: not looked for yet)
+    int32_t slip_tid[MAXT][MAXSLIP]  # (the first MAXSLIP of them; -1: not looked for yet)
     int split_pc        # the postcode was read from two tokens ("5202 de")
     int max_pass        # passes run: 4 (as typed, then ever more slips), 2 in a retry
 

@@ -455,8 +455,18 @@ cdef int _unfold_ij(const char* w, int n, char* out) noexcept nogil:
     return k
 
 
+cdef inline int _typed_len(const char* w, int n) noexcept nogil:
+    """The length of a folded word as a person types it: every y may stand for ij."""
+    cdef int i, m = n
+    for i in range(n):
+        if w[i] == 121:
+            m += 1
+    return m
+
+
 cdef struct TypoSet:
     int n
+    int long_only       # two slips only in a token of TWO_SLIP_LEN+ letters (the word is shorter)
     int32_t tid[512]
     uint8_t dist[512]
 
@@ -485,6 +495,8 @@ cdef void _typo_check(const Data* d, Search* s, int ti, int32_t tid, int maxd, T
         if dist2 < dist:
             dist = dist2
     if dist < 1 or dist > maxd:
+        return
+    if dist == 2 and ts.long_only and _typed_len(tok, _tok_len(d, tid)) < TWO_SLIP_LEN:
         return
     ts.tid[ts.n] = tid
     ts.dist[ts.n] = <uint8_t>dist
@@ -552,7 +564,7 @@ cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, 
         return
     for tid in range(lo, hi):
         n = s.slip_n[ti]
-        if n >= MAXR:
+        if n >= MAXSLIP:
             return
         for r in range(n):
             if s.slip_tid[ti][r] == tid:
@@ -615,8 +627,9 @@ cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
 
 
 cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept nogil:
-    """Set the typo ranges of token ti: the tokens within 1 (2 for 9+ letters, when max_edits
-    allows) edits (symmetric deletion). Return 1 when this looked further than before.
+    """Set the typo ranges of token ti: the tokens within 1 edit, or 2 when max_edits allows
+    and the word or the token has 9+ letters and the word 7+ (symmetric deletion). Return 1
+    when this looked further than before.
 
     Both the folded word and its spelling with ij for y are looked up: "zeedikj" is one slip
     from "zeedijk", though two from the folded "zeedyk". Closer tokens are kept first."""
@@ -628,13 +641,11 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     cdef char un[UNFOLD_MAX]
     cdef TypoSet* ts
     # the length as the person typed it: "zuije" (folded "zuye") is a 5-letter word
-    ulen = n
-    for i in range(n):
-        if p[i] == 121:
-            ulen += 1
+    ulen = _typed_len(p, n)
     if ulen < 5 or t.digits > 0 or n > 38:
         return 0
-    maxd = 2 if ulen >= 9 and max_edits >= 2 else 1
+    # two slips in a word of 9+ letters, which two left-out letters may have made 7 long
+    maxd = 2 if ulen >= TWO_SLIP_TYPED and max_edits >= 2 else 1
     if w.typo_done >= maxd:
         return 0
     w.typo_done = maxd
@@ -647,6 +658,7 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     if ts == NULL:
         return 1
     ts.n = 0
+    ts.long_only = ulen < TWO_SLIP_LEN
     _typo_variants(d, s, ti, p, n, maxd, ts)
     for i in range(n):
         if p[i] == 121:
@@ -1928,13 +1940,14 @@ cdef int _render(const Data* d, const int* hits, int n, int limit, Buf* b) noexc
 
 # the fixed sizes of the search, which are part of its behaviour (the Python twin reads them)
 SIZES = {
-    "MAX_Q": MAX_Q, "QBUF": QBUF, "FOLD_W": FOLD_W, "MAXT": MAXT, "MAXR": MAXR, "POOL": POOL,
+    "MAX_Q": MAX_Q, "QBUF": QBUF, "FOLD_W": FOLD_W, "MAXT": MAXT, "MAXR": MAXR,
+    "MAXSLIP": MAXSLIP, "POOL": POOL,
     "MAXLIMIT": MAXLIMIT, "SCAN_BUDGET": SCAN_BUDGET, "SCAN_ALONE": SCAN_ALONE,
     "EXACT_CAP": EXACT_CAP, "TOKEN_CAP_MIN": TOKEN_CAP_MIN, "PC_PREFIX_CAP": PC_PREFIX_CAP,
     "MAXP": MAXP, "MAXI": MAXI, "MAX_CONSIDER": MAX_CONSIDER, "SAME_NUMBER_CAP": SAME_NUMBER_CAP,
     "DROP_MAX_TOKENS": DROP_MAX_TOKENS, "RESPACE_TRIES": RESPACE_TRIES,
     "RESPACE_PROBES": RESPACE_PROBES, "MAXCUT": MAXCUT, "PREFIX_SLIP_MAX": PREFIX_SLIP_MAX,
-    "PREFIX_SLIP_LEN": PREFIX_SLIP_LEN,
+    "PREFIX_SLIP_LEN": PREFIX_SLIP_LEN, "TWO_SLIP_LEN": TWO_SLIP_LEN, "TWO_SLIP_TYPED": TWO_SLIP_TYPED,
 }
 
 

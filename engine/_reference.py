@@ -79,6 +79,9 @@ QUERY_BUFFER = SIZES["QBUF"]           # folded bytes; tokenising stops near its
 FOLD_WIDTH = SIZES["FOLD_W"]           # a folded code point keeps at most this many bytes
 MAX_TOKENS = SIZES["MAXT"]             # further tokens are ignored
 MAX_RANGES = SIZES["MAXR"]             # prefix + ij variant + typo tokens of one word
+TWO_SLIP_LEN = SIZES["TWO_SLIP_LEN"]   # a word this long may hold two slips ...
+TWO_SLIP_TYPED = SIZES["TWO_SLIP_TYPED"]  # ... and be typed this short with them
+MAX_SLIP = SIZES["MAXSLIP"]            # tokens a word still being typed starts, one slip undone
 POOL_SIZE = SIZES["POOL"]              # best groups kept (at most)
 MAX_LIMIT = SIZES["MAXLIMIT"]
 MAX_CANDIDATES = POOL_SIZE * MAX_LIMIT + 64
@@ -589,9 +592,10 @@ class ReferenceIndex:
         return w
 
     def typo_ranges(self, s: Search, ti: int, max_edits: int) -> int:
-        """Set the typo ranges of query token ti: the tokens within 1 (2 for 9+ letters, when
-        max_edits allows) edits, one range each, the closer ones first. Return 1 when this
-        looked further than before.
+        """Set the typo ranges of query token ti: the tokens within 1 edit, or 2 when max_edits
+        allows and the word or the token has 9+ letters and the word 7+ (two left-out letters
+        make a 9-letter word 7 long), one range each, the closer ones first. Return 1 when
+        this looked further than before.
 
         The C code finds them through the deletion hash index; here every vocabulary token that
         could be close enough is measured. The C code remembers them in the order of its hash
@@ -604,7 +608,7 @@ class ReferenceIndex:
         typed_len = len(unfold_ij(text))  # "zuije" (folded "zuye") is a 5-letter word
         if typed_len < 5 or tok.digits > 0 or len(text) > MAX_TYPO_WORD:
             return 0
-        maxd = 2 if typed_len >= 9 and max_edits >= 2 else 1
+        maxd = 2 if typed_len >= TWO_SLIP_TYPED and max_edits >= 2 else 1
         if word.typo_done >= maxd:
             return 0
         word.typo_done = maxd
@@ -622,6 +626,8 @@ class ReferenceIndex:
                 continue          # already matched as a prefix
             dist = typo_distance(text, self.vocab[tid], maxd)
             if not 1 <= dist <= maxd:
+                continue
+            if dist == 2 and max(typed_len, len(unfold_ij(self.vocab[tid]))) < TWO_SLIP_LEN:
                 continue
             hits = [first_lookup[f] for f in token_deletions(self.vocab[tid]) if f in first_lookup]
             if hits:          # (always, unless a y-spelling is too long to be looked up)
@@ -649,7 +655,7 @@ class ReferenceIndex:
         """The tokens that `text` starts with one edit undone, when it starts none as typed:
         edits at the last three positions up to k, the length of its longest start that some
         token has; an undone word that starts more than PREFIX_SLIP_MAX tokens counts for none;
-        the first MAX_RANGES tokens in the order found."""
+        the first MAX_SLIP tokens in the order found."""
         hit = self._slip_cache.get(text)
         if hit is not None:
             return hit
@@ -667,7 +673,7 @@ class ReferenceIndex:
             if hi - lo > PREFIX_SLIP_MAX:
                 return
             for tid in range(lo, hi):
-                if len(out) >= MAX_RANGES:
+                if len(out) >= MAX_SLIP:
                     return
                 if tid not in out:
                     out.append(tid)

@@ -116,6 +116,11 @@ def _queries(arrays) -> list[str]:
             qs.append(f"{street.replace(w, _typo(w, rng))} {number}")
             qs.append(f"{_typo(w, rng)} {place}")
             qs.append(f"{_typo(w, rng).upper()}")
+        long_words = [w for w in words if len(w) >= 9 and w.isalpha()]
+        if long_words:                                             # two slips, the word shorter
+            w = rng.choice(long_words)
+            qs.append(f"{street.replace(w, _typo(_typo(w, rng), rng))} {number} {place}")
+            qs.append(f"{street.replace(w, w[0] + w[2:-2] + w[-1])} {number}")
         ij = [w for w in words if "ij" in w.lower()]
         if ij:                                                     # slips in the ij spelling
             w = ij[0]
@@ -141,7 +146,8 @@ def _queries(arrays) -> list[str]:
            "kerkstraat nr 12", "kerkstraat huisnummer 12 groningen", "damrak 1 hs", "1017 gl 12-2",
            "herestraat 12 zz groningen", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "dedededededededede 1",
            "vanvanvanvanvanvanvanvanvan", "stst stst stst", "hooistrxat 2", "hoositraat", "prinsesesgr 2",
-           "stationssqra", "qxzvbwklmpq", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]
+           "stationssqra", "qxzvbwklmpq", "emmstaat 42a groningen", "hrestrat 12 groningen", "hrestrat",
+           "abstraut 11c maastricht", "borestraat", "bustraat 1", "bosstrt", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]
     return qs
 
 

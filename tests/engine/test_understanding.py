@@ -238,3 +238,21 @@ def test_a_slip_in_a_word_still_being_typed(sample_index, q, want):
 def test_a_slip_still_being_typed_never_hides_a_prefix_match(sample_index):
     """`prinsessegr` starts Prinsessegracht as typed; no slip is looked for then."""
     assert lines(sample_index, "prinsessegr 2") == lines(sample_index, "prinsessegra 2")
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    ("emmstaat 42a groningen", "Emmastraat 42a, 9722 EZ Groningen"),     # two letters left out
+    ("hrestrat 12 groningen", "Herestraat 12, 9711 LJ Groningen"),
+    ("abstraut 11c maastricht", "Abtstraat 11C, 6211 LS Maastricht"),    # one out, one wrong
+])
+def test_two_slips_in_a_long_word_that_left_it_shorter(sample_index, q, want):
+    """Two slips are forgiven in a word of 9+ letters, also when two left-out letters made
+    the typed word only 7 or 8 letters long."""
+    assert lines(sample_index, q)[0] == want
+
+
+def test_two_slips_are_not_stretched_to_short_words(sample_index):
+    """Two slips are forgiven only where the word meant has 9+ letters: `korarweg` is two
+    slips from the 8-letter Korreweg, and is not read as it."""
+    assert not any(h.startswith("Korreweg") for h in lines(sample_index, "korarweg", limit=10))
+    assert lines(sample_index, "korreweg 12")[0].startswith("Korreweg 12,")

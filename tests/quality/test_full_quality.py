@@ -53,3 +53,25 @@ def test_success_at_1_on_the_complete_forms(report, form):
 @pytest.mark.parametrize("form", ["city_alias", "typo"])
 def test_aliases_and_typos(report, form):
     assert report[form]["success@5"] >= 0.99
+
+
+@pytest.fixture(scope="module")
+def full_index():
+    import engine
+
+    index = os.environ.get("ADDRESS_FULL_INDEX")
+    if not index:
+        pytest.fail("set ADDRESS_FULL_INDEX to the whole-country index (make test-full does)")
+    return engine.AddressIndex.open(index)
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    ("dorzstraat 38 oene", "Dorpsstraat 38, 8167 NL Oene"),
+    ("bustraat 73 winkel", "Bosstraat 73, 1731 SC Winkel"),
+    ("tafiberg 78 dordrecht", "Tafelberg 78, 3328 ST Dordrecht"),
+])
+def test_two_slips_where_many_words_are_two_slips_away(full_index, q, want):
+    """In the whole country, a word ending in "straat" is within two slips of up to ~140
+    others; the one the rest of the query names is found among all of them."""
+    hit = full_index.suggest(q, limit=5)["hits"][0]
+    assert hit["lines"][0] + ", " + hit["lines"][1] == want
