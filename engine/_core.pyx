@@ -678,14 +678,20 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
             w.typo[w.nr] = 1
             w.nr += 1
             w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
-    if ts.n == 0 and w.first_typo == 0 and n <= PREFIX_SLIP_LEN and s.max_pass > 2:
-        # no token starts with the word and none is a slip away: a slip in a word still being
-        # typed. PERF: not in the retries (their words matched nothing, slips included)
+    if (ts.n == 0 or maxd == 2) and w.first_typo == 0 and n <= PREFIX_SLIP_LEN and s.max_pass > 2:
+        # no token starts with the word, and none is one slip away (or the last look, two
+        # slips, has come: "oosterbcroek" is one slip from the name Oosterbroek, though the
+        # street meant is Oosterbroekweg): a slip in a word still being typed. PERF: not in
+        # the retries (their words matched nothing, slips included)
         if s.slip_n[ti] < 0:
             _prefix_slips(d, s, ti)
-        w.slips = s.slip_n[ti] > 0
+        w.slips = ts.n == 0 and s.slip_n[ti] > 0
         for i in range(s.slip_n[ti]):
+            if w.nr >= MAXR:
+                break
             tid = s.slip_tid[ti][i]
+            if _in_typo(w, tid):
+                continue
             w.lo[w.nr] = tid
             w.hi[w.nr] = tid + 1
             w.base[w.nr] = TYPO_PEN + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>n) / _tok_len(d, tid))
@@ -695,6 +701,15 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     free(ts)
     _sort_typo_ranges(w)
     return 1
+
+
+cdef inline bint _in_typo(const Word* w, int32_t tid) noexcept nogil:
+    """Whether token tid is one of the word's typo tokens (unsorted yet)."""
+    cdef int r
+    for r in range(w.first_typo, w.nr):
+        if w.lo[r] == tid:
+            return True
+    return False
 
 
 cdef void _sort_typo_ranges(Word* w) noexcept nogil:

@@ -639,11 +639,17 @@ class ReferenceIndex:
             base = TYPO_PEN + TYPO_EDIT * f32(dist - 1)
             word.ranges.append(Range(tid, tid + 1, base, True))
             word.cost += self.range_cost(tid, tid + 1)
-        if not found and not word.ranges and len(text) <= PREFIX_SLIP_LEN and s.max_pass > 2:
-            # no token starts with the word and none is a slip away: a slip in a word still
-            # being typed (not in the retries)
-            word.slips = bool(self.prefix_slips(text))
+        if ((not remembered or maxd == 2) and not any(not r.typo for r in word.ranges)
+                and len(text) <= PREFIX_SLIP_LEN and s.max_pass > 2):
+            # no token starts with the word, and none is one slip away (or the last look, two
+            # slips, has come): a slip in a word still being typed (not in the retries)
+            word.slips = not remembered and bool(self.prefix_slips(text))
+            typos = {tid for _k, tid, _d in remembered}
             for tid in self.prefix_slips(text):
+                if len(word.ranges) >= MAX_RANGES:
+                    break
+                if tid in typos:
+                    continue
                 # C: float + float + float * (double 1.0 - float share), stored into a float
                 share = f32(len(text)) / f32(len(self.vocab[tid]))
                 base = f32(float(TYPO_PEN + PREFIX_PEN) + float(PREFIX_FRAC) * (1.0 - float(share)))

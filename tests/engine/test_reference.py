@@ -147,7 +147,8 @@ def _queries(arrays) -> list[str]:
            "herestraat 12 zz groningen", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "dedededededededede 1",
            "vanvanvanvanvanvanvanvanvan", "stst stst stst", "hooistrxat 2", "hoositraat", "prinsesesgr 2",
            "stationssqra", "qxzvbwklmpq", "emmstaat 42a groningen", "hrestrat 12 groningen", "hrestrat",
-           "abstraut 11c maastricht", "borestraat", "bustraat 1", "bosstrt", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]
+           "abstraut 11c maastricht", "borestraat", "bustraat 1", "bosstrt",
+           "nieuwstar 120 gron", "nieuwstar 12 groningen", "nieuwstar", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]
     return qs
 
 

@@ -235,6 +235,14 @@ def test_a_slip_in_a_word_still_being_typed(sample_index, q, want):
     assert lines(sample_index, q)[0] == want
 
 
+def test_a_slip_still_being_typed_where_the_word_is_one_slip_from_another(sample_index):
+    """`nieuwstar` is one slip from Nieuwstad, which has no 120 in Groningen: at the last look
+    the streets it starts with one slip undone are taken too. Nieuwstad still comes first
+    where it has the number."""
+    assert lines(sample_index, "nieuwstar 120 gron")[0] == "Nieuwstraat 120, 9724 KS Groningen"
+    assert lines(sample_index, "nieuwstar 12 groningen")[0].startswith("Nieuwstad 12,")
+
+
 def test_a_slip_still_being_typed_never_hides_a_prefix_match(sample_index):
     """`prinsessegr` starts Prinsessegracht as typed; no slip is looked for then."""
     assert lines(sample_index, "prinsessegr 2") == lines(sample_index, "prinsessegra 2")
