@@ -18,7 +18,7 @@ cdef enum:
                        # in "straat" is within two slips of up to ~140 tokens)
     TWO_SLIP_LEN = 9   # a word of this many letters may hold two slips ...
     TWO_SLIP_TYPED = 7 # ... and may be typed this short with them (two letters left out)
-    MAXSLIP = 48       # tokens a word still being typed starts with one slip undone
+    MAXSLIP = 96       # tokens a word still being typed starts with one slip undone
     MAXP = 3           # typed letter/addition parts
     MAXI = 8           # interpretations
     POOL = 64          # best groups kept
@@ -38,7 +38,7 @@ cdef enum:
     RESPACE_PROBES = 1000 # ... and prefix searches made to find them
     MAXCUT = 4           # spaces put into one typed word
     PREFIX_SLIP = 9      # TypoSet mark of a token that the word, one slip undone, starts
-    PREFIX_SLIP_MAX = 8  # ... kept only when the undone word starts at most this many tokens
+    PREFIX_SLIP_MAX = 32 # ... kept only when the undone word starts at most this many tokens
     PREFIX_SLIP_LEN = 30 # ... looked for in words of at most this many letters
     SAME_NUMBER_CAP = 4096  # addresses of one house number looked at in one run (a
                             # marina or holiday park has hundreds: 100K-K029)
@@ -139,7 +139,7 @@ cdef struct Word:
     uint8_t typo[MAXR]
     int32_t exact       # token id equal to the word, or -1
     int64_t cost        # postings under all ranges
-    int typo_done
+    int typo_done       # the furthest look for slips so far (1, then 2: the last)
     int first_typo      # ranges [first_typo, nr) are single typo tokens, sorted by token id
     int slips           # ... and they are tokens the word starts with one slip undone
 

@@ -626,6 +626,30 @@ cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
             _slip_start(d, s, ti, lo, hi, v, n + 1)
 
 
+cdef int _add_slips(const Data* d, Search* s, int ti) noexcept nogil:
+    """Add to word ti the tokens it starts with one slip undone (those not among its typo
+    tokens yet, while ranges are left); return how many were added."""
+    cdef Word* w = &s.word[ti]
+    cdef int i, added = 0, n = s.tok[ti].len
+    cdef int32_t tid
+    if s.slip_n[ti] < 0:
+        _prefix_slips(d, s, ti)
+    for i in range(s.slip_n[ti]):
+        if w.nr >= MAXR:
+            break
+        tid = s.slip_tid[ti][i]
+        if _in_typo(w, tid):
+            continue
+        w.lo[w.nr] = tid
+        w.hi[w.nr] = tid + 1
+        w.base[w.nr] = TYPO_PEN + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>n) / _tok_len(d, tid))
+        w.typo[w.nr] = 1
+        w.nr += 1
+        w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
+        added += 1
+    return added
+
+
 cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept nogil:
     """Set the typo ranges of token ti: the tokens within 1 edit, or 2 when max_edits allows
     and the word or the token has 9+ letters and the word 7+ (symmetric deletion). Return 1
@@ -636,7 +660,7 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     cdef Word* w = &s.word[ti]
     cdef Tok* t = &s.tok[ti]
     cdef const char* p = s.q + t.start
-    cdef int n = t.len, i, maxd, m, dist, ulen
+    cdef int n = t.len, i, maxd, look, m, dist, ulen
     cdef int32_t tid
     cdef char un[UNFOLD_MAX]
     cdef TypoSet* ts
@@ -646,9 +670,20 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
         return 0
     # two slips in a word of 9+ letters, which two left-out letters may have made 7 long
     maxd = 2 if ulen >= TWO_SLIP_TYPED and max_edits >= 2 else 1
-    if w.typo_done >= maxd:
+    look = 2 if max_edits >= 2 else 1
+    if w.typo_done >= look:
         return 0
-    w.typo_done = maxd
+    if w.typo_done == 1 and maxd == 1:
+        # the last look at a word too short for two slips: what it may add is the start of
+        # the tokens the word begins with one slip undone, where it is a slip from another
+        # word ("matrin" is one from Martin, and meant Martinus)
+        w.typo_done = 2
+        if w.nr > w.first_typo and w.first_typo == 0 and n <= PREFIX_SLIP_LEN and s.max_pass > 2:
+            i = _add_slips(d, s, ti)
+            _sort_typo_ranges(w)
+            return i > 0
+        return 0
+    w.typo_done = look
     # forget the typo ranges of a narrower look (the prefix ranges stay)
     for i in range(w.first_typo, w.nr):
         w.cost -= d.v_post_start[w.hi[i]] - d.v_post_start[w.lo[i]]
@@ -678,26 +713,13 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
             w.typo[w.nr] = 1
             w.nr += 1
             w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
-    if (ts.n == 0 or maxd == 2) and w.first_typo == 0 and n <= PREFIX_SLIP_LEN and s.max_pass > 2:
-        # no token starts with the word, and none is one slip away (or the last look, two
-        # slips, has come: "oosterbcroek" is one slip from the name Oosterbroek, though the
-        # street meant is Oosterbroekweg): a slip in a word still being typed. PERF: not in
-        # the retries (their words matched nothing, slips included)
-        if s.slip_n[ti] < 0:
-            _prefix_slips(d, s, ti)
+    if (ts.n == 0 or look == 2) and w.first_typo == 0 and n <= PREFIX_SLIP_LEN and s.max_pass > 2:
+        # no token starts with the word, and none is one slip away (or the last look has
+        # come: "oosterbcroek" is one slip from the name Oosterbroek, though the street meant
+        # is Oosterbroekweg): a slip in a word still being typed. PERF: not in the retries
+        # (their words matched nothing, slips included)
+        _add_slips(d, s, ti)
         w.slips = ts.n == 0 and s.slip_n[ti] > 0
-        for i in range(s.slip_n[ti]):
-            if w.nr >= MAXR:
-                break
-            tid = s.slip_tid[ti][i]
-            if _in_typo(w, tid):
-                continue
-            w.lo[w.nr] = tid
-            w.hi[w.nr] = tid + 1
-            w.base[w.nr] = TYPO_PEN + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>n) / _tok_len(d, tid))
-            w.typo[w.nr] = 1
-            w.nr += 1
-            w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
     free(ts)
     _sort_typo_ranges(w)
     return 1

@@ -182,7 +182,7 @@ class Word:
     ranges: list[Range] = field(default_factory=list)
     exact: int = -1        # id of the token equal to the word, or -1
     cost: int = 0          # postings under all ranges
-    typo_done: int = 0          # the most edits looked for so far
+    typo_done: int = 0          # the furthest look for slips so far (1, then 2: the last)
     slips: bool = False         # the typo ranges are tokens the word starts with a slip undone
 
 
@@ -609,9 +609,18 @@ class ReferenceIndex:
         if typed_len < 5 or tok.digits > 0 or len(text) > MAX_TYPO_WORD:
             return 0
         maxd = 2 if typed_len >= TWO_SLIP_TYPED and max_edits >= 2 else 1
-        if word.typo_done >= maxd:
+        look = 2 if max_edits >= 2 else 1
+        if word.typo_done >= look:
             return 0
-        word.typo_done = maxd
+        if word.typo_done == 1 and maxd == 1:
+            # the last look at a word too short for two slips: only the start of the tokens it
+            # begins with one slip undone may be new, where it is a slip from another word
+            word.typo_done = 2
+            if (word.ranges and all(r.typo for r in word.ranges)
+                    and len(text) <= PREFIX_SLIP_LEN and s.max_pass > 2):
+                return int(self.add_slips(word, text) > 0)
+            return 0
+        word.typo_done = look
         # forget the typo ranges of a narrower look (the prefix ranges stay)
         for r in word.ranges:
             if r.typo:
@@ -639,23 +648,31 @@ class ReferenceIndex:
             base = TYPO_PEN + TYPO_EDIT * f32(dist - 1)
             word.ranges.append(Range(tid, tid + 1, base, True))
             word.cost += self.range_cost(tid, tid + 1)
-        if ((not remembered or maxd == 2) and not any(not r.typo for r in word.ranges)
+        if ((not remembered or look == 2) and not any(not r.typo for r in word.ranges)
                 and len(text) <= PREFIX_SLIP_LEN and s.max_pass > 2):
-            # no token starts with the word, and none is one slip away (or the last look, two
-            # slips, has come): a slip in a word still being typed (not in the retries)
+            # no token starts with the word, and none is one slip away (or the last look has
+            # come): a slip in a word still being typed (not in the retries)
+            self.add_slips(word, text)
             word.slips = not remembered and bool(self.prefix_slips(text))
-            typos = {tid for _k, tid, _d in remembered}
-            for tid in self.prefix_slips(text):
-                if len(word.ranges) >= MAX_RANGES:
-                    break
-                if tid in typos:
-                    continue
-                # C: float + float + float * (double 1.0 - float share), stored into a float
-                share = f32(len(text)) / f32(len(self.vocab[tid]))
-                base = f32(float(TYPO_PEN + PREFIX_PEN) + float(PREFIX_FRAC) * (1.0 - float(share)))
-                word.ranges.append(Range(tid, tid + 1, base, True))
-                word.cost += self.range_cost(tid, tid + 1)
         return 1
+
+    def add_slips(self, word: Word, text: str) -> int:
+        """Add the tokens `text` starts with one slip undone that are not typo tokens of the
+        word yet, while ranges are left; return how many were added."""
+        typos = {r.lo for r in word.ranges if r.typo}
+        added = 0
+        for tid in self.prefix_slips(text):
+            if len(word.ranges) >= MAX_RANGES:
+                break
+            if tid in typos:
+                continue
+            # C: float + float + float * (double 1.0 - float share), stored into a float
+            share = f32(len(text)) / f32(len(self.vocab[tid]))
+            base = f32(float(TYPO_PEN + PREFIX_PEN) + float(PREFIX_FRAC) * (1.0 - float(share)))
+            word.ranges.append(Range(tid, tid + 1, base, True))
+            word.cost += self.range_cost(tid, tid + 1)
+            added += 1
+        return added
 
     def prefix_slips(self, text: str) -> list[int]:
         """The tokens that `text` starts with one edit undone, when it starts none as typed:

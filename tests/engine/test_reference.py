@@ -148,7 +148,8 @@ def _queries(arrays) -> list[str]:
            "vanvanvanvanvanvanvanvanvan", "stst stst stst", "hooistrxat 2", "hoositraat", "prinsesesgr 2",
            "stationssqra", "qxzvbwklmpq", "emmstaat 42a groningen", "hrestrat 12 groningen", "hrestrat",
            "abstraut 11c maastricht", "borestraat", "bustraat 1", "bosstrt",
-           "nieuwstar 120 gron", "nieuwstar 12 groningen", "nieuwstar", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]
+           "nieuwstar 120 gron", "nieuwstar 12 groningen", "nieuwstar",
+           "matrin nijhoffweg 7", "matrin nijhof", "wirle de zwijgerlaan 5", "wille", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]
     return qs
 
 
