@@ -1694,8 +1694,9 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* w
     also without the country or province words that end the query ("..., Den Haag, Nederland",
     "hengelo ov"; REGION_WORDS, at most 3); then also without the letters and additions typed
     with the house number, which this house may not have ("damrak 1 hs", "kerkstraat 12-2"),
-    for the last two numbers typed. The first try that finds something answers; the other
-    words of the query all still count."""
+    for the last two numbers typed; then without a postcode the address does not have
+    (_postcode_retry). The first try that finds something answers; the other words of the
+    query all still count."""
     cdef Tok saved[MAXT]
     cdef Tok* t
     cdef int drop[MAXT]
@@ -1761,8 +1762,49 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* w
             if s.ncand > 0:
                 return
         k -= 1
+    if _postcode_retry(d, s, saved, drop, n):
+        return
     memcpy(s.tok, saved, sizeof(Tok) * n)
     s.ntok = n
+
+
+cdef bint _postcode_retry(const Data* d, Search* s, const Tok* saved, const int* drop,
+                          int n) noexcept nogil:
+    """A postcode the address does not have ("herestraat 12 9711lk", "kerkstraat 1 1071 gl"):
+    read the words again without it, near where its four digits lie (the first address of
+    the first postcode from them), unless the caller gave a focus point. Whether it found
+    something."""
+    cdef int i, j = 0, k = -1, last, words = 0, focus = s.has_focus
+    cdef int32_t p, a
+    for i in range(n):
+        if drop[i] == 0 and saved[i].digits == 4 and saved[i].value >= 1000 and (
+                saved[i].len == 6 or (saved[i].len == 4 and i + 1 < n and drop[i + 1] == 0
+                                      and saved[i + 1].digits == 0 and saved[i + 1].len == 2)):
+            k = i
+            break
+    if k < 0:
+        return False
+    last = k + 1 if saved[k].len == 4 else k
+    for i in range(n):
+        if drop[i] == 0 and not (k <= i <= last):
+            s.tok[j] = saved[i]
+            j += 1
+            words += saved[i].digits == 0
+    if words == 0:
+        return False
+    s.ntok = j
+    if not focus:
+        p = _pc_index(d, saved[k].value * 676)
+        if p >= d.n_pc:
+            p = d.n_pc - 1
+        a = d.pc_addr[d.pc_start[p]]
+        s.has_focus = 1
+        s.focus_lat = d.a_lat[a] * 1e-6
+        s.focus_lon = d.a_lon[a] * 1e-6
+        s.cos_lat = cos(s.focus_lat * 3.141592653589793 / 180.0)
+    _read(d, s)
+    s.has_focus = focus
+    return s.ncand > 0
 
 
 cdef void _passes(const Data* d, Search* s) noexcept nogil:

@@ -483,7 +483,8 @@ class ReferenceIndex:
         """Nothing found: again without the words that match nothing, not even with a slip, and
         the words that only say a number follows ("nr"); then also without the country or
         province words that end it ("..., nederland"); then also without the letters and
-        additions typed with one of the last two house numbers ("damrak 1 hs")."""
+        additions typed with one of the last two house numbers ("damrak 1 hs"); then without
+        a postcode the address does not have (`postcode_retry`)."""
         n = len(tokens)
         drop = [nothing[i] or (i + 1 < n and not tokens[i].digits and tokens[i + 1].digits > 0
                                and tokens[i].text in NUMBER_WORDS) for i in range(n)]
@@ -536,7 +537,36 @@ class ReferenceIndex:
             self.read(s)
             if s.cands:
                 return
+        if self.postcode_retry(s, tokens, gone):
+            return
         s.tokens = tokens
+
+    def postcode_retry(self, s: Search, tokens: list[Token], gone: list[bool]) -> bool:
+        """A postcode the address does not have ("herestraat 12 9711lk"): the words again
+        without it, near where its four digits lie (the first address of the first postcode
+        from them), unless the caller gave a focus point. Whether it found something."""
+        n = len(tokens)
+        k = next((i for i, t in enumerate(tokens)
+                  if not gone[i] and t.digits == 4 and t.value >= 1000
+                  and (len(t.text) == 6 or (len(t.text) == 4 and i + 1 < n and not gone[i + 1]
+                                            and not tokens[i + 1].digits and len(tokens[i + 1].text) == 2))),
+                 -1)
+        if k < 0:
+            return False
+        last = k + 1 if len(tokens[k].text) == 4 else k
+        kept = [t for i, t in enumerate(tokens) if not gone[i] and not k <= i <= last]
+        if not any(not t.digits for t in kept):
+            return False
+        s.tokens = kept
+        focus = s.focus
+        if focus is None:
+            p = min(bisect_left(self.pc_code, tokens[k].value * 676), len(self.pc_code) - 1)
+            addr = int(self.a["pc_addr"][self.pc_start[p]])
+            flat = int(self.a["a_lat"][addr]) * 1e-6
+            s.focus = (flat, int(self.a["a_lon"][addr]) * 1e-6, math.cos(flat * 3.141592653589793 / 180.0))
+        self.read(s)
+        s.focus = focus
+        return bool(s.cands)
 
     def read(self, s: Search) -> None:
         """Parse the tokens and score every reading of them."""

@@ -107,6 +107,8 @@ def _queries(arrays) -> list[str]:
             f"{street} {number}-97 {place}",
             f"{street} {number} hs",
             f"{pc[:4]} {pc[4:]} {number}-97",
+            f"{street} {number} {pc[:4]}{'zz' if pc[4:] != 'ZZ' else 'aa'}",      # a postcode it has not
+            f"{street} {number} {int(pc[:4]) % 9000 + 1000} {pc[4:].lower()} {place}",
         ]
         long_words = [w for w in words if len(w) >= 7 and w.isalpha()]
         if long_words:
@@ -149,7 +151,9 @@ def _queries(arrays) -> list[str]:
            "stationssqra", "qxzvbwklmpq", "emmstaat 42a groningen", "hrestrat 12 groningen", "hrestrat",
            "abstraut 11c maastricht", "borestraat", "bustraat 1", "bosstrt",
            "nieuwstar 120 gron", "nieuwstar 12 groningen", "nieuwstar",
-           "matrin nijhoffweg 7", "matrin nijhof", "wirle de zwijgerlaan 5", "wille", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]
+           "matrin nijhoffweg 7", "matrin nijhof", "herestraat 12 9711lk", "herestraat 12 9117 lj",
+           "kerkstraat 1 9745 cd", "9711lk 12", "zzzz 1234ab", "kerkstraat 1234 ab", "wirle de zwijgerlaan 5",
+           "wille", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]
     return qs
 
 

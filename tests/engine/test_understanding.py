@@ -276,3 +276,16 @@ def test_two_slips_are_not_stretched_to_short_words(sample_index):
     slips from the 8-letter Korreweg, and is not read as it."""
     assert not any(h.startswith("Korreweg") for h in lines(sample_index, "korarweg", limit=10))
     assert lines(sample_index, "korreweg 12")[0].startswith("Korreweg 12,")
+
+
+@pytest.mark.parametrize("q", ["herestraat 12 9711lk", "herestraat 12 9117lj", "herestraat 12 9711 lk groningen"])
+def test_a_postcode_the_address_does_not_have(sample_index, q):
+    """A slip in the postcode typed beside the street and number: the street and number
+    answer (near where the postcode's digits lie), rather than nothing."""
+    assert lines(sample_index, q)[0] == "Herestraat 12, 9711 LJ Groningen"
+
+
+def test_a_postcode_the_address_has_still_decides(sample_index):
+    assert lines(sample_index, "herestraat 12 9711lj", limit=10) == ["Herestraat 12, 9711 LJ Groningen"]
+    # a postcode and a number alone are not read as a number alone
+    assert all(" 9711 " in h for h in lines(sample_index, "9711lk 12", limit=10))

@@ -75,3 +75,11 @@ def test_two_slips_where_many_words_are_two_slips_away(full_index, q, want):
     others; the one the rest of the query names is found among all of them."""
     hit = full_index.suggest(q, limit=5)["hits"][0]
     assert hit["lines"][0] + ", " + hit["lines"][1] == want
+
+
+def test_a_postcode_the_address_does_not_have_still_says_where(full_index):
+    """Kerkstraat 12 without a postcode is first in Utrecht; with a postcode one letter off
+    (1017 GK for 1017 GL) it is the one in Amsterdam."""
+    assert "Utrecht" in full_index.suggest("kerkstraat 12", limit=1)["hits"][0]["lines"][1]
+    hit = full_index.suggest("kerkstraat 12 1017gk", limit=5)["hits"][0]
+    assert hit["lines"][1] == "1017 GL Amsterdam"
