@@ -12,7 +12,8 @@ with a comma, in capitals; the letter and addition as separate words; `ij` typed
 street's words written together (`VanSpeijkstraat`); `straat`, `weg`, `laan`... written apart
 (`Van Speijk straat`); `nr.` before the number; one slip of a key in a street word of 6+
 letters; one slip in the place name; two slips in a street word of 9+ letters; a slip in a
-street word still being typed (cut two letters short) with the place cut to 4 letters.
+street word still being typed (cut two letters short) with the place cut to 4 letters; a
+slip in the postcode typed after the street and number.
 A hit counts when its postcode, number, letter and addition equal the address's.
 """
 
@@ -59,6 +60,7 @@ def main() -> None:
     index = engine.AddressIndex.open(args.index)
     t = read_source(args.source, progress=False)
     rng = random.Random(args.seed)
+    pc_rng = random.Random(args.seed + 1)   # its own stream: the other forms stay as they were
     counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for r in rng.sample(range(len(t.number)), args.n):
         street, place = t.streets[t.street[r]], t.localities[t.locality[r]]
@@ -99,6 +101,18 @@ def main() -> None:
             # a slip in a word still being typed
             w = rng.choice(long_words)
             forms["partial_slip"] = f"{street.replace(w, _slip(w, rng)[: max(5, len(w) - 2)], 1)} {number} {place[:4]}"
+        # a slip in the postcode typed after the street and number: a letter replaced, or
+        # two digits swapped
+        i = pc_rng.randrange(6)
+        if i < 4 and postcode[i] != postcode[i + 1 if i < 3 else i - 1]:
+            j = i + 1 if i < 3 else i - 1
+            a, b = sorted((i, j))
+            bad = postcode[:a] + postcode[b] + postcode[a] + postcode[b + 1:]
+        else:
+            bad = postcode[:4] + "".join(c if k != i - 4 else pc_rng.choice(
+                [x for x in "ABCDEFGHJKLMNPRSTVWXZ" if x != c]) for k, c in enumerate(postcode[4:]))
+        if bad != postcode:
+            forms["postcode_slip"] = f"{street} {number} {bad}"
         for form, q in forms.items():
             hits = index.suggest(q, limit=5)["hits"]
             keys = []

@@ -205,6 +205,8 @@ cdef struct Search:
     int slip_n[MAXT]    # per token: the tokens its word starts with one slip undone
     int32_t slip_tid[MAXT][MAXSLIP]  # (the first MAXSLIP of them; -1: not looked for yet)
     int split_pc        # the postcode was read from two tokens ("5202 de")
+    int pc_strict       # postcode mode: every typed word must name the street or place (1),
+                        # and the house number is the one typed, not one it starts (2)
     int max_pass        # passes run: 4 (as typed, then ever more slips), 2 in a retry
 
 

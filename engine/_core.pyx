@@ -1097,7 +1097,8 @@ cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, 
                 if n < want:
                     n += 1
         i += 1
-    if it.nparts > 0 or n >= want:
+    if it.nparts > 0 or n >= want or s.pc_strict == 2:
+        # (a postcode with a slip undone is read for the house number as typed)
         return n
     scale = 10
     digits = 1
@@ -1409,6 +1410,15 @@ cdef float _round_pen(int limit) noexcept nogil:
     return ROUND_BASE + ROUND_SHORT / limit
 
 
+cdef inline bint _names_elsewhere(const Search* s, int ti) noexcept nogil:
+    """Postcode mode: does typed word ti, which names nothing of an address, rule it out? A
+    number does, and a whole registered word of 4+ letters as typed ("zijl"); with pc_strict
+    (a reading with a slip undone, or respaced) every word does."""
+    cdef const Tok* t = &s.tok[ti]
+    return (s.pc_strict or t.digits == t.len
+            or (t.digits == 0 and s.word[ti].exact >= 0 and _typed_len(s.q + t.start, t.len) >= 4))
+
+
 cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
     """Postcode mode: score the addresses of the typed postcode (or postcode prefix)."""
     cdef Interp* it = &s.interp[ii]
@@ -1438,14 +1448,15 @@ cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
                 last_ok = 1
                 # typed words should name this street or place; unknown ones cost, never hide,
                 # except a number, which must be the house number or in the name ("1017 gl
-                # 12 2" is no house 2 with a stray 12)
+                # 12 2" is no house 2 with a stray 12), and a whole name of 4+ letters that
+                # is not this address's ("azaleastraat 111 9675cd": a slip in the postcode)
                 for wi in range(it.nwords):
                     bp = -1
                     for jj in range(d.g_tok_start[g], d.g_tok_start[g + 1]):
                         wp = _match_word(d, s, it.words[wi], d.g_rec[jj].tok, d.g_rec[jj].kind)
                         if wp >= 0 and (bp < 0 or wp < bp):
                             bp = wp
-                    if bp < 0 and s.tok[it.words[wi]].digits == s.tok[it.words[wi]].len:
+                    if bp < 0 and _names_elsewhere(s, it.words[wi]):
                         last_ok = 0
                     last_pen += bp if bp >= 0 else UNKNOWN_WORD_PEN
             if not last_ok:
@@ -1517,7 +1528,11 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         # PERF: a respaced reading is read as typed only; a retry without some words looks
         # for one slip only in words that match nothing as typed
         s.max_pass = 1
+        # (in postcode mode a respaced reading must name the address with every word: "es
+        # weg" for "esweg" is no reading of a postcode's Legroweg)
+        s.pc_strict = 1
         _respace_retry(d, s, nothing, whole)
+        s.pc_strict = 0
         s.max_pass = 2
         if s.ncand == 0 and s.ntok > 1:
             _drop_retry(d, s, nothing, whole)
@@ -1768,6 +1783,100 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* w
     s.ntok = n
 
 
+cdef bint _postcode_slips(const Data* d, Search* s, const Tok* saved, const int* drop, int n,
+                          int k, int last) noexcept nogil:
+    """The postcodes one slip from the typed one (tokens k..last) that exist, each read with
+    the other words, every one of which must then name the address, as typed: the first that
+    finds something answers. A slip is a wrong letter, a wrong digit, or two neighbouring
+    digits or the letters swapped. PERF: when numbers were typed, only a postcode that holds
+    one of them as a house number is read."""
+    cdef int i, j, m, v, c, pos, a, b, at = s.qlen + 1, saved_pass = s.max_pass, nnum = 0, lo, hi
+    cdef int32_t code, typed
+    cdef char pc[6]
+    cdef int found = 0
+    cdef int nums[MAXT]
+    for i in range(n):
+        if (drop[i] == 0 and not (k <= i <= last) and saved[i].digits > 0
+                and saved[i].digits <= 5 and 1 <= saved[i].value <= 99999):
+            nums[nnum] = saved[i].value
+            nnum += 1
+    if at + 6 > QBUF:
+        return False
+    # the typed postcode: four digits and two letters, glued or apart
+    memcpy(pc, s.q + saved[k].start, 4)
+    if last == k:
+        memcpy(pc + 4, s.q + saved[k].start + 4, 2)
+    else:
+        memcpy(pc + 4, s.q + saved[last].start, 2)
+    for i in range(4, 6):
+        if not 97 <= pc[i] <= 122:
+            return False
+    typed = saved[k].value * 676 + (pc[4] - 97) * 26 + (pc[5] - 97)
+    # the query without the postcode, with one token where it stood for the variant
+    j = 0
+    for i in range(n):
+        if drop[i] == 0 and not (k < i <= last):
+            s.tok[j] = saved[i]
+            if i == k:
+                s.tok[j].start = at
+                s.tok[j].len = 6
+            j += 1
+    s.ntok = j
+    s.max_pass = 1
+    s.pc_strict = 2
+    # variants: 2 x 25 letters, 3 + 1 swaps, 4 x 9 digits
+    for v in range(90):
+        memcpy(s.q + at, pc, 6)
+        if v < 50:
+            pos = 4 + v // 25
+            c = 97 + v % 25
+            if c >= pc[pos]:
+                c += 1
+            s.q[at + pos] = <char>c
+        elif v < 54:
+            a = v - 50 if v < 53 else 4
+            b = a + 1
+            if pc[a] == pc[b]:
+                continue
+            s.q[at + a] = pc[b]
+            s.q[at + b] = pc[a]
+        else:
+            pos = (v - 54) // 9
+            c = 48 + (v - 54) % 9
+            if c >= pc[pos]:
+                c += 1
+            s.q[at + pos] = <char>c
+        if s.q[at] == 48:
+            continue
+        code = ((s.q[at] - 48) * 1000 + (s.q[at + 1] - 48) * 100 + (s.q[at + 2] - 48) * 10
+                + (s.q[at + 3] - 48))
+        code = code * 676 + (s.q[at + 4] - 97) * 26 + (s.q[at + 5] - 97)
+        if code == typed:
+            continue
+        i = _pc_index(d, code)
+        if i >= d.n_pc or d.pc_code[i] != code:
+            continue
+        if nnum > 0:
+            lo = d.pc_start[i]
+            hi = d.pc_start[i + 1]
+            for m in range(nnum):
+                a = _lower_bound_number(d, lo, hi, nums[m], True)
+                if a < hi and d.a_number[d.pc_addr[a]] == nums[m]:
+                    break
+            else:
+                continue
+        for i in range(j):
+            if s.tok[i].start == at:
+                s.tok[i].value = code // 676
+        _read(d, s)
+        if s.ncand > 0:
+            found = 1
+            break
+    s.max_pass = saved_pass
+    s.pc_strict = 0
+    return found
+
+
 cdef bint _postcode_retry(const Data* d, Search* s, const Tok* saved, const int* drop,
                           int n) noexcept nogil:
     """A postcode the address does not have ("herestraat 12 9711lk", "kerkstraat 1 1071 gl"):
@@ -1777,7 +1886,8 @@ cdef bint _postcode_retry(const Data* d, Search* s, const Tok* saved, const int*
     cdef int i, j = 0, k = -1, last, words = 0, focus = s.has_focus
     cdef int32_t p, a
     for i in range(n):
-        if drop[i] == 0 and saved[i].digits == 4 and saved[i].value >= 1000 and (
+        # (0833 is no postcode, but may be 8033 with two digits swapped)
+        if drop[i] == 0 and saved[i].digits == 4 and (
                 saved[i].len == 6 or (saved[i].len == 4 and i + 1 < n and drop[i + 1] == 0
                                       and saved[i + 1].digits == 0 and saved[i + 1].len == 2)):
             k = i
@@ -1787,14 +1897,18 @@ cdef bint _postcode_retry(const Data* d, Search* s, const Tok* saved, const int*
     last = k + 1 if saved[k].len == 4 else k
     for i in range(n):
         if drop[i] == 0 and not (k <= i <= last):
-            s.tok[j] = saved[i]
-            j += 1
             words += saved[i].digits == 0
     if words == 0:
         return False
+    if _postcode_slips(d, s, saved, drop, n, k, last):
+        return True
+    for i in range(n):
+        if drop[i] == 0 and not (k <= i <= last):
+            s.tok[j] = saved[i]
+            j += 1
     s.ntok = j
     if not focus:
-        p = _pc_index(d, saved[k].value * 676)
+        p = _pc_index(d, (saved[k].value if saved[k].value >= 1000 else 1000) * 676)
         if p >= d.n_pc:
             p = d.n_pc - 1
         a = d.pc_addr[d.pc_start[p]]
@@ -2254,6 +2368,7 @@ cdef class Index:
             raise MemoryError()
         s.limit = limit
         s.has_focus = lat is not None
+        s.pc_strict = 0
         s.focus_lat = focus_lat
         s.focus_lon = focus_lon
         s.cos_lat = cos(s.focus_lat * 3.141592653589793 / 180.0)

@@ -229,6 +229,8 @@ class Search:
     cands: list[Cand] = field(default_factory=list)
     split_pc: bool = False       # the postcode was read from two tokens ("5202 de")
     max_pass: int = 4            # passes run: as typed, then ever more slips (2 in a retry)
+    pc_strict: int = 0           # postcode mode: every word must name the address (1), and the
+                                 # house number is the one typed, not one it starts (2)
 
 
 def dl_distance(a: str, b: str) -> int:
@@ -402,7 +404,9 @@ class ReferenceIndex:
             tokens = s.tokens
             nothing = [not t.digits and (not w.ranges or w.slips) for t, w in zip(tokens, s.words, strict=True)]
             whole = [w.exact >= 0 for w in s.words]
+            s.pc_strict = 1         # a respaced reading of a postcode names it with every word
             self.respace_retry(s, tokens, nothing, whole)
+            s.pc_strict = 0
             if not s.cands and len(tokens) > 1:
                 self.drop_retry(s, tokens, nothing, whole)
         # the `limit` best candidates; ties go to the lower address id
@@ -541,13 +545,55 @@ class ReferenceIndex:
             return
         s.tokens = tokens
 
+    def postcode_slips(self, s: Search, tokens: list[Token], gone: list[bool], k: int, last: int) -> bool:
+        """The postcodes one slip from the typed one (tokens k..last) that exist, each read with
+        the other words, every one of which must then name the address, and the house number
+        as typed: the first that finds something answers (when numbers were typed, only a
+        postcode holding one of them as a house number is read). The C code's order: a wrong letter
+        (last but one, then last; a-z), two neighbouring digits or the letters swapped, a wrong
+        digit (0-9)."""
+        pc = tokens[k].text[:4] + (tokens[k].text[4:6] if last == k else tokens[last].text[:2])
+        if not all("a" <= c <= "z" for c in pc[4:]):
+            return False
+        variants = []
+        for pos in (4, 5):
+            variants += [pc[:pos] + c + pc[pos + 1:] for c in "abcdefghijklmnopqrstuvwxyz" if c != pc[pos]]
+        for a in (0, 1, 2, 4):
+            if pc[a] != pc[a + 1]:
+                variants.append(pc[:a] + pc[a + 1] + pc[a] + pc[a + 2:])
+        for pos in range(4):
+            variants += [pc[:pos] + c + pc[pos + 1:] for c in "0123456789" if c != pc[pos]]
+        nums = {t.value for i, t in enumerate(tokens) if not gone[i] and not k <= i <= last
+                and 0 < t.digits <= 5 and 1 <= t.value <= 99999}
+        saved_pass = s.max_pass
+        s.max_pass, s.pc_strict = 1, 2
+        found = False
+        for v in variants:
+            if v[0] == "0":
+                continue
+            code = int(v[:4]) * 676 + (ord(v[4]) - 97) * 26 + (ord(v[5]) - 97)
+            p = bisect_left(self.pc_code, code)
+            if p >= len(self.pc_code) or self.pc_code[p] != code:
+                continue
+            if nums and not nums & {int(self.a["a_number"][a])
+                                    for a in self.a["pc_addr"][self.pc_start[p]:self.pc_start[p + 1]]}:
+                continue          # PERF (C): it holds none of the typed numbers
+            s.tokens = [Token(v, 4, int(v[:4])) if i == k else t for i, t in enumerate(tokens)
+                        if not gone[i] and not k < i <= last]
+            self.read(s)
+            if s.cands:
+                found = True
+                break
+        s.max_pass, s.pc_strict = saved_pass, 0
+        return found
+
     def postcode_retry(self, s: Search, tokens: list[Token], gone: list[bool]) -> bool:
         """A postcode the address does not have ("herestraat 12 9711lk"): the words again
         without it, near where its four digits lie (the first address of the first postcode
         from them), unless the caller gave a focus point. Whether it found something."""
         n = len(tokens)
         k = next((i for i, t in enumerate(tokens)
-                  if not gone[i] and t.digits == 4 and t.value >= 1000
+                  if not gone[i] and t.digits == 4
                   and (len(t.text) == 6 or (len(t.text) == 4 and i + 1 < n and not gone[i + 1]
                                             and not tokens[i + 1].digits and len(tokens[i + 1].text) == 2))),
                  -1)
@@ -557,10 +603,12 @@ class ReferenceIndex:
         kept = [t for i, t in enumerate(tokens) if not gone[i] and not k <= i <= last]
         if not any(not t.digits for t in kept):
             return False
+        if self.postcode_slips(s, tokens, gone, k, last):
+            return True
         s.tokens = kept
         focus = s.focus
         if focus is None:
-            p = min(bisect_left(self.pc_code, tokens[k].value * 676), len(self.pc_code) - 1)
+            p = min(bisect_left(self.pc_code, max(tokens[k].value, 1000) * 676), len(self.pc_code) - 1)
             addr = int(self.a["pc_addr"][self.pc_start[p]])
             flat = int(self.a["a_lat"][addr]) * 1e-6
             s.focus = (flat, int(self.a["a_lon"][addr]) * 1e-6, math.cos(flat * 3.141592653589793 / 180.0))
@@ -1000,7 +1048,7 @@ class ReferenceIndex:
                 exact.append((pos, pen))
             pos += 1
         out = sorted(exact, key=lambda x: x[1])[:want]      # stable: ties keep run order
-        if it.parts or len(out) >= want:
+        if it.parts or len(out) >= want or s.pc_strict == 2:
             return out
         # numbers that start with the typed digits, one more digit at a time, in run order
         scale, digits = 10, 1
@@ -1166,6 +1214,15 @@ class ReferenceIndex:
         """Spreading: each further address of the same street/postcode costs this much."""
         return ROUND_BASE + ROUND_SHORT / f32(limit)
 
+    @staticmethod
+    def names_elsewhere(s: Search, ti: int) -> bool:
+        """Postcode mode: does typed word ti, which names nothing of an address, rule it out?
+        A number does, and a whole registered word of 4+ letters as typed; with pc_strict
+        every word does."""
+        t = s.tokens[ti]
+        return bool(s.pc_strict or t.digits == len(t.text)
+                    or (not t.digits and s.words[ti].exact >= 0 and len(unfold_ij(t.text)) >= 4))
+
     def collect_postcode(self, s: Search, ii: int) -> None:
         """Postcode mode: score the addresses of the typed postcode (or postcode prefix)."""
         it = s.interps[ii]
@@ -1188,7 +1245,7 @@ class ReferenceIndex:
                 ok = True
                 for ti in it.words:
                     best = self.best_match(s, ti, toks)
-                    if best is None and s.tokens[ti].digits == len(s.tokens[ti].text):
+                    if best is None and self.names_elsewhere(s, ti):
                         ok = False
                     word_pen = word_pen + (best[0] if best is not None else UNKNOWN_WORD_PEN)
                 if not ok:

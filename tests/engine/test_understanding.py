@@ -285,6 +285,14 @@ def test_a_postcode_the_address_does_not_have(sample_index, q):
     assert lines(sample_index, q)[0] == "Herestraat 12, 9711 LJ Groningen"
 
 
+@pytest.mark.parametrize("q", ["herestraat 12 9711lm", "herestraat 12 9117 lj", "herestraat 12 9711jl",
+                               "herestraat 12 9711kj"])
+def test_a_slip_in_the_postcode_of_another_street(sample_index, q):
+    """9711 LM, 9117 LJ ... exist and hold other streets: the words name Herestraat, so the
+    postcode one slip away that holds Herestraat 12 answers, not the other street's 12."""
+    assert lines(sample_index, q)[0] == "Herestraat 12, 9711 LJ Groningen"
+
+
 def test_a_postcode_the_address_has_still_decides(sample_index):
     assert lines(sample_index, "herestraat 12 9711lj", limit=10) == ["Herestraat 12, 9711 LJ Groningen"]
     # a postcode and a number alone are not read as a number alone

@@ -77,9 +77,21 @@ def test_two_slips_where_many_words_are_two_slips_away(full_index, q, want):
     assert hit["lines"][0] + ", " + hit["lines"][1] == want
 
 
-def test_a_postcode_the_address_does_not_have_still_says_where(full_index):
+@pytest.mark.parametrize("q", ["kerkstraat 12 1017gk", "kerkstraat 12 1017xx"])
+def test_a_postcode_the_address_does_not_have_still_says_where(full_index, q):
     """Kerkstraat 12 without a postcode is first in Utrecht; with a postcode one letter off
-    (1017 GK for 1017 GL) it is the one in Amsterdam."""
+    (1017 GK for 1017 GL) it is the one in Amsterdam, and with two letters off the one near
+    where 1017 lies."""
     assert "Utrecht" in full_index.suggest("kerkstraat 12", limit=1)["hits"][0]["lines"][1]
-    hit = full_index.suggest("kerkstraat 12 1017gk", limit=5)["hits"][0]
+    hit = full_index.suggest(q, limit=5)["hits"][0]
     assert hit["lines"][1] == "1017 GL Amsterdam"
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    ("azaleastraat 111 9675cd", "Azaleastraat 111, 9675 GD Winschoten"),
+    ("leerinkbeek 29 0833eg", "Leerinkbeek 29, 8033 EG Zwolle"),
+])
+def test_a_slip_in_the_postcode(full_index, q, want):
+    """9675 CD holds K. Doormanlaan 111, not Azaleastraat; 0833 is no postcode at all."""
+    hit = full_index.suggest(q, limit=5)["hits"][0]
+    assert hit["lines"][0] + ", " + hit["lines"][1] == want
