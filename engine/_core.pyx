@@ -1709,7 +1709,7 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* w
     also without the country or province words that end the query ("..., Den Haag, Nederland",
     "hengelo ov"; REGION_WORDS, at most 3); then also without the letters and additions typed
     with the house number, which this house may not have ("damrak 1 hs", "kerkstraat 12-2"),
-    for the last two numbers typed; then without a postcode the address does not have
+    or the floor ("damrak 1 3 hoog"; FLOOR_WORDS), for the last two numbers typed; then without a postcode the address does not have
     (_postcode_retry). The first try that finds something answers; the other words of the
     query all still count."""
     cdef Tok saved[MAXT]
@@ -1758,8 +1758,10 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* w
         i = k + 1
         while i < n and i <= k + MAXP:
             if not drop[i]:
-                if saved[i].len > 4 or not (saved[i].digits == saved[i].len or saved[i].len <= 2
-                                            or not whole[i]):
+                if (saved[i].len > 4 or not (saved[i].digits == saved[i].len or saved[i].len <= 2
+                                             or not whole[i])) and not (
+                        saved[i].digits == 0 and _in_list(_floor_ptr, _floor_len, _n_floor,
+                                                          s.q + saved[i].start, saved[i].len)):
                     break
                 stripped = 1
                 last = i
@@ -2188,12 +2190,24 @@ cdef const void* _ptr(dict arrays, str name) except NULL:
 REGION_WORDS = ("nederland", "netherlands", "the", "holland", "nl", "nld", "noord", "zuid",
                 "brabant", "gelderland", "overijssel", "friesland", "fryslan", "drenthe",
                 "flevoland", "zeeland", "limburg", "ov", "gld", "gl", "nh", "zh", "nb", "lb", "li",
-                "zl", "ze", "fl", "fr", "dr", "gn", "gr", "ut")
+                "zl", "ze", "fl", "fr", "dr", "gn", "gr", "ut",
+                # a part of town after the place ("amsterdam centrum", "utrecht oost")
+                "centrum", "oost", "west", "zuidoost", "zuidwest", "noordoost", "noordwest",
+                "binnenstad", "stad")
 _REGION_BYTES = [w.encode() for w in REGION_WORDS]
 # words that only say a house number follows ("kerkstraat nr 12"); dropped only when the query
 # finds nothing ("Nr" is also a street)
 NUMBER_WORDS = ("nr", "no", "nummer", "huisnummer", "hnr", "number", "num")
 _NUMBER_BYTES = [w.encode() for w in NUMBER_WORDS]
+# words that say which floor or part of a house, typed after its number ("damrak 1 3 hoog",
+# "1 huis", "2 boven"): left out with the letters and additions the house may not have
+FLOOR_WORDS = ("hoog", "huis", "hs", "boven", "beneden", "bg", "bis", "etage", "verdieping",
+               "verd", "vd", "bel", "sous", "souterrain", "zolder", "achter", "voor", "links",
+               "rechts", "app", "appartement", "kamer", "unit")
+_FLOOR_BYTES = [w.encode() for w in FLOOR_WORDS]
+cdef const char* _floor_ptr[32]
+cdef int _floor_len[32]
+cdef int _n_floor = 0
 cdef const char* _number_ptr[16]
 cdef int _number_len[16]
 cdef int _n_number = 0
@@ -2215,9 +2229,10 @@ cdef int _point_at(list words, const char** ptr, int* lens, int cap) except -1:
 
 
 def _init_regions():
-    global _n_region, _n_number
+    global _n_region, _n_number, _n_floor
     _n_region = _point_at(_REGION_BYTES, _region_ptr, _region_len, 64)
     _n_number = _point_at(_NUMBER_BYTES, _number_ptr, _number_len, 16)
+    _n_floor = _point_at(_FLOOR_BYTES, _floor_ptr, _floor_len, 32)
 
 
 _init_regions()

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import params
-from ._core import NUMBER_WORDS, REGION_WORDS, SIZES, QueryError, _coordinate
+from ._core import FLOOR_WORDS, NUMBER_WORDS, REGION_WORDS, SIZES, QueryError, _coordinate
 from .normalize import FOLD_LIMIT, fold_table
 from .vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET
 
@@ -487,7 +487,7 @@ class ReferenceIndex:
         """Nothing found: again without the words that match nothing, not even with a slip, and
         the words that only say a number follows ("nr"); then also without the country or
         province words that end it ("..., nederland"); then also without the letters and
-        additions typed with one of the last two house numbers ("damrak 1 hs"); then without
+        additions typed with one of the last two house numbers ("damrak 1 hs", "damrak 1 3 hoog"); then without
         a postcode the address does not have (`postcode_retry`)."""
         n = len(tokens)
         drop = [nothing[i] or (i + 1 < n and not tokens[i].digits and tokens[i + 1].digits > 0
@@ -526,7 +526,8 @@ class ReferenceIndex:
                 if gone[i]:
                     continue
                 u = tokens[i]
-                if len(u.text) > 4 or not (u.digits == len(u.text) or len(u.text) <= 2 or not whole[i]):
+                if ((len(u.text) > 4 or not (u.digits == len(u.text) or len(u.text) <= 2 or not whole[i]))
+                        and not (not u.digits and u.text in FLOOR_WORDS)):
                     break
                 stripped = True
                 last = i

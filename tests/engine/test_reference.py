@@ -109,6 +109,9 @@ def _queries(arrays) -> list[str]:
             f"{pc[:4]} {pc[4:]} {number}-97",
             f"{street} {number} {pc[:4]}{'zz' if pc[4:] != 'ZZ' else 'aa'}",      # a postcode it has not
             f"{street} {number} {int(pc[:4]) % 9000 + 1000} {pc[4:].lower()} {place}",
+            f"{street} {number} {pc[:4]}{pc[5]}{pc[4]}",                      # its letters swapped
+            f"{street} {number} {pc[1]}{pc[0]}{pc[2:]}",                      # two digits swapped
+            f"{street} {number} 3 hoog {place} centrum",
         ]
         long_words = [w for w in words if len(w) >= 7 and w.isalpha()]
         if long_words:
@@ -152,7 +155,9 @@ def _queries(arrays) -> list[str]:
            "abstraut 11c maastricht", "borestraat", "bustraat 1", "bosstrt",
            "nieuwstar 120 gron", "nieuwstar 12 groningen", "nieuwstar",
            "matrin nijhoffweg 7", "matrin nijhof", "herestraat 12 9711lk", "herestraat 12 9117 lj",
-           "kerkstraat 1 9745 cd", "9711lk 12", "zzzz 1234ab", "kerkstraat 1234 ab", "wirle de zwijgerlaan 5",
+           "kerkstraat 1 9745 cd", "9711lk 12", "zzzz 1234ab", "kerkstraat 1234 ab",
+           "herestraat 12 9711lm", "herestraat 12 0971lj", "herestraat 12 9711jl", "es weg 7 9711lj",
+           "herestraat 12 3 hoog", "herestraat 12 boven", "herestraat 12 groningen centrum", "wirle de zwijgerlaan 5",
            "wille", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]
     return qs
 

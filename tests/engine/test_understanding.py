@@ -297,3 +297,10 @@ def test_a_postcode_the_address_has_still_decides(sample_index):
     assert lines(sample_index, "herestraat 12 9711lj", limit=10) == ["Herestraat 12, 9711 LJ Groningen"]
     # a postcode and a number alone are not read as a number alone
     assert all(" 9711 " in h for h in lines(sample_index, "9711lk 12", limit=10))
+
+
+@pytest.mark.parametrize("q", ["herestraat 12 3 hoog", "herestraat 12 boven", "herestraat 12 1 hoog groningen",
+                               "herestraat 12 huis"])
+def test_the_floor_typed_after_the_number(sample_index, q):
+    """`3 hoog`, `boven`, `huis` say which floor: the house is Herestraat 12."""
+    assert lines(sample_index, q)[0] == "Herestraat 12, 9711 LJ Groningen"
