@@ -12,8 +12,8 @@ with a comma, in capitals; the letter and addition as separate words; `ij` typed
 street's words written together (`VanSpeijkstraat`); `straat`, `weg`, `laan`... written apart
 (`Van Speijk straat`); `nr.` before the number; one slip of a key in a street word of 6+
 letters; one slip in the place name; two slips in a street word of 9+ letters; a slip in a
-street word still being typed (cut two letters short) with the place cut to 4 letters; a
-slip in the postcode typed after the street and number.
+street word still being typed (cut two letters short) with the place cut to 4 letters; `ij`
+and `ei` swapped in the street; a slip in the postcode typed after the street and number.
 A hit counts when its postcode, number, letter and addition equal the address's.
 """
 
@@ -101,6 +101,11 @@ def main() -> None:
             # a slip in a word still being typed
             w = rng.choice(long_words)
             forms["partial_slip"] = f"{street.replace(w, _slip(w, rng)[: max(5, len(w) - 2)], 1)} {number} {place[:4]}"
+        # ij and ei mixed up (one sound, two spellings)
+        low = street.lower()
+        if "ij" in low or "ei" in low:
+            forms["ei_ij_mixed"] = (low.replace("ij", "\0").replace("ei", "ij").replace("\0", "ei")
+                                    + f" {number} {place}")
         # a slip in the postcode typed after the street and number: a letter replaced, or
         # two digits swapped
         i = pc_rng.randrange(6)

@@ -455,6 +455,39 @@ cdef int _unfold_ij(const char* w, int n, char* out) noexcept nogil:
     return k
 
 
+cdef int _sound_variant(const char* w, int n, int kind, char* out) noexcept nogil:
+    """The word with every ei spelt ij (kind 0; folded y), every ij (y) spelt ei (1), every
+    au spelt ou (2), every ou spelt au (3): the sounds Dutch spelling writes two ways. Its
+    length, or 0 when the word has none (or the result would not fit UNFOLD_MAX)."""
+    cdef int i = 0, k = 0, hit = 0
+    cdef char a = (101 if kind == 0 else 97 if kind == 2 else 111)
+    cdef char b = (105 if kind == 0 else 117)
+    while i < n:
+        if k + 2 > UNFOLD_MAX:
+            return 0
+        if kind == 1 and w[i] == 121:
+            out[k] = 101
+            out[k + 1] = 105
+            k += 2
+            i += 1
+            hit = 1
+        elif kind != 1 and i + 1 < n and w[i] == a and w[i + 1] == b:
+            if kind == 0:
+                out[k] = 121
+                k += 1
+            else:
+                out[k] = 111 if kind == 2 else 97
+                out[k + 1] = 117
+                k += 2
+            i += 2
+            hit = 1
+        else:
+            out[k] = w[i]
+            k += 1
+            i += 1
+    return k if hit else 0
+
+
 cdef inline int _typed_len(const char* w, int n) noexcept nogil:
     """The length of a folded word as a person types it: every y may stand for ij."""
     cdef int i, m = n
@@ -467,6 +500,9 @@ cdef inline int _typed_len(const char* w, int n) noexcept nogil:
 cdef struct TypoSet:
     int n
     int long_only       # two slips only in a token of TWO_SLIP_LEN+ letters (the word is shorter)
+    int nsound          # the word spelt as it sounds otherwise (_sound_variant), one slip each
+    int sound_n[4]
+    char sound[4][UNFOLD_MAX]
     int32_t tid[512]
     uint8_t dist[512]
 
@@ -494,6 +530,12 @@ cdef void _typo_check(const Data* d, Search* s, int ti, int32_t tid, int maxd, T
         dist2 = _dl_distance(a, n1, b, n2, maxd)
         if dist2 < dist:
             dist = dist2
+    # "reinlaan" for Rijnlaan, "aude" for oude: the other spelling of a sound is one slip
+    for r in range(ts.nsound):
+        if dist > 1 and ts.sound_n[r] > 0:
+            dist2 = 1 + _dl_distance(ts.sound[r], ts.sound_n[r], tok, _tok_len(d, tid), maxd - 1)
+            if dist2 < dist:
+                dist = dist2
     if dist < 1 or dist > maxd:
         return
     if dist == 2 and ts.long_only and _typed_len(tok, _tok_len(d, tid)) < TWO_SLIP_LEN:
@@ -510,13 +552,16 @@ cdef void _typo_lookup(const Data* d, Search* s, int ti, uint64_t h, int maxd, T
         k += 1
 
 
-cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n, int maxd,
-                         TypoSet* ts) noexcept nogil:
+cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n, int depth,
+                         int maxd, TypoSet* ts) noexcept nogil:
+    """Look up p with up to `depth` letters left out; keep the tokens within maxd slips."""
     cdef int i, j
     _typo_lookup(d, s, ti, _fnv(p, n), maxd, ts)
+    if depth == 0:
+        return
     for i in range(n):
         _typo_lookup(d, s, ti, _fnv_skip(p, n, i, -1), maxd, ts)
-        if maxd == 2:
+        if depth == 2:
             for j in range(i + 1, n):
                 _typo_lookup(d, s, ti, _fnv_skip(p, n, i, j), maxd, ts)
 
@@ -694,13 +739,22 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
         return 1
     ts.n = 0
     ts.long_only = ulen < TWO_SLIP_LEN
-    _typo_variants(d, s, ti, p, n, maxd, ts)
+    ts.nsound = 4
+    for i in range(4):
+        ts.sound_n[i] = _sound_variant(p, n, i, ts.sound[i])
+        if ts.sound_n[i] > 38:
+            ts.sound_n[i] = 0
+    _typo_variants(d, s, ti, p, n, maxd, maxd, ts)
     for i in range(n):
         if p[i] == 121:
             m = _unfold_ij(p, n, un)
             if m <= 38:
-                _typo_variants(d, s, ti, un, m, maxd, ts)
+                _typo_variants(d, s, ti, un, m, maxd, maxd, ts)
             break
+    # the other spelling of a sound is itself a slip: the rest within one slip less
+    for i in range(4):
+        if ts.sound_n[i] > 0:
+            _typo_variants(d, s, ti, ts.sound[i], ts.sound_n[i], maxd - 1, maxd, ts)
     w.first_typo = w.nr
     for dist in range(1, maxd + 1):
         for i in range(ts.n):

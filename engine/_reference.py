@@ -258,9 +258,22 @@ def unfold_ij(word: str) -> str:
     return word.replace("y", "ij")
 
 
+def sound_variants(word: str) -> list[str]:
+    """The word with every ei spelt ij (folded y), every y spelt ei, every au spelt ou, every
+    ou spelt au ("" where it has none): the sounds Dutch spelling writes two ways, each taken
+    for one slip. In the C order (`_sound_variant`)."""
+    out = []
+    for a, b in (("ei", "y"), ("y", "ei"), ("au", "ou"), ("ou", "au")):
+        v = word.replace(a, b)
+        out.append(v if v != word and len(v) <= MAX_TYPO_WORD else "")
+    return out
+
+
 def query_deletions(word: str, maxd: int) -> list[str]:
     """The query word with 0, 1 (.. 2) letters deleted, in the order the C code looks them up."""
     out = [word]
+    if maxd == 0:
+        return out
     for i in range(len(word)):
         out.append(_without(word, i))
         if maxd == 2:
@@ -275,6 +288,9 @@ def typo_lookups(word: str, maxd: int) -> list[str]:
     forms = query_deletions(word, maxd)
     if "y" in word and len(unfold_ij(word)) <= MAX_TYPO_WORD:
         forms += query_deletions(unfold_ij(word), maxd)
+    for v in sound_variants(word):         # one slip already: the rest within one less
+        if v:
+            forms += query_deletions(v, maxd - 1)
     return forms
 
 
@@ -297,13 +313,16 @@ def token_deletions(token: str) -> set[str]:
 def typo_distance(word: str, token: str, maxd: int) -> int:
     """Edits from word to token, or maxd + 1 when more than maxd: the closer of the folded
     spellings and the ij spellings ("zeedikj" is one slip from "zeedijk", two from "zeedyk")."""
-    def within(a: str, b: str) -> int:
-        if len(a) > MAX_DL_LEN or len(b) > MAX_DL_LEN or abs(len(a) - len(b)) > maxd:
-            return maxd + 1
-        return min(dl_distance(a, b), maxd + 1)
+    def within(a: str, b: str, cap: int = maxd) -> int:
+        if len(a) > MAX_DL_LEN or len(b) > MAX_DL_LEN or abs(len(a) - len(b)) > cap:
+            return cap + 1
+        return min(dl_distance(a, b), cap + 1)
     dist = within(word, token)
     if dist > 1:
         dist = min(dist, within(unfold_ij(word), unfold_ij(token)))
+    for v in sound_variants(word):          # "reinlaan" for rijnlaan: the other spelling is one slip
+        if dist > 1 and v:
+            dist = min(dist, 1 + within(v, token, maxd - 1))
     return dist
 
 
@@ -805,6 +824,12 @@ class ReferenceIndex:
             mine, _ = _letter_counts([form])
             ok |= ((np.abs(lengths - len(form)) <= maxd)
                    & (np.abs(hist - mine).sum(axis=1) <= 2 * maxd))
+        hist, lengths = self._letter_hist[0]
+        for form in sound_variants(text):   # the other spelling of a sound, then one slip less
+            if form:
+                mine, _ = _letter_counts([form])
+                ok |= ((np.abs(lengths - len(form)) <= maxd)
+                       & (np.abs(hist - mine).sum(axis=1) <= 2 * maxd))
         return np.flatnonzero(ok).tolist()
 
     # ---- interpretations

@@ -112,6 +112,8 @@ def _queries(arrays) -> list[str]:
             f"{street} {number} {pc[:4]}{pc[5]}{pc[4]}",                      # its letters swapped
             f"{street} {number} {pc[1]}{pc[0]}{pc[2:]}",                      # two digits swapped
             f"{street} {number} 3 hoog {place} centrum",
+            f"{street.lower().replace('ij', 'ei')} {number} {place}",            # ij and ei mixed up
+            f"{street.lower().replace('ei', 'ij').replace('ou', 'au')} {number}",
         ]
         long_words = [w for w in words if len(w) >= 7 and w.isalpha()]
         if long_words:

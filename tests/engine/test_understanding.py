@@ -304,3 +304,13 @@ def test_a_postcode_the_address_has_still_decides(sample_index):
 def test_the_floor_typed_after_the_number(sample_index, q):
     """`3 hoog`, `boven`, `huis` say which floor: the house is Herestraat 12."""
     assert lines(sample_index, q)[0] == "Herestraat 12, 9711 LJ Groningen"
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    ("fitterei 1 groningen", "Fitterij 1, 9712 MS Groningen"),           # ij written ei
+    ("ijmeren 3 den bosch", "Eimeren 3, 5235 DR 's-Hertogenbosch"),     # ei written ij
+])
+def test_ei_and_ij_mixed_up(sample_index, q, want):
+    """Dutch writes one sound both as ei and as ij; writing the other is one slip, also in a
+    word too short for two (`fitterei` is two edits from `fitterij`)."""
+    assert lines(sample_index, q)[0] == want
