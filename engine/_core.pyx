@@ -1846,7 +1846,7 @@ cdef bint _postcode_slips(const Data* d, Search* s, const Tok* saved, const int*
     finds something answers. A slip is a wrong letter, a wrong digit, or two neighbouring
     digits or the letters swapped. PERF: when numbers were typed, only a postcode that holds
     one of them as a house number is read."""
-    cdef int i, j, m, v, c, pos, a, b, at = s.qlen + 1, saved_pass = s.max_pass, nnum = 0, lo, hi
+    cdef int i, j, m, v, c, pos, a, b, at = s.qlen + 1, saved_pass = s.max_pass, nnum = 0, lo, hi, vi = 0
     cdef int32_t code, typed
     cdef char pc[6]
     cdef int found = 0
@@ -1868,12 +1868,13 @@ cdef bint _postcode_slips(const Data* d, Search* s, const Tok* saved, const int*
         if not 97 <= pc[i] <= 122:
             return False
     typed = saved[k].value * 676 + (pc[4] - 97) * 26 + (pc[5] - 97)
-    # the query without the postcode, with one token where it stood for the variant
+    # the query without the postcode, with one token (vi) where it stood for the variant
     j = 0
     for i in range(n):
         if drop[i] == 0 and not (k < i <= last):
             s.tok[j] = saved[i]
             if i == k:
+                vi = j
                 s.tok[j].start = at
                 s.tok[j].len = 6
             j += 1
@@ -1921,9 +1922,7 @@ cdef bint _postcode_slips(const Data* d, Search* s, const Tok* saved, const int*
                     break
             else:
                 continue
-        for i in range(j):
-            if s.tok[i].start == at:
-                s.tok[i].value = code // 676
+        s.tok[vi].value = code // 676
         _read(d, s)
         if s.ncand > 0:
             found = 1
