@@ -500,8 +500,7 @@ cdef inline int _typed_len(const char* w, int n) noexcept nogil:
 cdef struct TypoSet:
     int n
     int long_only       # two slips only in a token of TWO_SLIP_LEN+ letters (the word is shorter)
-    int nsound          # the word spelt as it sounds otherwise (_sound_variant), one slip each
-    int sound_n[4]
+    int sound_n[4]      # the word spelt as it sounds otherwise (_sound_variant; 0: none),
     char sound[4][UNFOLD_MAX]
     int32_t tid[512]
     uint8_t dist[512]
@@ -530,8 +529,9 @@ cdef void _typo_check(const Data* d, Search* s, int ti, int32_t tid, int maxd, T
         dist2 = _dl_distance(a, n1, b, n2, maxd)
         if dist2 < dist:
             dist = dist2
-    # "reinlaan" for Rijnlaan, "aude" for oude: the other spelling of a sound is one slip
-    for r in range(ts.nsound):
+    # "reinlaan" for Rijnlaan, "gaudenweg" for Goudenweg: the other spelling of a sound is
+    # one slip
+    for r in range(4):
         if dist > 1 and ts.sound_n[r] > 0:
             dist2 = 1 + _dl_distance(ts.sound[r], ts.sound_n[r], tok, _tok_len(d, tid), maxd - 1)
             if dist2 < dist:
@@ -685,14 +685,19 @@ cdef int _add_slips(const Data* d, Search* s, int ti) noexcept nogil:
         tid = s.slip_tid[ti][i]
         if _in_typo(w, tid):
             continue
-        w.lo[w.nr] = tid
-        w.hi[w.nr] = tid + 1
-        w.base[w.nr] = TYPO_PEN + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>n) / _tok_len(d, tid))
-        w.typo[w.nr] = 1
-        w.nr += 1
-        w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
+        _push_typo(d, w, tid, TYPO_PEN + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>n) / _tok_len(d, tid)))
         added += 1
     return added
+
+
+cdef inline void _push_typo(const Data* d, Word* w, int32_t tid, float base) noexcept nogil:
+    """Append token tid to word w as a typo range of penalty `base` (the caller checks room)."""
+    w.lo[w.nr] = tid
+    w.hi[w.nr] = tid + 1
+    w.base[w.nr] = base
+    w.typo[w.nr] = 1
+    w.nr += 1
+    w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
 
 
 cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept nogil:
@@ -706,7 +711,6 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     cdef Tok* t = &s.tok[ti]
     cdef const char* p = s.q + t.start
     cdef int n = t.len, i, maxd, look, m, dist, ulen
-    cdef int32_t tid
     cdef char un[UNFOLD_MAX]
     cdef TypoSet* ts
     # the length as the person typed it: "zuije" (folded "zuye") is a 5-letter word
@@ -739,7 +743,6 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
         return 1
     ts.n = 0
     ts.long_only = ulen < TWO_SLIP_LEN
-    ts.nsound = 4
     for i in range(4):
         ts.sound_n[i] = _sound_variant(p, n, i, ts.sound[i])
         if ts.sound_n[i] > 38:
@@ -760,13 +763,7 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
         for i in range(ts.n):
             if ts.dist[i] != dist or w.nr >= MAXR:
                 continue
-            tid = ts.tid[i]
-            w.lo[w.nr] = tid
-            w.hi[w.nr] = tid + 1
-            w.base[w.nr] = TYPO_PEN + TYPO_EDIT * (dist - 1)
-            w.typo[w.nr] = 1
-            w.nr += 1
-            w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
+            _push_typo(d, w, ts.tid[i], TYPO_PEN + TYPO_EDIT * (dist - 1))
     if (ts.n == 0 or look == 2) and w.first_typo == 0 and n <= PREFIX_SLIP_LEN and s.max_pass > 2:
         # no token starts with the word, and none is one slip away (or the last look has
         # come: "oosterbcroek" is one slip from the name Oosterbroek, though the street meant
@@ -1763,9 +1760,9 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* w
     also without the country or province words that end the query ("..., Den Haag, Nederland",
     "hengelo ov"; REGION_WORDS, at most 3); then also without the letters and additions typed
     with the house number, which this house may not have ("damrak 1 hs", "kerkstraat 12-2"),
-    or the floor ("damrak 1 3 hoog"; FLOOR_WORDS), for the last two numbers typed; then without a postcode the address does not have
-    (_postcode_retry). The first try that finds something answers; the other words of the
-    query all still count."""
+    or the floor ("damrak 1 3 hoog"; FLOOR_WORDS), for the last two numbers typed; then
+    without a postcode the address does not have (_postcode_retry). The first try that finds
+    something answers; the other words of the query all still count."""
     cdef Tok saved[MAXT]
     cdef Tok* t
     cdef int drop[MAXT]
