@@ -13,7 +13,9 @@ street's words written together (`VanSpeijkstraat`); `straat`, `weg`, `laan`... 
 (`Van Speijk straat`); `nr.` before the number; one slip of a key in a street word of 6+
 letters; one slip in the place name; two slips in a street word of 9+ letters; a slip in a
 street word still being typed (cut two letters short) with the place cut to 4 letters; `ij`
-and `ei` swapped in the street; a slip in the postcode typed after the street and number.
+and `ei` swapped in the street; a slip in the postcode typed after the street and number; the
+postcode's four digits (and its first letter) still being typed after the street and number;
+a letter or addition the house does not have (`12-h`, `12 bis`, `12a` for a plain 12).
 A hit counts when its postcode, number, letter and addition equal the address's.
 """
 
@@ -61,6 +63,7 @@ def main() -> None:
     t = read_source(args.source, progress=False)
     rng = random.Random(args.seed)
     pc_rng = random.Random(args.seed + 1)   # its own stream: the other forms stay as they were
+    add_rng = random.Random(args.seed + 2)  # ... and this one's
     counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for r in rng.sample(range(len(t.number)), args.n):
         street, place = t.streets[t.street[r]], t.localities[t.locality[r]]
@@ -118,6 +121,14 @@ def main() -> None:
                 [x for x in "ABCDEFGHJKLMNPRSTVWXZ" if x != c]) for k, c in enumerate(postcode[4:]))
         if bad != postcode:
             forms["postcode_slip"] = f"{street} {number} {bad}"
+        # a letter or addition the house does not have (the register's house has none)
+        if not letter and not addition:
+            extra = add_rng.choice(["a", "b", "h", "hs", "1", "2", "bis", "zw", "rd"])
+            sep = add_rng.choice(["-", " "] if extra.isdigit() else ["", "-", " "])
+            forms["wrong_addition"] = f"{street} {number}{sep}{extra} {place}".lower()
+        # the postcode still being typed after the street and number
+        forms["postcode_typing"] = f"{street} {number} {postcode[:4]}"
+        forms["postcode_typing_letter"] = f"{street} {number} {postcode[:4]} {postcode[4]}".lower()
         for form, q in forms.items():
             hits = index.suggest(q, limit=5)["hits"]
             keys = []

@@ -157,6 +157,8 @@ cdef struct Interp:
     int words[MAXT]     # token indices that must match the street/locality
     int pc_lo           # postcode code range, -1 when none
     int pc_hi
+    int area_lo         # text mode: only addresses with a postcode in this range, -1 when any
+    int area_hi         # (a postcode being typed after the number: "kerkstraat 12 1017 g")
     uint64_t need       # signature bits every matching group must have
 
 
@@ -204,10 +206,16 @@ cdef struct Search:
     uint32_t need1      # first-letter bits the one-letter words among them need
     int slip_n[MAXT]    # per token: the tokens its word starts with one slip undone
     int32_t slip_tid[MAXT][MAXSLIP]  # (the first MAXSLIP of them; -1: not looked for yet)
-    int split_pc        # the postcode was read from two tokens ("5202 de")
+    int split_pc        # the postcode was read from two tokens ("5202 de"), or the words
+                        # were read within a postcode being typed (area_lo)
+    int area            # ... the latter: the four digits typed, 0 when not
     int pc_strict       # postcode mode: every typed word must name the street or place (1),
                         # and the house number is the one typed, not one it starts (2)
     int max_pass        # passes run: 4 (as typed, then ever more slips), 2 in a retry
+    int defer_slips     # when a letter or addition was typed, slips in words that match as
+                        # typed wait until the retries without it found nothing ...
+    int deferred        # ... and they did wait
+    int parts_typed     # some reading has a letter or addition typed with the number
 
 
 

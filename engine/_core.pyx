@@ -835,14 +835,39 @@ cdef bint _addition_prefix(const Data* d, const char* w, int n) noexcept nogil:
         and memcmp(d.addl_blob + d.addl_off[a], w, n) == 0
 
 
-cdef void _parse(const Data* d, Search* s, bint split_pc) noexcept nogil:
-    """Work out the interpretations of the query: postcode, house number, letter/addition parts."""
+cdef inline bint _number_like(const Tok* t) noexcept nogil:
+    """Could this token be a house number (with letters glued on)?"""
+    return 0 < t.digits <= 5 and 1 <= t.value <= 99999 and t.len - t.digits <= 4
+
+
+cdef int _area_tok(const Search* s, bint lone) noexcept nogil:
+    """The token of a postcode being typed, or -1: four digits (from 1000), alone or with one
+    letter glued on or apart at the end; after a number-like token, or (lone) the only one."""
+    cdef int i, k = -1, numbers = 0
+    cdef const Tok* t
+    for i in range(s.ntok):
+        t = &s.tok[i]
+        if k < 0 and (numbers > 0 or lone) and t.digits == 4 and t.value >= 1000 and (
+                t.len == 4 or (t.len == 5 and 97 <= s.q[t.start + 4] <= 122)):
+            k = i
+        numbers += _number_like(t)
+    return k if not lone or numbers == 1 else -1
+
+
+cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
+    """Work out the interpretations of the query: postcode, house number, letter/addition parts.
+    Mode 1 also reads a postcode split in two ("5202 de") or being typed after the house number
+    ("kerkstraat 12 1017"); mode 2 reads a lone four digits as a postcode being typed
+    ("kerkstraat 1017"); mode 3 leaves out the postcode being typed of mode 1; mode 0 none of
+    these."""
+    cdef bint split_pc = mode == 1
     cdef int i, j, k, pc_tok = -1, pc_tok2 = -1, pc_lo = -1, pc_hi = -1, code, n_alpha = 0
     cdef Tok* t
     cdef Tok* u
     cdef int consumed[MAXT]
     cdef int numcand[MAXT]
     cdef int nnum = 0, all_known = 1, skip, strict, loose_words, no_addition
+    cdef int area_lo = -1, area_hi = -1
     cdef Interp* it
     memset(consumed, 0, sizeof(consumed))
     for i in range(s.ntok):
@@ -877,21 +902,44 @@ cdef void _parse(const Data* d, Search* s, bint split_pc) noexcept nogil:
         pc_tok = i
         break
     s.split_pc = pc_tok2 >= 0
+    s.area = 0
     if pc_tok >= 0:
         consumed[pc_tok] = 1
         if pc_tok2 >= 0:
             consumed[pc_tok2] = 1
+    elif mode > 0 and n_alpha > 0:
+        # a postcode being typed ("kerkstraat 12 1017", "... 1017 g", "... 1017g"): the words
+        # are read within it; if that finds nothing, without it
+        i = _area_tok(s, mode == 2)
+        if i >= 0:
+            t = &s.tok[i]
+            consumed[i] = 1
+            area_lo = t.value * 676
+            area_hi = area_lo + 675
+            if t.len == 5:
+                area_lo += (s.q[t.start + 4] - 97) * 26
+                area_hi = area_lo + 25
+            elif i + 1 == s.ntok - 1 and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 1:
+                consumed[i + 1] = 1
+                area_lo += (s.q[s.tok[i + 1].start] - 97) * 26
+                area_hi = area_lo + 25
+            if mode == 3:
+                area_lo = area_hi = -1
+            else:
+                s.area = t.value
+                s.split_pc = 1
     # house-number candidates: digits (1..5 of them, value 1..99999) with at most 4 letters glued
     for i in range(s.ntok):
         t = &s.tok[i]
         if consumed[i] or t.digits == 0:
             continue
-        if t.digits <= 5 and 1 <= t.value <= 99999 and t.len - t.digits <= 4 and nnum < 3:
+        if _number_like(t) and nnum < 3:
             numcand[nnum] = i
             nnum += 1
         if s.word[i].nr == 0:
             all_known = 0
     s.ninterp = 0
+    s.parts_typed = 0
     for k in range(nnum + 1):
         if k == nnum:
             # no house number typed: every numeric token must then be a word of a name
@@ -901,6 +949,8 @@ cdef void _parse(const Data* d, Search* s, bint split_pc) noexcept nogil:
             it = &s.interp[s.ninterp]
             it.pc_lo = pc_lo
             it.pc_hi = pc_hi
+            it.area_lo = area_lo
+            it.area_hi = area_hi
             it.nparts = 0
             it.nwords = 0
             it.number = -1
@@ -949,6 +999,7 @@ cdef void _parse(const Data* d, Search* s, bint split_pc) noexcept nogil:
                     it.nwords += 1
             if it.nwords == 0 and it.pc_lo < 0:
                 continue
+            s.parts_typed = s.parts_typed or it.nparts > 0
             if k < nnum and it.nwords > 0 and it.words[0] < numcand[k]:
                 it.place_after = numcand[k]
                 if it.words[it.nwords - 1] > numcand[k]:
@@ -1109,6 +1160,11 @@ cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int
     return pen
 
 
+cdef inline bint _in_area(const Data* d, const Interp* it, int pos, bint is_pc) noexcept nogil:
+    """Is the address at pos of a text run within the postcode being typed (if one is)?"""
+    return is_pc or it.area_lo < 0 or it.area_lo <= d.a_postcode[pos] <= it.area_hi
+
+
 cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, bint is_pc,
                     int32_t g, int want, int* out_pos, float* out_pen) noexcept nogil:
     """Up to `want` addresses of the run [lo, hi) for the typed number, in this order.
@@ -1124,16 +1180,18 @@ cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, 
     if number < 0:
         i = lo
         while i < hi and n < want:
-            out_pos[n] = i
-            out_pen[n] = 0
-            n += 1
+            if _in_area(d, it, i, is_pc):
+                out_pos[n] = i
+                out_pen[n] = 0
+                n += 1
             i += 1
         return n
     e = _lower_bound_number(d, lo, hi, number, is_pc)
     i = e
     while i < hi and d.a_number[_addr_at(d, i, is_pc)] == number and i - e < SAME_NUMBER_CAP:
         addr = _addr_at(d, i, is_pc)
-        pen = _suffix_pen(d, s, it, addr, d.a_group[addr] if is_pc else g)
+        pen = _suffix_pen(d, s, it, addr, d.a_group[addr] if is_pc else g) if _in_area(
+            d, it, i, is_pc) else -1
         if pen >= 0:
             # insertion into the sorted output (small arrays)
             k = n if n < want else want - 1
@@ -1158,6 +1216,9 @@ cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, 
         i = lo2
         while i < hi and n < want and d.a_number[_addr_at(d, i, is_pc)] < number * scale + scale:
             addr = _addr_at(d, i, is_pc)
+            if not _in_area(d, it, i, is_pc):
+                i += 1
+                continue
             out_pos[n] = i
             out_pen[n] = NUM_PREFIX_PEN + NUM_PREFIX_DIGIT * (digits - 1)
             if d.a_letter[addr] or d.a_addition[addr]:
@@ -1569,7 +1630,10 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     cdef int whole[MAXT]
     cdef int i
     s.max_pass = 4
+    s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
+    s.deferred = 0
     _read(d, s)
+    s.defer_slips = 0
     if s.ncand == 0 and s.ntok <= DROP_MAX_TOKENS:
         # the words that match nothing at all, not even with a slip (a slip in a word still
         # being typed is a guess too far to keep the word for); the whole tokens
@@ -1587,6 +1651,9 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         s.max_pass = 2
         if s.ncand == 0 and s.ntok > 1:
             _drop_retry(d, s, nothing, whole)
+        if s.ncand == 0 and s.deferred:
+            s.max_pass = 4
+            _read(d, s)
     _select(s, out, &n)
     return n
 
@@ -1603,14 +1670,50 @@ cdef int _stored_answer(const Data* d, Search* s, int* out) noexcept nogil:
     return hi - lo
 
 
+cdef void _focus_area(const Data* d, Search* s, int digits) noexcept nogil:
+    """Take as focus point the first address of the first postcode from these four digits."""
+    cdef int p = _pc_index(d, (digits if digits >= 1000 else 1000) * 676)
+    cdef int32_t a
+    if p >= d.n_pc:
+        p = d.n_pc - 1
+    a = d.pc_addr[d.pc_start[p]]
+    s.has_focus = 1
+    s.focus_lat = d.a_lat[a] * 1e-6
+    s.focus_lon = d.a_lon[a] * 1e-6
+    s.cos_lat = cos(s.focus_lat * 3.141592653589793 / 180.0)
+
+
 cdef void _read(const Data* d, Search* s) noexcept nogil:
     """Parse the tokens and score every reading of them."""
-    _parse(d, s, True)
+    cdef int focus = s.has_focus, area, max_pass = s.max_pass
+    _parse(d, s, 1)
+    if s.area and s.max_pass > 2:
+        # within a postcode being typed, slips only in words that match nothing as typed
+        # ("kerkstraat 12 2011" is no Parkstraat in 2011, but Kerkstraat near it)
+        s.max_pass = 2
     _passes(d, s)
+    s.max_pass = max_pass
     if s.ncand == 0 and s.split_pc:
-        # "5202 de run veldhoven": 5202 DE was no postcode here, so 5202 is a house number
-        _parse(d, s, False)
+        # "5202 de run veldhoven": 5202 DE was no postcode here, so 5202 is a house number;
+        # "kastanjestraat 1 9000": no 9000 postcode here, but the addition 9000
+        area = s.area
+        _parse(d, s, 0)
         _passes(d, s)
+        if s.ncand == 0 and area:
+            # "kerkstraat 12 2011": the words without it, near it (unless the caller gave a
+            # focus point)
+            _parse(d, s, 3)
+            if not focus:
+                _focus_area(d, s, area)
+            _passes(d, s)
+            s.has_focus = focus
+    if s.ncand == 0 and _area_tok(s, True) >= 0:
+        # "kerkstraat 1017": no such house number, so a postcode being typed
+        _parse(d, s, 2)
+        if s.area and s.max_pass > 2:
+            s.max_pass = 2
+        _passes(d, s)
+        s.max_pass = max_pass
 
 
 cdef bint _in_list(const char** ptr, const int* lens, int count, const char* w, int n) noexcept nogil:
@@ -1799,7 +1902,10 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* w
     k = n - 1
     while k >= 0 and numbers < 2:
         t = &saved[k]
-        if drop[k] or t.digits == 0 or t.digits > 5 or t.value < 1 or t.len - t.digits > 4:
+        if drop[k] or t.digits == 0 or t.digits > 5 or t.value < 1 or t.len - t.digits > 4 or (
+                t.digits == 4 and (t.len == 6 or (t.len == 4 and k + 1 < n and drop[k + 1] == 0
+                                                  and saved[k + 1].digits == 0 and saved[k + 1].len == 2))):
+            # (a postcode is no number with an addition: the postcode retry reads it)
             k -= 1
             continue
         numbers += 1
@@ -1936,7 +2042,6 @@ cdef bint _postcode_retry(const Data* d, Search* s, const Tok* saved, const int*
     the first postcode from them), unless the caller gave a focus point. Whether it found
     something."""
     cdef int i, j = 0, k = -1, last, words = 0, focus = s.has_focus
-    cdef int32_t p, a
     for i in range(n):
         # (0833 is no postcode, but may be 8033 with two digits swapped)
         if drop[i] == 0 and saved[i].digits == 4 and (
@@ -1960,23 +2065,33 @@ cdef bint _postcode_retry(const Data* d, Search* s, const Tok* saved, const int*
             j += 1
     s.ntok = j
     if not focus:
-        p = _pc_index(d, (saved[k].value if saved[k].value >= 1000 else 1000) * 676)
-        if p >= d.n_pc:
-            p = d.n_pc - 1
-        a = d.pc_addr[d.pc_start[p]]
-        s.has_focus = 1
-        s.focus_lat = d.a_lat[a] * 1e-6
-        s.focus_lon = d.a_lon[a] * 1e-6
-        s.cos_lat = cos(s.focus_lat * 3.141592653589793 / 180.0)
+        _focus_area(d, s, saved[k].value)
     _read(d, s)
     s.has_focus = focus
     return s.ncand > 0
+
+
+cdef bint _all_words_whole(const Search* s) noexcept nogil:
+    """Is every word of letters of every reading a whole token as typed?"""
+    cdef int ii, wi, ti
+    for ii in range(s.ninterp):
+        for wi in range(s.interp[ii].nwords):
+            ti = s.interp[ii].words[wi]
+            if s.tok[ti].digits == 0 and s.word[ti].exact < 0:
+                return False
+    return True
 
 
 cdef void _passes(const Data* d, Search* s) noexcept nogil:
     """Score the interpretations; when nothing is found, again with slips of a key allowed."""
     cdef int ii, wi, pass_, added, ti
     for pass_ in range(s.max_pass):
+        if pass_ == 2 and s.defer_slips and s.parts_typed and _all_words_whole(s):
+            # "kerkstraat 101-h amsterdam": every word is a whole token as typed, and the
+            # house may not have the letter or addition typed (_drop_retry), more likely than
+            # a slip in one of those words (Van der Pekstraat 101-H)
+            s.deferred = 1
+            break
         s.typo_mode = pass_ > 0
         s.floor = -1e30
         s.min_pen = 0

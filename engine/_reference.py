@@ -195,6 +195,8 @@ class Interp:
     words: list[int] = field(default_factory=list)     # tokens that must name street/place
     pc_lo: int = -1                                    # postcode code range, -1: none
     pc_hi: int = -1
+    area: tuple[int, int] | None = None                # text mode: the postcode range the
+                                                       # addresses must lie in ("kerkstraat 12 1017")
     place_after: int = 1 << 30                         # words after this token: the place
     street_until: int = -1                             # words before this token: the street
 
@@ -227,7 +229,13 @@ class Search:
     typo_mode: bool = False
     pool: list[PoolItem] = field(default_factory=list)
     cands: list[Cand] = field(default_factory=list)
-    split_pc: bool = False       # the postcode was read from two tokens ("5202 de")
+    split_pc: bool = False       # the postcode was read from two tokens ("5202 de"), or the
+                                 # words within a postcode being typed (area)
+    area: int = 0                # ... the latter: its four digits, 0 when not
+    defer_slips: bool = False    # with a letter or addition typed, slips in words that match
+                                 # as typed wait until the retries without it found nothing ...
+    deferred: bool = False       # ... and they did wait
+    parts_typed: bool = False    # some reading has a letter or addition typed with the number
     max_pass: int = 4            # passes run: as typed, then ever more slips (2 in a retry)
     pc_strict: int = 0           # postcode mode: every word must name the address (1), and the
                                  # house number is the one typed, not one it starts (2)
@@ -417,7 +425,9 @@ class ReferenceIndex:
         s.tokens = tokenise(fold_query(q))
         if not s.tokens:
             return []
+        s.defer_slips = 1 < len(s.tokens) <= DROP_MAX_TOKENS
         self.read(s)
+        s.defer_slips = False
         if not s.cands and len(s.tokens) <= DROP_MAX_TOKENS:
             s.max_pass = 2          # a retry looks for one slip only in words matching nothing
             tokens = s.tokens
@@ -428,6 +438,10 @@ class ReferenceIndex:
             s.pc_strict = 0
             if not s.cands and len(tokens) > 1:
                 self.drop_retry(s, tokens, nothing, whole)
+            if not s.cands and s.deferred:
+                s.tokens = tokens
+                s.max_pass = 4
+                self.read(s)
         # the `limit` best candidates; ties go to the lower address id
         best = sorted(s.cands, key=lambda c: (-c.score, c.addr))
         return [c.addr for c in best[:limit]]
@@ -538,6 +552,9 @@ class ReferenceIndex:
             t = tokens[k]
             if gone[k] or not t.digits or t.digits > 5 or t.value < 1 or len(t.text) - t.digits > 4:
                 continue
+            if t.digits == 4 and (len(t.text) == 6 or (len(t.text) == 4 and k + 1 < n and not gone[k + 1]
+                                                       and not tokens[k + 1].digits and len(tokens[k + 1].text) == 2)):
+                continue    # a postcode is no number with an addition: the postcode retry reads it
             numbers += 1
             stripped = len(t.text) > t.digits
             last = k
@@ -628,22 +645,46 @@ class ReferenceIndex:
         s.tokens = kept
         focus = s.focus
         if focus is None:
-            p = min(bisect_left(self.pc_code, max(tokens[k].value, 1000) * 676), len(self.pc_code) - 1)
-            addr = int(self.a["pc_addr"][self.pc_start[p]])
-            flat = int(self.a["a_lat"][addr]) * 1e-6
-            s.focus = (flat, int(self.a["a_lon"][addr]) * 1e-6, math.cos(flat * 3.141592653589793 / 180.0))
+            s.focus = self.area_focus(tokens[k].value)
         self.read(s)
         s.focus = focus
         return bool(s.cands)
 
+    def area_focus(self, digits: int) -> tuple[float, float, float]:
+        """The focus point of four postcode digits: the first address of the first postcode from them."""
+        p = min(bisect_left(self.pc_code, max(digits, 1000) * 676), len(self.pc_code) - 1)
+        addr = int(self.a["pc_addr"][self.pc_start[p]])
+        flat = int(self.a["a_lat"][addr]) * 1e-6
+        return (flat, int(self.a["a_lon"][addr]) * 1e-6, math.cos(flat * 3.141592653589793 / 180.0))
+
     def read(self, s: Search) -> None:
         """Parse the tokens and score every reading of them."""
-        self.parse(s, split_pc=True)
-        self.passes(s)
+        focus, max_pass = s.focus, s.max_pass
+        self.parse(s, mode=1)
+        if s.area:
+            s.max_pass = min(max_pass, 2)   # within a postcode being typed: slips only in
+        self.passes(s)                      # words that match nothing as typed
+        s.max_pass = max_pass
         if not s.cands and s.split_pc:
-            # "5202 de run veldhoven": 5202 DE was no postcode here, so 5202 is a house number
-            self.parse(s, split_pc=False)
+            # "5202 de run veldhoven": 5202 DE was no postcode here, so 5202 is a house number;
+            # "kastanjestraat 1 9000": no 9000 postcode here, but the addition 9000
+            area = s.area
+            self.parse(s, mode=0)
             self.passes(s)
+            if not s.cands and area:
+                # "kerkstraat 12 2011": the words without it, near it
+                self.parse(s, mode=3)
+                if focus is None:
+                    s.focus = self.area_focus(area)
+                self.passes(s)
+                s.focus = focus
+        if not s.cands and area_token(s.tokens, lone=True) >= 0:
+            # "kerkstraat 1017": no such house number, so a postcode being typed
+            self.parse(s, mode=2)
+            if s.area:
+                s.max_pass = min(max_pass, 2)
+            self.passes(s)
+            s.max_pass = max_pass
 
     def passes(self, s: Search) -> None:
         """Score the interpretations; when nothing is found, again with slips of a key allowed."""
@@ -651,6 +692,13 @@ class ReferenceIndex:
         # pass 1 one edit in the words that match nothing at all, pass 2 one edit in every word,
         # pass 3 two edits in words of 9+ letters
         for pass_ in range(s.max_pass):
+            if pass_ == 2 and s.defer_slips and s.parts_typed and all(
+                    s.words[ti].exact >= 0 or s.tokens[ti].digits for it in s.interps for ti in it.words):
+                # "kerkstraat 101-h amsterdam": every word is a whole token as typed, and the
+                # house may not have the letter or addition typed (drop_retry), more likely
+                # than a slip in one of those words
+                s.deferred = True
+                break
             s.typo_mode = pass_ > 0
             s.pool = []
             s.cands = []
@@ -834,8 +882,12 @@ class ReferenceIndex:
 
     # ---- interpretations
 
-    def parse(self, s: Search, split_pc: bool = True) -> None:
-        """Postcode, house-number candidates and letter/addition parts: the readings of a query."""
+    def parse(self, s: Search, mode: int = 1) -> None:
+        """Postcode, house-number candidates and letter/addition parts: the readings of a query.
+        Mode 1 also reads a postcode split in two ("5202 de") or being typed after the number
+        ("kerkstraat 12 1017"); mode 2 a lone four digits as a postcode being typed
+        ("kerkstraat 1017"); mode 3 leaves out the postcode being typed of mode 1."""
+        split_pc = mode == 1
         toks = s.tokens
         s.words = [self.word_ranges(t) for t in toks]
         n_alpha = sum(1 for t in toks if t.digits == 0)
@@ -872,6 +924,27 @@ class ReferenceIndex:
                 continue
             consumed[i] = True
             break
+        s.area = 0
+        area = None
+        if pc_lo < 0 and mode > 0 and n_alpha > 0:
+            # a postcode being typed: the words are read within it (after that, without it)
+            i = area_token(toks, lone=mode == 2)
+            if i >= 0:
+                t = toks[i]
+                consumed[i] = True
+                lo = t.value * 676
+                if len(t.text) == 5:
+                    area = (lo + _letters(t.text[4]), lo + _letters(t.text[4]) + 25)
+                elif i + 1 == len(toks) - 1 and toks[i + 1].digits == 0 and len(toks[i + 1].text) == 1:
+                    consumed[i + 1] = True
+                    area = (lo + _letters(toks[i + 1].text), lo + _letters(toks[i + 1].text) + 25)
+                else:
+                    area = (lo, lo + 675)
+                if mode == 3:
+                    area = None
+                else:
+                    s.area = t.value
+                    s.split_pc = True
 
         # house-number candidates: 1..5 digits, value 1..99999, at most 4 letters glued on
         numbers = []
@@ -879,13 +952,13 @@ class ReferenceIndex:
         for i, t in enumerate(toks):
             if consumed[i] or t.digits == 0:
                 continue
-            if (t.digits <= 5 and 1 <= t.value <= 99999 and len(t.text) - t.digits <= 4
-                    and len(numbers) < MAX_NUMBER_CANDIDATES):
+            if number_like(t) and len(numbers) < MAX_NUMBER_CANDIDATES:
                 numbers.append(i)
             if not s.words[i].ranges:
                 all_known = False
 
         s.interps = []
+        s.parts_typed = False
         for k in range(len(numbers) + 1):
             if k == len(numbers) and numbers and not all_known:
                 continue    # no house number typed: every numeric token must then name something
@@ -894,7 +967,7 @@ class ReferenceIndex:
             # addition part), and strictly (a known word of 3+ letters there, as in "12 poor",
             # starts a place instead); the strict one only when it differs
             for strict in (False, True):
-                it = Interp(pc_lo=pc_lo, pc_hi=pc_hi)
+                it = Interp(pc_lo=pc_lo, pc_hi=pc_hi, area=area)
                 loose_words = 0
                 no_addition = 0
                 if number_tok >= 0:
@@ -928,6 +1001,7 @@ class ReferenceIndex:
                     it.place_after = number_tok     # "street 12 place": words after 12 name the place
                     if it.words[-1] > number_tok:
                         it.street_until = number_tok    # ... and the words before it the street
+                s.parts_typed = s.parts_typed or bool(it.parts)
                 s.interps.append(it)
                 if len(s.interps) >= MAX_INTERPS:
                     return
@@ -1059,8 +1133,11 @@ class ReferenceIndex:
         def number_at(pos):
             return int(a_number[addr_at(pos)])
 
+        def in_area(pos):
+            return is_pc or it.area is None or it.area[0] <= int(self.a["a_postcode"][pos]) <= it.area[1]
+
         if it.number < 0:
-            return [(pos, ZERO) for pos in range(lo, min(hi, lo + want))]
+            return [(pos, ZERO) for pos in range(lo, hi) if in_area(pos)][:want]
         number = it.number
         # NOTE: the same probes as the C binary search, so the same answer even if a run were
         # not sorted by number.
@@ -1069,7 +1146,7 @@ class ReferenceIndex:
         pos = e
         while pos < hi and number_at(pos) == number and pos - e < SAME_NUMBER_CAP:
             addr = addr_at(pos)
-            pen = self.suffix_pen(s, it, addr, int(self.a["a_group"][addr]) if is_pc else g)
+            pen = self.suffix_pen(s, it, addr, int(self.a["a_group"][addr]) if is_pc else g) if in_area(pos) else None
             if pen is not None:
                 exact.append((pos, pen))
             pos += 1
@@ -1082,6 +1159,9 @@ class ReferenceIndex:
             pos = bisect_left(range(hi), number * scale, lo, hi, key=number_at)
             while pos < hi and len(out) < want and number_at(pos) < number * scale + scale:
                 addr = addr_at(pos)
+                if not in_area(pos):
+                    pos += 1
+                    continue
                 pen = NUM_PREFIX_PEN + NUM_PREFIX_DIGIT * f32(digits - 1)
                 if self.a["a_letter"][addr] or self.a["a_addition"][addr]:
                     pen = pen + EXTRA_SUFFIX_PEN
@@ -1301,6 +1381,24 @@ def _letter_counts(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
         for c in w:
             hist[t, alphabet.index(c)] += 1
     return hist, np.array([len(w) for w in words], dtype=np.int64)
+
+
+def number_like(t: Token) -> bool:
+    """Could this token be a house number (with letters glued on)?"""
+    return 0 < t.digits <= 5 and 1 <= t.value <= 99999 and len(t.text) - t.digits <= 4
+
+
+def area_token(toks: list[Token], lone: bool) -> int:
+    """The token of a postcode being typed, or -1: four digits (from 1000), alone or with one
+    letter glued on or apart at the end; after a number-like token, or (lone) the only one."""
+    k = -1
+    numbers = 0
+    for i, t in enumerate(toks):
+        if (k < 0 and (numbers or lone) and t.digits == 4 and t.value >= 1000
+                and (len(t.text) == 4 or (len(t.text) == 5 and "a" <= t.text[4] <= "z"))):
+            k = i
+        numbers += number_like(t)
+    return k if not lone or numbers == 1 else -1
 
 
 def _letters(two: str) -> int:

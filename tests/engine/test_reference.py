@@ -112,6 +112,13 @@ def _queries(arrays) -> list[str]:
             f"{street} {number} {pc[:4]}{pc[5]}{pc[4]}",                      # its letters swapped
             f"{street} {number} {pc[1]}{pc[0]}{pc[2:]}",                      # two digits swapped
             f"{street} {number} 3 hoog {place} centrum",
+            f"{street} {number} {pc[:4]}",                                    # its postcode being typed
+            f"{street} {number} {pc[:4]} {pc[4].lower()}",
+            f"{street.lower()} {number} {int(pc[:4]) % 9000 + 1000}{pc[4].lower()}",
+            f"{street} {pc[:4]}",
+            f"{street} {number}-h {place}".lower(),                             # an addition it may not have
+            f"{street} {number} bis",
+            f"{street} {number}-{int(pc[:4]) % 9000 + 1000}",
             f"{street.lower().replace('ij', 'ei')} {number} {place}",            # ij and ei mixed up
             f"{street.lower().replace('ei', 'ij').replace('ou', 'au')} {number}",
         ]
@@ -158,6 +165,12 @@ def _queries(arrays) -> list[str]:
            "nieuwstar 120 gron", "nieuwstar 12 groningen", "nieuwstar",
            "matrin nijhoffweg 7", "matrin nijhof", "herestraat 12 9711lk", "herestraat 12 9117 lj",
            "kerkstraat 1 9745 cd", "9711lk 12", "zzzz 1234ab", "kerkstraat 1234 ab",
+           "kerkstraat 1 6223", "kerkstraat 1 6223 b", "kerkstraat 1 6223b", "kerkstrat 1 6223",
+           "kerkstraat 1 6224", "kerkstraat 1 6223 c", "kerkstraat 5211", "5211 kerkstraat",
+           "kerkstraat 12 5211", "antaresstraat 45 1001", "duyn en daelseweg 15 1008",
+           "2e hugo de grootstraat 1 9745", "herestraat 1 9711 l", "herestraat 9712",
+           "herestraat 14-h groningen", "hoekstraat 11-2 groningen", "parklaan 8-h groningen",
+           "herestrat 14-h groningen", "herestraat 14 bis", "herestraat 14 q groningen",
            "herestraat 12 9711lm", "herestraat 12 0971lj", "herestraat 12 9711jl", "es weg 7 9711lj",
            "herestraat 12 3 hoog", "herestraat 12 boven", "herestraat 12 groningen centrum", "wirle de zwijgerlaan 5",
            "wille", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]

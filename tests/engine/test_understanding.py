@@ -299,6 +299,44 @@ def test_a_postcode_the_address_has_still_decides(sample_index):
     assert all(" 9711 " in h for h in lines(sample_index, "9711lk 12", limit=10))
 
 
+@pytest.mark.parametrize("q", ["kerkstraat 1 6223", "kerkstraat 1 6223 b", "kerkstraat 1 6223b",
+                               "kerkstrat 1 6223", "kerkstraat 1 6224", "kerkstraat 1 6223 c"])
+def test_a_postcode_being_typed_after_the_number(sample_index, q):
+    """`kerkstraat 1` alone answers Groningen first; its postcode's four digits (and a first
+    letter) say which Kerkstraat is meant. Digits that hold no Kerkstraat 1 (6224, 6223 C) still
+    point near it."""
+    assert lines(sample_index, "kerkstraat 1")[0] != "Kerkstraat 1, 6223 BK Maastricht"
+    assert lines(sample_index, q)[0] == "Kerkstraat 1, 6223 BK Maastricht"
+
+
+def test_a_postcode_being_typed_narrows_the_street(sample_index):
+    got = lines(sample_index, "kerkstraat 12 5211", limit=10)
+    assert got and all(" 5211 " in h for h in got), got
+    # four digits where the street has no such house number: its addresses there
+    got = lines(sample_index, "kerkstraat 5211", limit=10)
+    assert len(got) == 10 and all(h.startswith("Kerkstraat ") and " 5211 " in h for h in got), got
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    ("antaresstraat 45 1001", "Antaresstraat 45-1001, 9742 LB Groningen"),
+    ("duyn en daelseweg 15 1008", "Duyn en Daelseweg 15H-1008, 5391 EC Nuland"),
+])
+def test_four_digits_after_the_number_may_be_its_addition(sample_index, q, want):
+    """No Antaresstraat in a postcode from 1001: the digits are the addition they are."""
+    assert lines(sample_index, q)[0] == want
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    ("herestraat 14-h groningen", "Herestraat 14, 9711 LJ Groningen"),    # not Kerkstraat 14 in Haren
+    ("hoekstraat 11-2 groningen", "Hoekstraat 11, 9712 AM Groningen"),    # not Hofstraat 11-2
+    ("parklaan 8-h groningen", "Parklaan 8, 9724 AL Groningen"),          # not Perklaan 8 in Haren
+])
+def test_an_addition_the_house_has_not_before_a_slip_in_a_whole_word(sample_index, q, want):
+    """Every word is a whole name as typed and the house has no such addition: the addition
+    is the slip, not a word that matches as typed."""
+    assert lines(sample_index, q)[0] == want
+
+
 @pytest.mark.parametrize("q", ["herestraat 12 3 hoog", "herestraat 12 boven", "herestraat 12 1 hoog groningen",
                                "herestraat 12 huis"])
 def test_the_floor_typed_after_the_number(sample_index, q):

@@ -77,11 +77,12 @@ def test_two_slips_where_many_words_are_two_slips_away(full_index, q, want):
     assert hit["lines"][0] + ", " + hit["lines"][1] == want
 
 
-@pytest.mark.parametrize("q", ["kerkstraat 12 1017gk", "kerkstraat 12 1017xx"])
+@pytest.mark.parametrize("q", ["kerkstraat 12 1017gk", "kerkstraat 12 1017xx", "kerkstraat 12 1017",
+                               "kerkstraat 12 1017 g", "kerkstraat 12, 1017 xx"])
 def test_a_postcode_the_address_does_not_have_still_says_where(full_index, q):
     """Kerkstraat 12 without a postcode is first in Utrecht; with a postcode one letter off
-    (1017 GK for 1017 GL) it is the one in Amsterdam, and with two letters off the one near
-    where 1017 lies."""
+    (1017 GK for 1017 GL) it is the one in Amsterdam, with two letters off the one near where
+    1017 lies, and with the postcode still being typed the one in it."""
     assert "Utrecht" in full_index.suggest("kerkstraat 12", limit=1)["hits"][0]["lines"][1]
     hit = full_index.suggest(q, limit=5)["hits"][0]
     assert hit["lines"][1] == "1017 GL Amsterdam"
