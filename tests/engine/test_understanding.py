@@ -28,6 +28,16 @@ def test_den_bosch_finds_s_hertogenbosch(sample_index):
     assert first_place(sample_index, "kerkstraat 10 s-hertogenbosch")["NLD_LOCALITY"] == "'s-Hertogenbosch"
 
 
+@pytest.mark.parametrize(("q", "place"), [
+    ("lange voorhout 1 the hague", "'s-Gravenhage"),   # the English name
+    ("grote kerkstraat 10 snits", "Sneek"),            # the Frisian name of a place registered in Dutch
+    ("oosterend", "Easterein"),                        # the Dutch name of one registered in Frisian
+    ("buorren 1 rauwerd", "Raerd"),
+])
+def test_other_everyday_names_of_places(sample_index, q, place):
+    assert first_place(sample_index, q)["NLD_LOCALITY"] == place
+
+
 def test_burgemeester_finds_a_burg_street_and_back(sample_index):
     assert lines(sample_index, "burgemeester s gockingastraat 1 groningen")[0].startswith(
         "Burg. S. Gockingastraat 1,")
