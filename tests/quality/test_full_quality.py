@@ -108,3 +108,27 @@ def test_words_that_name_a_part_of_town_or_of_a_house(full_index, q, want):
     the house after the number."""
     hit = full_index.suggest(q, limit=5)["hits"][0]
     assert hit["lines"][0] + ", " + hit["lines"][1] == want
+
+
+def test_every_place_alias_names_a_registered_place(full_index):
+    """The everyday names (engine/vocab.py PLACE_ALIASES) are keyed by the registered name of a
+    locality or municipality; a key the register does not hold would be a silent no-op."""
+    import numpy as np
+
+    from engine.vocab import PLACE_ALIASES
+
+    a = full_index.arrays
+    blob, off = a["s_blob"], a["s_off"]
+    ids = np.union1d(np.unique(a["g_locality"]), np.unique(a["g_municipality"]))
+    names = {bytes(blob[off[i]:off[i + 1]]).decode() for i in ids}
+    assert sorted(set(PLACE_ALIASES) - names) == []
+    # and each answers to its alias typed alone, e.g. Grouw for Grou, among the streets named
+    # after it elsewhere (Grouw in Rotterdam)
+    for official, aliases in PLACE_ALIASES.items():
+        if official in ("Amsterdam", "Rotterdam"):
+            continue    # A'dam and R'dam: typed with the apostrophe, tested elsewhere
+        if aliases[-1] in ("Oosterend", "Oostrum"):
+            continue    # also registered places (on Texel, in Venray), which come first
+        places = [{x["type"]: x["value"] for x in h["components"]}
+                  for h in full_index.suggest(aliases[-1], limit=10)["hits"]]
+        assert any(official in (c["NLD_LOCALITY"], c["NLD_MUNICIPALITY"]) for c in places), (official, aliases)
