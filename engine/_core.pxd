@@ -212,10 +212,12 @@ cdef struct Search:
     int pc_strict       # postcode mode: every typed word must name the street or place (1),
                         # and the house number is the one typed, not one it starts (2)
     int max_pass        # passes run: 4 (as typed, then ever more slips), 2 in a retry
-    int defer_slips     # when a letter or addition was typed, slips in words that match as
-                        # typed wait until the retries without it found nothing ...
+    int defer_slips     # when every word is whole as typed and a number was typed, slips in
+                        # those words wait until the retries and the nearest numbers found
+                        # nothing ...
     int deferred        # ... and they did wait
-    int parts_typed     # some reading has a letter or addition typed with the number
+    int near_number     # the last retry: no address has the typed house number, so the
+                        # nearest numbers of each street (_near_numbers)
 
 
 

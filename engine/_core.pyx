@@ -939,7 +939,6 @@ cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
         if s.word[i].nr == 0:
             all_known = 0
     s.ninterp = 0
-    s.parts_typed = 0
     for k in range(nnum + 1):
         if k == nnum:
             # no house number typed: every numeric token must then be a word of a name
@@ -999,7 +998,6 @@ cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
                     it.nwords += 1
             if it.nwords == 0 and it.pc_lo < 0:
                 continue
-            s.parts_typed = s.parts_typed or it.nparts > 0
             if k < nnum and it.nwords > 0 and it.words[0] < numcand[k]:
                 it.place_after = numcand[k]
                 if it.words[it.nwords - 1] > numcand[k]:
@@ -1165,6 +1163,43 @@ cdef inline bint _in_area(const Data* d, const Interp* it, int pos, bint is_pc) 
     return is_pc or it.area_lo < 0 or it.area_lo <= d.a_postcode[pos] <= it.area_hi
 
 
+cdef int _near_numbers(const Data* d, const Interp* it, int lo, int hi, bint is_pc, int want,
+                       int* out_pos, float* out_pen) noexcept nogil:
+    """Up to `want` addresses of the run [lo, hi) nearest to the typed number, which none has:
+    number by number, the nearer first (the lower of two as near), each number's addresses in
+    run order; the typed letter and addition do not count. Each costs as a number prefix."""
+    cdef int n = 0, e, a, b, k, start, number = it.number
+    cdef int64_t da, db
+    e = _lower_bound_number(d, lo, hi, number, is_pc)
+    a = e - 1
+    b = e
+    while n < want and (a >= lo or b < hi):
+        da = number - d.a_number[_addr_at(d, a, is_pc)] if a >= lo else 1 << 40
+        db = d.a_number[_addr_at(d, b, is_pc)] - number if b < hi else 1 << 40
+        if da <= db:
+            start = a
+            while start > lo and d.a_number[_addr_at(d, start - 1, is_pc)] == d.a_number[_addr_at(d, a, is_pc)]:
+                start -= 1
+            k = start
+            while k <= a and n < want:
+                if _in_area(d, it, k, is_pc):
+                    out_pos[n] = k
+                    out_pen[n] = NUM_PREFIX_PEN
+                    n += 1
+                k += 1
+            a = start - 1
+        else:
+            k = b
+            while k < hi and d.a_number[_addr_at(d, k, is_pc)] == d.a_number[_addr_at(d, b, is_pc)]:
+                if n < want and _in_area(d, it, k, is_pc):
+                    out_pos[n] = k
+                    out_pen[n] = NUM_PREFIX_PEN
+                    n += 1
+                k += 1
+            b = k
+    return n
+
+
 cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, bint is_pc,
                     int32_t g, int want, int* out_pos, float* out_pen) noexcept nogil:
     """Up to `want` addresses of the run [lo, hi) for the typed number, in this order.
@@ -1177,6 +1212,8 @@ cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, 
     cdef float pen
     cdef int number = it.number
     cdef int64_t scale
+    if s.near_number and number >= 0:
+        return _near_numbers(d, it, lo, hi, is_pc, want, out_pos, out_pen)
     if number < 0:
         i = lo
         while i < hi and n < want:
@@ -1630,6 +1667,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     cdef int whole[MAXT]
     cdef int i
     s.max_pass = 4
+    s.near_number = 0
     s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
     s.deferred = 0
     _read(d, s)
@@ -1651,6 +1689,17 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         s.max_pass = 2
         if s.ncand == 0 and s.ntok > 1:
             _drop_retry(d, s, nothing, whole)
+        if s.ncand == 0 and s.ntok > 1:
+            # "oudegracht 98 utrecht": the street is there, the number not (or not yet in the
+            # register): its nearest numbers, read as typed or with one slip in a word that
+            # matches nothing
+            for i in range(s.ntok):
+                if _number_like(&s.tok[i]):
+                    s.near_number = 1
+                    s.max_pass = 2
+                    _read(d, s)
+                    s.near_number = 0
+                    break
         if s.ncand == 0 and s.deferred:
             s.max_pass = 4
             _read(d, s)
@@ -1857,6 +1906,12 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
     s.ntok = r.n
 
 
+cdef inline bint _postcode_at(const Tok* t, const int* drop, int n, int k) noexcept nogil:
+    """Do the kept tokens from k on start with a postcode: 1234ab, or 1234 and ab?"""
+    return t[k].digits == 4 and (t[k].len == 6 or (t[k].len == 4 and k + 1 < n and drop[k + 1] == 0
+                                                   and t[k + 1].digits == 0 and t[k + 1].len == 2))
+
+
 cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* whole) noexcept nogil:
     """Nothing found: try again without the words that match nothing at all ("kerkstraat 1
     zzzzzz utrecht") and the words that only say a number follows ("kerkstraat nr 12"); then
@@ -1902,9 +1957,8 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* w
     k = n - 1
     while k >= 0 and numbers < 2:
         t = &saved[k]
-        if drop[k] or t.digits == 0 or t.digits > 5 or t.value < 1 or t.len - t.digits > 4 or (
-                t.digits == 4 and (t.len == 6 or (t.len == 4 and k + 1 < n and drop[k + 1] == 0
-                                                  and saved[k + 1].digits == 0 and saved[k + 1].len == 2))):
+        if (drop[k] or t.digits == 0 or t.digits > 5 or t.value < 1 or t.len - t.digits > 4
+                or _postcode_at(saved, drop, n, k)):
             # (a postcode is no number with an addition: the postcode retry reads it)
             k -= 1
             continue
@@ -1915,6 +1969,8 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* w
         i = k + 1
         while i < n and i <= k + MAXP:
             if not drop[i]:
+                if _postcode_at(saved, drop, n, i):
+                    break
                 if (saved[i].len > 4 or not (saved[i].digits == saved[i].len or saved[i].len <= 2
                                              or not whole[i])) and not (
                         saved[i].digits == 0 and _in_list(_floor_ptr, _floor_len, _n_floor,
@@ -2071,25 +2127,29 @@ cdef bint _postcode_retry(const Data* d, Search* s, const Tok* saved, const int*
     return s.ncand > 0
 
 
-cdef bint _all_words_whole(const Search* s) noexcept nogil:
-    """Is every word of letters of every reading a whole token as typed?"""
+cdef bint _whole_words_and_number(const Search* s) noexcept nogil:
+    """Is every word of letters of every reading a whole token as typed, and is a house
+    number typed (in some reading)?"""
     cdef int ii, wi, ti
+    cdef bint number = 0
     for ii in range(s.ninterp):
+        number = number or s.interp[ii].number >= 0
         for wi in range(s.interp[ii].nwords):
             ti = s.interp[ii].words[wi]
             if s.tok[ti].digits == 0 and s.word[ti].exact < 0:
                 return False
-    return True
+    return number
 
 
 cdef void _passes(const Data* d, Search* s) noexcept nogil:
     """Score the interpretations; when nothing is found, again with slips of a key allowed."""
     cdef int ii, wi, pass_, added, ti
     for pass_ in range(s.max_pass):
-        if pass_ == 2 and s.defer_slips and s.parts_typed and _all_words_whole(s):
-            # "kerkstraat 101-h amsterdam": every word is a whole token as typed, and the
-            # house may not have the letter or addition typed (_drop_retry), more likely than
-            # a slip in one of those words (Van der Pekstraat 101-H)
+        if pass_ == 2 and s.defer_slips and _whole_words_and_number(s):
+            # "kerkstraat 101-h amsterdam", "herestraat 200 groningen": every word is a whole
+            # token as typed, and the house may not have the letter or addition typed
+            # (_drop_retry), or the street not the number (near_number), more likely than a
+            # slip in one of those words (Van der Pekstraat 101-H, Grote Beerstraat 200)
             s.deferred = 1
             break
         s.typo_mode = pass_ > 0

@@ -232,10 +232,11 @@ class Search:
     split_pc: bool = False       # the postcode was read from two tokens ("5202 de"), or the
                                  # words within a postcode being typed (area)
     area: int = 0                # ... the latter: its four digits, 0 when not
-    defer_slips: bool = False    # with a letter or addition typed, slips in words that match
-                                 # as typed wait until the retries without it found nothing ...
+    defer_slips: bool = False    # with every word whole as typed and a number typed, slips in
+                                 # them wait until the retries and the nearest numbers found
+                                 # nothing ...
     deferred: bool = False       # ... and they did wait
-    parts_typed: bool = False    # some reading has a letter or addition typed with the number
+    near_number: bool = False    # the last retry: the nearest house numbers (near_numbers)
     max_pass: int = 4            # passes run: as typed, then ever more slips (2 in a retry)
     pc_strict: int = 0           # postcode mode: every word must name the address (1), and the
                                  # house number is the one typed, not one it starts (2)
@@ -438,6 +439,13 @@ class ReferenceIndex:
             s.pc_strict = 0
             if not s.cands and len(tokens) > 1:
                 self.drop_retry(s, tokens, nothing, whole)
+            if not s.cands and len(tokens) > 1 and any(number_like(t) for t in tokens):
+                # "oudegracht 98 utrecht": the street is there, the number not
+                s.tokens = tokens
+                s.near_number = True
+                s.max_pass = 2
+                self.read(s)
+                s.near_number = False
             if not s.cands and s.deferred:
                 s.tokens = tokens
                 s.max_pass = 4
@@ -545,6 +553,14 @@ class ReferenceIndex:
             if s.cands:
                 return
         gone = [a or b for a, b in zip(drop, region, strict=True)]
+
+        def postcode_at(k):
+            """Do the kept tokens from k on start with a postcode: 1234ab, or 1234 and ab?"""
+            t = tokens[k]
+            return t.digits == 4 and (len(t.text) == 6 or (
+                len(t.text) == 4 and k + 1 < n and not gone[k + 1] and not tokens[k + 1].digits
+                and len(tokens[k + 1].text) == 2))
+
         numbers = 0
         for k in range(n - 1, -1, -1):
             if numbers >= 2:
@@ -552,8 +568,7 @@ class ReferenceIndex:
             t = tokens[k]
             if gone[k] or not t.digits or t.digits > 5 or t.value < 1 or len(t.text) - t.digits > 4:
                 continue
-            if t.digits == 4 and (len(t.text) == 6 or (len(t.text) == 4 and k + 1 < n and not gone[k + 1]
-                                                       and not tokens[k + 1].digits and len(tokens[k + 1].text) == 2)):
+            if postcode_at(k):
                 continue    # a postcode is no number with an addition: the postcode retry reads it
             numbers += 1
             stripped = len(t.text) > t.digits
@@ -562,6 +577,8 @@ class ReferenceIndex:
                 if gone[i]:
                     continue
                 u = tokens[i]
+                if postcode_at(i):
+                    break
                 if ((len(u.text) > 4 or not (u.digits == len(u.text) or len(u.text) <= 2 or not whole[i]))
                         and not (not u.digits and u.text in FLOOR_WORDS)):
                     break
@@ -692,10 +709,11 @@ class ReferenceIndex:
         # pass 1 one edit in the words that match nothing at all, pass 2 one edit in every word,
         # pass 3 two edits in words of 9+ letters
         for pass_ in range(s.max_pass):
-            if pass_ == 2 and s.defer_slips and s.parts_typed and all(
+            if pass_ == 2 and s.defer_slips and any(it.number >= 0 for it in s.interps) and all(
                     s.words[ti].exact >= 0 or s.tokens[ti].digits for it in s.interps for ti in it.words):
-                # "kerkstraat 101-h amsterdam": every word is a whole token as typed, and the
-                # house may not have the letter or addition typed (drop_retry), more likely
+                # "kerkstraat 101-h amsterdam", "herestraat 200 groningen": every word is a
+                # whole token as typed, and the house may not have the letter or addition
+                # typed (drop_retry), or the street not the number (near_number), more likely
                 # than a slip in one of those words
                 s.deferred = True
                 break
@@ -958,7 +976,6 @@ class ReferenceIndex:
                 all_known = False
 
         s.interps = []
-        s.parts_typed = False
         for k in range(len(numbers) + 1):
             if k == len(numbers) and numbers and not all_known:
                 continue    # no house number typed: every numeric token must then name something
@@ -1001,7 +1018,6 @@ class ReferenceIndex:
                     it.place_after = number_tok     # "street 12 place": words after 12 name the place
                     if it.words[-1] > number_tok:
                         it.street_until = number_tok    # ... and the words before it the street
-                s.parts_typed = s.parts_typed or bool(it.parts)
                 s.interps.append(it)
                 if len(s.interps) >= MAX_INTERPS:
                     return
@@ -1136,6 +1152,8 @@ class ReferenceIndex:
         def in_area(pos):
             return is_pc or it.area is None or it.area[0] <= int(self.a["a_postcode"][pos]) <= it.area[1]
 
+        if s.near_number and it.number >= 0:
+            return self.near_numbers(it, lo, hi, want, number_at, in_area)
         if it.number < 0:
             return [(pos, ZERO) for pos in range(lo, hi) if in_area(pos)][:want]
         number = it.number
@@ -1170,6 +1188,18 @@ class ReferenceIndex:
             scale *= 10
             digits += 1
         return out
+
+    @staticmethod
+    def near_numbers(it: Interp, lo: int, hi: int, want: int, number_at, in_area) -> list[tuple[int, np.float32]]:
+        """The positions of the run nearest to the typed number, which none has: number by
+        number, the nearer first (the lower of two as near), each number's in run order."""
+        numbers = sorted({number_at(p) for p in range(lo, hi)}, key=lambda x: (abs(x - it.number), x))
+        out = []
+        for x in numbers:
+            out += [(p, NUM_PREFIX_PEN) for p in range(lo, hi) if number_at(p) == x and in_area(p)]
+            if len(out) >= want:
+                break
+        return out[:want]
 
     def prior(self, s: Search, g: int, loc_typed: bool) -> np.float32:
         prior = self.a["g_prior"][g]          # float32

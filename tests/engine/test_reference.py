@@ -117,6 +117,8 @@ def _queries(arrays) -> list[str]:
             f"{street.lower()} {number} {int(pc[:4]) % 9000 + 1000}{pc[4].lower()}",
             f"{street} {pc[:4]}",
             f"{street} {number}-h {place}".lower(),                             # an addition it may not have
+            f"{street} {number + 7} {place}",                                   # a number it may not have
+            f"{street} {number * 10 + 3}",
             f"{street} {number} bis",
             f"{street} {number}-{int(pc[:4]) % 9000 + 1000}",
             f"{street.lower().replace('ij', 'ei')} {number} {place}",            # ij and ei mixed up
@@ -171,6 +173,9 @@ def _queries(arrays) -> list[str]:
            "2e hugo de grootstraat 1 9745", "herestraat 1 9711 l", "herestraat 9712",
            "herestraat 14-h groningen", "hoekstraat 11-2 groningen", "parklaan 8-h groningen",
            "herestrat 14-h groningen", "herestraat 14 bis", "herestraat 14 q groningen",
+           "herestraat 200 groningen", "hooistraat 99 den haag", "hooistraat 8 den haag", "9711lj 999",
+           "herestraat 0 groningen", "herestrat 200 groningen", "herestraat 200a", "9711 lj 999 herestraat",
+           "herestraat 12 9711 xx", "herestraat 12, 9711 lk",
            "herestraat 12 9711lm", "herestraat 12 0971lj", "herestraat 12 9711jl", "es weg 7 9711lj",
            "herestraat 12 3 hoog", "herestraat 12 boven", "herestraat 12 groningen centrum", "wirle de zwijgerlaan 5",
            "wille", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]

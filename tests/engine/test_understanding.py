@@ -347,6 +347,21 @@ def test_an_addition_the_house_has_not_before_a_slip_in_a_whole_word(sample_inde
     assert lines(sample_index, q)[0] == want
 
 
+def test_a_house_number_the_street_has_not_answers_its_nearest(sample_index):
+    """Herestraat in Groningen ends at 113: `herestraat 200 groningen` answers its highest
+    numbers (not Grote Beerstraat 200, two slips from the typed street). The nearer number
+    first, the lower of two as near; a postcode's numbers likewise."""
+    got = lines(sample_index, "herestraat 200 groningen")
+    assert got[0] == "Herestraat 113, 9711 LG Groningen", got
+    assert all(h.startswith("Herestraat 113") for h in got), got
+    got = lines(sample_index, "hooistraat 8 den haag", limit=10)
+    assert got[0].startswith("Hooistraat 7,") or got[0].startswith("Hooistraat 9,"), got
+    got = lines(sample_index, "9711lj 999", limit=10)
+    assert got and all(" 9711 LJ " in h for h in got), got
+    # a number the street has is still the only answer
+    assert lines(sample_index, "herestraat 113d groningen", limit=10) == ["Herestraat 113d, 9711 LG Groningen"]
+
+
 @pytest.mark.parametrize("q", ["herestraat 12 3 hoog", "herestraat 12 boven", "herestraat 12 1 hoog groningen",
                                "herestraat 12 huis"])
 def test_the_floor_typed_after_the_number(sample_index, q):
