@@ -1914,7 +1914,8 @@ cdef inline bint _postcode_at(const Tok* t, const int* drop, int n, int k) noexc
 
 cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* whole) noexcept nogil:
     """Nothing found: try again without the words that match nothing at all ("kerkstraat 1
-    zzzzzz utrecht") and the words that only say a number follows ("kerkstraat nr 12"); then
+    zzzzzz utrecht"), the words that only say a number follows ("kerkstraat nr 12") and the
+    words that label a form's field ("gemeente amsterdam"; LABEL_WORDS); then
     also without the country or province words that end the query ("..., Den Haag, Nederland",
     "hengelo ov"; REGION_WORDS, at most 3); then also without the letters and additions typed
     with the house number, which this house may not have ("damrak 1 hs", "kerkstraat 12-2"),
@@ -1929,6 +1930,8 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* w
     for i in range(n):
         drop[i] = nothing[i] or (i + 1 < n and saved[i].digits == 0 and saved[i + 1].digits > 0
                                  and _in_list(_number_ptr, _number_len, _n_number,
+                                              s.q + saved[i].start, saved[i].len)) or (
+            saved[i].digits == 0 and _in_list(_label_ptr, _label_len, _n_label,
                                               s.q + saved[i].start, saved[i].len))
         nn += drop[i]
     i = n - 1
@@ -2428,14 +2431,23 @@ _NUMBER_BYTES = [w.encode() for w in NUMBER_WORDS]
 # "1 huis", "2 boven"): left out with the letters and additions the house may not have
 FLOOR_WORDS = ("hoog", "huis", "hs", "boven", "beneden", "bg", "bis", "etage", "verdieping",
                "verd", "vd", "bel", "sous", "souterrain", "zolder", "achter", "voor", "links",
-               "rechts", "app", "appartement", "kamer", "unit")
+               "rechts", "app", "appartement", "kamer", "unit", "achterhuis", "voorhuis",
+               "bovenhuis", "benedenhuis", "bovenwoning", "benedenwoning")
 _FLOOR_BYTES = [w.encode() for w in FLOOR_WORDS]
-cdef const char* _floor_ptr[32]
-cdef int _floor_len[32]
+# words of a form that label what follows ("adres: ...", "gemeente amsterdam", "postcode
+# 1017 gl"); dropped, wherever they stand, only when the query finds nothing
+LABEL_WORDS = ("adres", "address", "postcode", "pc", "gemeente", "gem", "woonplaats", "plaats",
+               "straatnaam", "toevoeging", "toev")
+_LABEL_BYTES = [w.encode() for w in LABEL_WORDS]
+cdef const char* _floor_ptr[48]
+cdef int _floor_len[48]
 cdef int _n_floor = 0
 cdef const char* _number_ptr[16]
 cdef int _number_len[16]
 cdef int _n_number = 0
+cdef const char* _label_ptr[16]
+cdef int _label_len[16]
+cdef int _n_label = 0
 cdef const char* _region_ptr[64]
 cdef int _region_len[64]
 cdef int _n_region = 0
@@ -2454,10 +2466,11 @@ cdef int _point_at(list words, const char** ptr, int* lens, int cap) except -1:
 
 
 def _init_regions():
-    global _n_region, _n_number, _n_floor
+    global _n_region, _n_number, _n_floor, _n_label
     _n_region = _point_at(_REGION_BYTES, _region_ptr, _region_len, 64)
     _n_number = _point_at(_NUMBER_BYTES, _number_ptr, _number_len, 16)
-    _n_floor = _point_at(_FLOOR_BYTES, _floor_ptr, _floor_len, 32)
+    _n_floor = _point_at(_FLOOR_BYTES, _floor_ptr, _floor_len, 48)
+    _n_label = _point_at(_LABEL_BYTES, _label_ptr, _label_len, 16)
 
 
 _init_regions()

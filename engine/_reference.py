@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import params
-from ._core import FLOOR_WORDS, NUMBER_WORDS, REGION_WORDS, SIZES, QueryError, _coordinate
+from ._core import FLOOR_WORDS, LABEL_WORDS, NUMBER_WORDS, REGION_WORDS, SIZES, QueryError, _coordinate
 from .normalize import FOLD_LIMIT, fold_table
 from .vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET
 
@@ -525,14 +525,16 @@ class ReferenceIndex:
         return True
 
     def drop_retry(self, s: Search, tokens: list[Token], nothing: list[bool], whole: list[bool]) -> None:
-        """Nothing found: again without the words that match nothing, not even with a slip, and
-        the words that only say a number follows ("nr"); then also without the country or
+        """Nothing found: again without the words that match nothing, not even with a slip, the
+        words that only say a number follows ("nr") and the words that label a form's field
+        ("gemeente"); then also without the country or
         province words that end it ("..., nederland"); then also without the letters and
         additions typed with one of the last two house numbers ("damrak 1 hs", "damrak 1 3 hoog"); then without
         a postcode the address does not have (`postcode_retry`)."""
         n = len(tokens)
         drop = [nothing[i] or (i + 1 < n and not tokens[i].digits and tokens[i + 1].digits > 0
-                               and tokens[i].text in NUMBER_WORDS) for i in range(n)]
+                               and tokens[i].text in NUMBER_WORDS)
+                or (not tokens[i].digits and tokens[i].text in LABEL_WORDS) for i in range(n)]
         region = [False] * n
         i = n - 1
         while i >= 0 and sum(region) < 3:

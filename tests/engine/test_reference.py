@@ -175,7 +175,9 @@ def _queries(arrays) -> list[str]:
            "herestrat 14-h groningen", "herestraat 14 bis", "herestraat 14 q groningen",
            "herestraat 200 groningen", "hooistraat 99 den haag", "hooistraat 8 den haag", "9711lj 999",
            "herestraat 0 groningen", "herestrat 200 groningen", "herestraat 200a", "9711 lj 999 herestraat",
-           "herestraat 12 9711 xx", "herestraat 12, 9711 lk",
+           "herestraat 12 9711 xx", "herestraat 12, 9711 lk", "herestraat 12 gemeente groningen",
+           "adres: herestraat 12, woonplaats groningen", "herestraat 12 (achterhuis) groningen",
+           "postcode 9711 lj huisnummer 12", "plaats 1", "gemeente",
            "herestraat 12 9711lm", "herestraat 12 0971lj", "herestraat 12 9711jl", "es weg 7 9711lj",
            "herestraat 12 3 hoog", "herestraat 12 boven", "herestraat 12 groningen centrum", "wirle de zwijgerlaan 5",
            "wille", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]

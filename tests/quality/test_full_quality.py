@@ -101,11 +101,14 @@ def test_a_slip_in_the_postcode(full_index, q, want):
 @pytest.mark.parametrize(("q", "want"), [
     ("prins hendrikkade 12 amsterdam centrum", "Prins Hendrikkade 12, 1012 TL Amsterdam"),
     ("damrak 1 huis", "Damrak 1, 1012 LG Amsterdam"),
+    ("damrak 1 (achterhuis) amsterdam", "Damrak 1, 1012 LG Amsterdam"),
+    ("damrak 1 gemeente amsterdam", "Damrak 1, 1012 LG Amsterdam"),
+    ("adres: damrak 1, amsterdam", "Damrak 1, 1012 LG Amsterdam"),
 ])
 def test_words_that_name_a_part_of_town_or_of_a_house(full_index, q, want):
-    """`centrum` and `huis` are words of street names elsewhere in the country, so they do not
-    simply match nothing: they are left out as a part of town after the place and a part of
-    the house after the number."""
+    """`centrum`, `huis`, `achterhuis`, `gemeente` and `adres` are words of street names
+    elsewhere in the country, so they do not simply match nothing: they are left out as a part
+    of town after the place, a part of the house after the number, or a form's label."""
     hit = full_index.suggest(q, limit=5)["hits"][0]
     assert hit["lines"][0] + ", " + hit["lines"][1] == want
 
