@@ -224,6 +224,10 @@ class Vocabulary:
             if len(words[i]) == 1:
                 bits = ((1 << i) | (1 << (i + 1))) if street and i < 62 else 0
                 out.append(Entry(words[i] + words[i + 1], kind | ALIAS, bits))
+            elif words[i] == "van" and words[i + 1] in ("de", "der", "den"):
+                # "van der" written vd ("jan vd heijdenstraat"), as v.d. is
+                bits = ((1 << i) | (1 << (i + 1))) if street and i < 62 else 0
+                out.append(Entry("vd", kind | ALIAS, bits))
         if kind == LOCALITY or kind == MUNICIPALITY:
             for alias in self.place_aliases.get(name, ()):
                 out.extend(Entry(w, kind | ALIAS, 0) for w in alias.split())

@@ -45,6 +45,12 @@ def test_burgemeester_finds_a_burg_street_and_back(sample_index):
         "Burgemeester Bauduinstraat 112,")
 
 
+@pytest.mark.parametrize("q", ["vd duynstraat 11 den haag", "v.d. duynstraat 11 den haag",
+                               "v/d duynstraat 11 den haag", "van der duynstraat 11 den haag"])
+def test_van_der_written_vd(sample_index, q):
+    assert lines(sample_index, q)[0] == "Van der Duynstraat 11, 2515 NG 's-Gravenhage"
+
+
 def test_sint_and_st_and_eerste_and_1e(sample_index):
     assert lines(sample_index, "st amandusstraat 1 maastricht")[0].startswith("Sint Amandusstraat 1,")
     assert lines(sample_index, "eerste hollandiastraat 1 bolsward")[0].startswith(

@@ -135,3 +135,9 @@ def test_every_place_alias_names_a_registered_place(full_index):
         places = [{x["type"]: x["value"] for x in h["components"]}
                   for h in full_index.suggest(aliases[-1], limit=10)["hits"]]
         assert any(official in (c["NLD_LOCALITY"], c["NLD_MUNICIPALITY"]) for c in places), (official, aliases)
+
+
+def test_van_der_written_vd(full_index):
+    """`vd` is also a token of its own in the country (so it does not simply match nothing)."""
+    hit = full_index.suggest("jan vd heijdenstraat 1", limit=5)["hits"][0]
+    assert hit["lines"][0] == "Jan van der Heijdenstraat 1"
