@@ -1665,6 +1665,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
             return n
     cdef int nothing[MAXT]
     cdef int whole[MAXT]
+    cdef int loose[MAXT]
     cdef int i
     s.max_pass = 4
     s.near_number = 0
@@ -1678,6 +1679,10 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         for i in range(s.ntok):
             nothing[i] = s.tok[i].digits == 0 and (s.word[i].nr == 0 or s.word[i].slips)
             whole[i] = s.word[i].exact >= 0
+            # ... and, for leaving out, also the words that match only with a slip, with which
+            # the query found nothing ("wirle de zwijgerlaan 5 cast": a slip in willem, whose
+            # start, undone, too many words share to list)
+            loose[i] = s.tok[i].digits == 0 and s.word[i].first_typo == 0
         # PERF: a respaced reading is read as typed only; a retry without some words looks
         # for one slip only in words that match nothing as typed
         s.max_pass = 1
@@ -1688,7 +1693,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         s.pc_strict = 0
         s.max_pass = 2
         if s.ncand == 0 and s.ntok > 1:
-            _drop_retry(d, s, nothing, whole)
+            _drop_retry(d, s, nothing, loose, whole)
         if s.ncand == 0 and s.ntok > 1:
             # "oudegracht 98 utrecht": the street is there, the number not (or not yet in the
             # register): its nearest numbers, read as typed or with one slip in a word that
@@ -1912,12 +1917,14 @@ cdef inline bint _postcode_at(const Tok* t, const int* drop, int n, int k) noexc
                                                    and t[k + 1].digits == 0 and t[k + 1].len == 2))
 
 
-cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* whole) noexcept nogil:
+cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* loose,
+                      const int* whole) noexcept nogil:
     """Nothing found: try again without the words that match nothing at all ("kerkstraat 1
     zzzzzz utrecht"), the words that only say a number follows ("kerkstraat nr 12") and the
     words that label a form's field ("gemeente amsterdam"; LABEL_WORDS); then
     also without the country or province words that end the query ("..., Den Haag, Nederland",
-    "hengelo ov"; REGION_WORDS, at most 3); then also without the letters and additions typed
+    "hengelo ov"; REGION_WORDS, at most 3); then also without the words that match only with a
+    slip (loose: "wirle de zwijgerlaan 5 cast"); then also without the letters and additions typed
     with the house number, which this house may not have ("damrak 1 hs", "kerkstraat 12-2"),
     or the floor ("damrak 1 3 hoog"; FLOOR_WORDS), for the last two numbers typed; then
     without a postcode the address does not have (_postcode_retry). The first try that finds
@@ -1925,7 +1932,7 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* w
     cdef Tok saved[MAXT]
     cdef Tok* t
     cdef int drop[MAXT]
-    cdef int n = s.ntok, i, j, k, nn = 0, nr = 0, tr, stripped, last, numbers = 0
+    cdef int n = s.ntok, i, j, k, nn = 0, nr = 0, nl = 0, tr, stripped, last, numbers = 0
     memcpy(saved, s.tok, sizeof(Tok) * n)
     for i in range(n):
         drop[i] = nothing[i] or (i + 1 < n and saved[i].digits == 0 and saved[i + 1].digits > 0
@@ -1945,12 +1952,16 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* w
             i -= 1
         else:
             break
-    for tr in range(2):
-        if (tr == 0 and nn == 0) or (tr == 1 and nr == 0) or nn + nr * tr >= n:
+    for i in range(n):
+        if drop[i] == 0 and loose[i] != 0:
+            nl += 1
+    for tr in range(3):
+        if ((tr == 0 and nn == 0) or (tr == 1 and nr == 0) or (tr == 2 and nl == 0)
+                or nn + (nr if tr > 0 else 0) + (nl if tr > 1 else 0) >= n):
             continue
         j = 0
         for i in range(n):
-            if drop[i] == 0 or (drop[i] == 2 and tr == 0):
+            if (drop[i] == 0 or (drop[i] == 2 and tr == 0)) and not (tr == 2 and drop[i] == 0 and loose[i] != 0):
                 s.tok[j] = saved[i]
                 j += 1
         s.ntok = j

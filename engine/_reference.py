@@ -432,13 +432,19 @@ class ReferenceIndex:
         if not s.cands and len(s.tokens) <= DROP_MAX_TOKENS:
             s.max_pass = 2          # a retry looks for one slip only in words matching nothing
             tokens = s.tokens
-            nothing = [not t.digits and (not w.ranges or w.slips) for t, w in zip(tokens, s.words, strict=True)]
+            words = s.words
+            nothing = [not t.digits and (not w.ranges or w.slips) for t, w in zip(tokens, words, strict=True)]
             whole = [w.exact >= 0 for w in s.words]
             s.pc_strict = 1         # a respaced reading of a postcode names it with every word
+            s.max_pass = 1          # PERF: a respaced reading is read as typed only
             self.respace_retry(s, tokens, nothing, whole)
+            s.max_pass = 2
             s.pc_strict = 0
             if not s.cands and len(tokens) > 1:
-                self.drop_retry(s, tokens, nothing, whole)
+                # for leaving out, also the words that match only with a slip
+                loose = [not t.digits and not any(not r.typo for r in w.ranges)
+                         for t, w in zip(tokens, words, strict=True)]
+                self.drop_retry(s, tokens, nothing, loose, whole)
             if not s.cands and len(tokens) > 1 and any(number_like(t) for t in tokens):
                 # "oudegracht 98 utrecht": the street is there, the number not
                 s.tokens = tokens
@@ -524,11 +530,13 @@ class ReferenceIndex:
             m += (j > 0 and j != glue + 1) + len(t.text) + (ncut if j == word else 0)
         return True
 
-    def drop_retry(self, s: Search, tokens: list[Token], nothing: list[bool], whole: list[bool]) -> None:
+    def drop_retry(self, s: Search, tokens: list[Token], nothing: list[bool], loose: list[bool],
+                   whole: list[bool]) -> None:
         """Nothing found: again without the words that match nothing, not even with a slip, the
         words that only say a number follows ("nr") and the words that label a form's field
         ("gemeente"); then also without the country or
-        province words that end it ("..., nederland"); then also without the letters and
+        province words that end it ("..., nederland"); then also without the words that match
+        only with a slip (loose); then also without the letters and
         additions typed with one of the last two house numbers ("damrak 1 hs", "damrak 1 3 hoog"); then without
         a postcode the address does not have (`postcode_retry`)."""
         n = len(tokens)
@@ -545,12 +553,14 @@ class ReferenceIndex:
                 i -= 1
             else:
                 break
-        for tr in range(2):
-            if (tr == 0 and not any(drop)) or (tr == 1 and not any(region)):
+        slipped = [loose[i] and not drop[i] and not region[i] for i in range(n)]
+        for tr in range(3):
+            if (tr == 0 and not any(drop)) or (tr == 1 and not any(region)) or (tr == 2 and not any(slipped)):
                 continue
-            if sum(drop) + sum(region) * tr >= n:
+            if sum(drop) + sum(region) * (tr > 0) + sum(slipped) * (tr > 1) >= n:
                 continue
-            s.tokens = [t for t, d, r in zip(tokens, drop, region, strict=True) if not d and not (r and tr)]
+            s.tokens = [t for t, d, r, sl in zip(tokens, drop, region, slipped, strict=True)
+                        if not d and not (r and tr) and not (sl and tr == 2)]
             self.read(s)
             if s.cands:
                 return

@@ -141,3 +141,14 @@ def test_van_der_written_vd(full_index):
     """`vd` is also a token of its own in the country (so it does not simply match nothing)."""
     hit = full_index.suggest("jan vd heijdenstraat 1", limit=5)["hits"][0]
     assert hit["lines"][0] == "Jan van der Heijdenstraat 1"
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    ("wirle de zwijgerlaan 5 cast", "Willem de Zwijgerlaan 5, 1901 CN Castricum"),
+    ("wimle pijperstraat 22 arnh", "Willem Pijperstraat 22, 6815 AW Arnhem"),
+])
+def test_a_word_that_matches_only_with_a_slip_is_left_out_when_nothing_is_found(full_index, q, want):
+    """`wirle`: a slip in `wille(m)`, a start too many words share to list; the other words
+    find the street without it."""
+    hit = full_index.suggest(q, limit=5)["hits"][0]
+    assert hit["lines"][0] + ", " + hit["lines"][1] == want
