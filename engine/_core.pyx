@@ -725,9 +725,11 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     if w.typo_done == 1 and maxd == 1:
         # the last look at a word too short for two slips: what it may add is the start of
         # the tokens the word begins with one slip undone, where it is a slip from another
-        # word ("matrin" is one from Martin, and meant Martinus)
+        # word ("matrin" is one from Martin, and meant Martinus) or the start of others
+        # ("meere" starts Meeren..., and meant Meerweg; PERF: not a whole token, which a
+        # person has typed to its end)
         w.typo_done = 2
-        if w.nr > w.first_typo and w.first_typo == 0 and n <= PREFIX_SLIP_LEN and s.max_pass > 2:
+        if w.nr > 0 and (w.first_typo == 0 or w.exact < 0) and n <= PREFIX_SLIP_LEN and s.max_pass > 2:
             i = _add_slips(d, s, ti)
             _sort_typo_ranges(w)
             return i > 0
@@ -764,13 +766,14 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
             if ts.dist[i] != dist or w.nr >= MAXR:
                 continue
             _push_typo(d, w, ts.tid[i], TYPO_PEN + TYPO_EDIT * (dist - 1))
-    if (ts.n == 0 or look == 2) and w.first_typo == 0 and n <= PREFIX_SLIP_LEN and s.max_pass > 2:
+    if (((ts.n == 0 and w.first_typo == 0) or (look == 2 and (w.first_typo == 0 or w.exact < 0)))
+            and n <= PREFIX_SLIP_LEN and s.max_pass > 2):
         # no token starts with the word, and none is one slip away (or the last look has
         # come: "oosterbcroek" is one slip from the name Oosterbroek, though the street meant
-        # is Oosterbroekweg): a slip in a word still being typed. PERF: not in the retries
-        # (their words matched nothing, slips included)
+        # is Oosterbroekweg; "meere" starts Meeren...): a slip in a word still being typed.
+        # PERF: not in the retries (their words matched nothing, slips included)
         _add_slips(d, s, ti)
-        w.slips = ts.n == 0 and s.slip_n[ti] > 0
+        w.slips = ts.n == 0 and w.first_typo == 0 and s.slip_n[ti] > 0
     free(ts)
     _sort_typo_ranges(w)
     return 1

@@ -792,7 +792,7 @@ class ReferenceIndex:
             # the last look at a word too short for two slips: only the start of the tokens it
             # begins with one slip undone may be new, where it is a slip from another word
             word.typo_done = 2
-            if (word.ranges and all(r.typo for r in word.ranges)
+            if (word.ranges and (all(r.typo for r in word.ranges) or word.exact < 0)
                     and len(text) <= PREFIX_SLIP_LEN and s.max_pass > 2):
                 return int(self.add_slips(word, text) > 0)
             return 0
@@ -824,12 +824,13 @@ class ReferenceIndex:
             base = TYPO_PEN + TYPO_EDIT * f32(dist - 1)
             word.ranges.append(Range(tid, tid + 1, base, True))
             word.cost += self.range_cost(tid, tid + 1)
-        if ((not remembered or look == 2) and not any(not r.typo for r in word.ranges)
+        as_typed = any(not r.typo for r in word.ranges)
+        if (((not remembered and not as_typed) or (look == 2 and (not as_typed or word.exact < 0)))
                 and len(text) <= PREFIX_SLIP_LEN and s.max_pass > 2):
             # no token starts with the word, and none is one slip away (or the last look has
             # come): a slip in a word still being typed (not in the retries)
             self.add_slips(word, text)
-            word.slips = not remembered and bool(self.prefix_slips(text))
+            word.slips = not remembered and not as_typed and bool(self.prefix_slips(text))
         return 1
 
     def add_slips(self, word: Word, text: str) -> int:

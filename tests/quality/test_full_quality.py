@@ -152,3 +152,14 @@ def test_a_word_that_matches_only_with_a_slip_is_left_out_when_nothing_is_found(
     find the street without it."""
     hit = full_index.suggest(q, limit=5)["hits"][0]
     assert hit["lines"][0] + ", " + hit["lines"][1] == want
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    ("de veente 101 doet", "de Veentjes 101, 7001 DL Doetinchem"),      # veente starts Veenteweg
+    ("dorstige harto 47 utre", "Dorstige Harthof 47, 3512 NX Utrecht"),  # harto starts Hartog...
+])
+def test_a_slip_in_a_word_still_being_typed_that_starts_other_words(full_index, q, want):
+    """The word as typed starts other names, none of which the rest of the query fits: at
+    the last look, the names it starts with one slip undone are read too."""
+    hit = full_index.suggest(q, limit=5)["hits"][0]
+    assert hit["lines"][0] + ", " + hit["lines"][1] == want
