@@ -619,14 +619,19 @@ cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, 
             s.slip_n[ti] = n + 1
 
 
+# the keys beside each letter on a QWERTY keyboard, 7 bytes a letter (NUL-padded)
+cdef const char* _NEAR_KEYS = b"qwsz\0\0\0vngh\0\0\0xvdf\0\0\0sferxc\0wrsd\0\0\0dgrtcv\0fhtyvb\0gjyubn\0uojk\0\0\0hkuinm\0jliom\0\0kop\0\0\0\0njk\0\0\0\0bmhj\0\0\0ipkl\0\0\0ol\0\0\0\0\0wa\0\0\0\0\0etdf\0\0\0adwezx\0ryfg\0\0\0yihj\0\0\0cbfg\0\0\0qeas\0\0\0zcsd\0\0\0tugh\0\0\0asx\0\0\0\0"
+
+
 cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
     """A word still being typed with a slip in it ("ruysdeal", "stationssqra"): the tokens
     that the word starts with one edit undone (s.slip_tid[ti], once per token of a query).
 
     No token starts with the whole word; let k be the length of its longest start that some
-    token has. The slip lies at or before letter k; PERF: only edits at the last three
-    positions up to k are tried, each looked up among the tokens that start with the letters
-    before it, as typed (a person seldom slips early in a word and types on for long)."""
+    token has. The slip lies at or before letter k; every edit at the last three positions up
+    to k is tried, then (PERF: fewer) earlier a letter too many, two letters swapped or the
+    key beside the one meant; each looked up among the tokens that start with the letters
+    before it, as typed."""
     cdef Tok* t = &s.tok[ti]
     cdef const char* p = s.q + t.start
     cdef int n = t.len, i, k, c
@@ -669,6 +674,25 @@ cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
         for c in range(97, 123):
             v[i] = <char>c
             _slip_start(d, s, ti, lo, hi, v, n + 1)
+    # earlier in the word (PERF: after the others, and fewer): a letter too many, two swapped,
+    # the key beside the one meant ("krekla" for kerklaan, "dropstra" for dorpstraat)
+    for i in range(k - 2 if k > 2 else 0):
+        lo = rlo[i]
+        hi = rhi[i]
+        memcpy(v, p, i)
+        memcpy(v + i, p + i + 1, n - i - 1)
+        _slip_start(d, s, ti, lo, hi, v, n - 1)
+        v[i] = p[i + 1]
+        v[i + 1] = p[i]
+        memcpy(v + i + 2, p + i + 2, n - i - 2)
+        _slip_start(d, s, ti, lo, hi, v, n)
+        v[i + 1] = p[i + 1]
+        if 97 <= p[i] <= 122:
+            for c in range(7):
+                if _NEAR_KEYS[(p[i] - 97) * 7 + c] == 0:
+                    break
+                v[i] = _NEAR_KEYS[(p[i] - 97) * 7 + c]
+                _slip_start(d, s, ti, lo, hi, v, n)
 
 
 cdef int _add_slips(const Data* d, Search* s, int ti) noexcept nogil:

@@ -106,6 +106,14 @@ TYPO_SET = 512                 # typo tokens remembered for one word before the 
 
 _FOLD = [s[:FOLD_WIDTH] for s in fold_table()]
 
+# the keys beside each letter on a QWERTY keyboard (the C code's _NEAR_KEYS)
+NEAR_KEYS = {
+    "q": "wa", "w": "qeas", "e": "wrsd", "r": "etdf", "t": "ryfg", "y": "tugh", "u": "yihj",
+    "i": "uojk", "o": "ipkl", "p": "ol", "a": "qwsz", "s": "adwezx", "d": "sferxc",
+    "f": "dgrtcv", "g": "fhtyvb", "h": "gjyubn", "j": "hkuinm", "k": "jliom", "l": "kop",
+    "z": "asx", "x": "zcsd", "c": "xvdf", "v": "cbfg", "b": "vngh", "n": "bmhj", "m": "njk",
+}
+
 
 # ---------------------------------------------------------------------------------------------
 # the query: folding, tokens, words, interpretations
@@ -854,7 +862,8 @@ class ReferenceIndex:
     def prefix_slips(self, text: str) -> list[int]:
         """The tokens that `text` starts with one edit undone, when it starts none as typed:
         edits at the last three positions up to k, the length of its longest start that some
-        token has; an undone word that starts more than PREFIX_SLIP_MAX tokens counts for none;
+        token has, then earlier a letter too many, two swapped or the key beside (NEAR_KEYS);
+        an undone word that starts more than PREFIX_SLIP_MAX tokens counts for none;
         the first MAX_SLIP tokens in the order found."""
         hit = self._slip_cache.get(text)
         if hit is not None:
@@ -888,6 +897,11 @@ class ReferenceIndex:
                     add(text[:i] + c + text[i + 1:])                      # a wrong letter
             for c in letters:
                 add(text[:i] + c + text[i:])                              # one left out
+        for i in range(k - 2 if k > 2 else 0):                            # earlier: fewer
+            add(text[:i] + text[i + 1:])
+            add(text[:i] + text[i + 1] + text[i] + text[i + 2:])
+            for c in NEAR_KEYS.get(text[i], ""):
+                add(text[:i] + c + text[i + 1:])
         self._slip_cache[text] = out
         return out
 

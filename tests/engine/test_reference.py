@@ -180,7 +180,8 @@ def _queries(arrays) -> list[str]:
            "postcode 9711 lj huisnummer 12", "plaats 1", "gemeente",
            "herestrqat 1 maastricht", "wirle de zwijgerlaan 1 den haag", "herestrqat 12 groningen nederland",
            "wirle lodewijkstraat 1 groningen", "vanspeykstraaat 12 den haag", "heresr 12 gron",
-           "hoostr 2 den h", "lodewjk 1 gron", "prinsesse 2 den ha",
+           "hoostr 2 den h", "lodewjk 1 gron", "prinsesse 2 den ha", "jerestr 12 gron", "ehrestr 12",
+           "hreestr 12 gron", "oprinsessegr 2 den h",
            "herestraat 12 9711lm", "herestraat 12 0971lj", "herestraat 12 9711jl", "es weg 7 9711lj",
            "herestraat 12 3 hoog", "herestraat 12 boven", "herestraat 12 groningen centrum", "wirle de zwijgerlaan 5",
            "wille", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]

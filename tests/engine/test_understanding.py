@@ -251,6 +251,12 @@ def test_a_slip_in_a_word_still_being_typed(sample_index, q, want):
     assert lines(sample_index, q)[0] == want
 
 
+def test_a_slip_early_in_a_word_still_being_typed(sample_index):
+    """`jerestr`: the key beside h, at the word's first letter, far before where the typed
+    word stops starting tokens."""
+    assert lines(sample_index, "jerestr 12 gron")[0] == "Herestraat 12, 9711 LJ Groningen"
+
+
 def test_a_slip_still_being_typed_where_the_word_is_one_slip_from_another(sample_index):
     """`nieuwstar` is one slip from Nieuwstad, which has no 120 in Groningen: at the last look
     the streets it starts with one slip undone are taken too. Nieuwstad still comes first

@@ -157,6 +157,9 @@ def test_a_word_that_matches_only_with_a_slip_is_left_out_when_nothing_is_found(
 @pytest.mark.parametrize(("q", "want"), [
     ("de veente 101 doet", "de Veentjes 101, 7001 DL Doetinchem"),      # veente starts Veenteweg
     ("dorstige harto 47 utre", "Dorstige Harthof 47, 3512 NX Utrecht"),  # harto starts Hartog...
+    ("krekla 18 nieu", "Kerklaan 18, 3626 AP Nieuwer Ter Aa"),           # early: two swapped
+    ("dropstra 32 beek", "Dorpstraat 32, 7361 AV Beekbergen"),
+    ("kolosterstra 94 duiv", "Kloosterstraat 94, 1115 BN Duivendrecht"),
 ])
 def test_a_slip_in_a_word_still_being_typed_that_starts_other_words(full_index, q, want):
     """The word as typed starts other names, none of which the rest of the query fits: at
