@@ -122,6 +122,9 @@ cdef struct Data:
     int32_t n_tok
     int32_t n_del
     int32_t n_pc
+    int32_t region_prov[64]       # the province (string id) each REGION_WORDS word names, or -1
+    int32_t prov_nh               # ... Noord-Holland and Zuid-Holland, which two words name
+    int32_t prov_zh
 
 
 cdef struct Tok:
@@ -216,6 +219,8 @@ cdef struct Search:
                         # those words wait until the retries and the nearest numbers found
                         # nothing ...
     int deferred        # ... and they did wait
+    int32_t province    # a province typed at the end, left out as a word: only its streets
+                        # (string id), -1 when none
     int near_number     # the last retry: no address has the typed house number, so the
                         # nearest numbers of each street (_near_numbers)
 

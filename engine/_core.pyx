@@ -1389,6 +1389,8 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept 
     if s.considered >= MAX_CONSIDER:
         return
     s.considered += 1
+    if s.province >= 0 and d.g_province[g] != s.province:
+        return
     if not _group_text(d, s, it, g, &text_pen, &loc):
         return
     n = _addresses(d, s, it, d.g_start[g], d.g_start[g + 1], False, g, 1, pos, apen)
@@ -1696,6 +1698,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     cdef int i
     s.max_pass = 4
     s.near_number = 0
+    s.province = -1
     s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
     s.deferred = 0
     _read(d, s)
@@ -1797,12 +1800,37 @@ cdef void _read(const Data* d, Search* s) noexcept nogil:
         s.max_pass = max_pass
 
 
-cdef bint _in_list(const char** ptr, const int* lens, int count, const char* w, int n) noexcept nogil:
+cdef int _list_index(const char** ptr, const int* lens, int count, const char* w, int n) noexcept nogil:
     cdef int i
     for i in range(count):
         if lens[i] == n and memcmp(ptr[i], w, n) == 0:
-            return True
-    return False
+            return i
+    return -1
+
+
+cdef inline bint _in_list(const char** ptr, const int* lens, int count, const char* w, int n) noexcept nogil:
+    return _list_index(ptr, lens, count, w, n) >= 0
+
+
+cdef int32_t _typed_province(const Data* d, Search* s, const Tok* t, const int* drop, int n) noexcept nogil:
+    """The province that the region words left out name (the last that names one), or -1:
+    "bergen limburg", "oosterhout nb", "hoorn noord-holland"."""
+    cdef int i, j
+    cdef int32_t p = -1
+    for i in range(n):
+        if drop[i] != 2:
+            continue
+        j = _list_index(_region_ptr, _region_len, _n_region, s.q + t[i].start, t[i].len)
+        if j < 0:
+            continue
+        if d.region_prov[j] >= 0:
+            p = d.region_prov[j]
+        elif t[i].len == 7 and memcmp(s.q + t[i].start, b"holland", 7) == 0 and i > 0 and drop[i - 1] == 2:
+            if t[i - 1].len == 5 and memcmp(s.q + t[i - 1].start, b"noord", 5) == 0:
+                p = d.prov_nh
+            elif t[i - 1].len == 4 and memcmp(s.q + t[i - 1].start, b"zuid", 4) == 0:
+                p = d.prov_zh
+    return p
 
 
 cdef struct Respace:
@@ -1992,6 +2020,15 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
                 s.tok[j] = saved[i]
                 j += 1
         s.ntok = j
+        if tr == 1:
+            # a province left out still says where: its streets first ("kerkstraat 1 bergen
+            # limburg" is Bergen L, not Bergen op Zoom)
+            s.province = _typed_province(d, s, saved, drop, n)
+            if s.province >= 0:
+                _read(d, s)
+                s.province = -1
+                if s.ncand > 0:
+                    return
         _read(d, s)
         if s.ncand > 0:
             return
@@ -2461,6 +2498,15 @@ REGION_WORDS = ("nederland", "netherlands", "the", "holland", "nl", "nld", "noor
                 "centrum", "oost", "west", "zuidoost", "zuidwest", "noordoost", "noordwest",
                 "binnenstad", "stad")
 _REGION_BYTES = [w.encode() for w in REGION_WORDS]
+# the province each of them names (two words name Noord- and Zuid-Holland: _typed_province)
+REGION_PROVINCE = {"friesland": "Friesland", "fryslan": "Friesland", "fr": "Friesland",
+                   "groningen": "Groningen", "gn": "Groningen", "gr": "Groningen",
+                   "drenthe": "Drenthe", "dr": "Drenthe", "overijssel": "Overijssel", "ov": "Overijssel",
+                   "flevoland": "Flevoland", "fl": "Flevoland", "gelderland": "Gelderland",
+                   "gld": "Gelderland", "gl": "Gelderland", "utrecht": "Utrecht", "ut": "Utrecht",
+                   "nh": "Noord-Holland", "zh": "Zuid-Holland", "zeeland": "Zeeland", "zl": "Zeeland",
+                   "ze": "Zeeland", "brabant": "Noord-Brabant", "nb": "Noord-Brabant",
+                   "limburg": "Limburg", "lb": "Limburg", "li": "Limburg"}
 # words that only say a house number follows ("kerkstraat nr 12"); dropped only when the query
 # finds nothing ("Nr" is also a street)
 NUMBER_WORDS = ("nr", "no", "nummer", "huisnummer", "hnr", "number", "num")
@@ -2606,7 +2652,21 @@ cdef class Index:
         d.n_del = len(arrays["del_hash"])
         d.n_pc = len(arrays["pc_code"])
         self._check()
+        self._provinces(arrays)
         _fill_blocks(d)
+
+    def _provinces(self, dict arrays):
+        """The string id of each province a REGION_WORDS word names (build-independent)."""
+        cdef Data* d = &self.d
+        cdef int i
+        blob, off = arrays["s_blob"], arrays["s_off"]
+        ids = {}
+        for sid in np.unique(arrays["g_province"]).tolist():
+            ids[bytes(blob[off[sid]:off[sid + 1]]).decode()] = sid
+        for i, w in enumerate(REGION_WORDS):
+            d.region_prov[i] = ids.get(REGION_PROVINCE.get(w, ""), -1)
+        d.prov_nh = ids.get("Noord-Holland", -1)
+        d.prov_zh = ids.get("Zuid-Holland", -1)
 
     def _check(self):
         """Cheap structural checks, so that a corrupt index fails here, not in a query."""

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import params
-from ._core import FLOOR_WORDS, LABEL_WORDS, NUMBER_WORDS, REGION_WORDS, SIZES, QueryError, _coordinate
+from ._core import FLOOR_WORDS, LABEL_WORDS, NUMBER_WORDS, REGION_PROVINCE, REGION_WORDS, SIZES, QueryError, _coordinate
 from .normalize import FOLD_LIMIT, fold_table
 from .vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET
 
@@ -245,6 +245,8 @@ class Search:
                                  # nothing ...
     deferred: bool = False       # ... and they did wait
     near_number: bool = False    # the last retry: the nearest house numbers (near_numbers)
+    province: int = -1           # a province typed at the end, left out as a word: only its
+                                 # streets (string id)
     max_pass: int = 4            # passes run: as typed, then ever more slips (2 in a retry)
     pc_strict: int = 0           # postcode mode: every word must name the address (1), and the
                                  # house number is the one typed, not one it starts (2)
@@ -363,6 +365,10 @@ class ReferenceIndex:
         self.g_start: list[int] = a["g_start"].tolist()
         self.add_blob = bytes(a["add_blob"])
         self.add_off: list[int] = a["add_off"].tolist()
+        # the string id of each province by name (a province typed at the end: drop_retry)
+        s_blob, s_off = a["s_blob"], a["s_off"]
+        self.province_id = {bytes(s_blob[s_off[p]:s_off[p + 1]]).decode(): p
+                            for p in np.unique(a["g_province"]).tolist()}
         # short prefixes ("s", "ke") with many postings: their best groups, precomputed
         self.short_prefix: dict[str, list[int]] = {}
         if "sp_off" in a:
@@ -569,6 +575,14 @@ class ReferenceIndex:
                 continue
             s.tokens = [t for t, d, r, sl in zip(tokens, drop, region, slipped, strict=True)
                         if not d and not (r and tr) and not (sl and tr == 2)]
+            if tr == 1:
+                # a province left out still says where: its streets first
+                s.province = self.typed_province(tokens, region)
+                if s.province >= 0:
+                    self.read(s)
+                    s.province = -1
+                    if s.cands:
+                        return
             self.read(s)
             if s.cands:
                 return
@@ -618,6 +632,18 @@ class ReferenceIndex:
         if self.postcode_retry(s, tokens, gone):
             return
         s.tokens = tokens
+
+    def typed_province(self, tokens: list[Token], region: list[bool]) -> int:
+        """The province the region words left out name (the last that names one), or -1."""
+        p = -1
+        for i, t in enumerate(tokens):
+            if not region[i]:
+                continue
+            if self.province_id.get(REGION_PROVINCE.get(t.text, ""), -1) >= 0:
+                p = self.province_id[REGION_PROVINCE[t.text]]
+            elif t.text == "holland" and i > 0 and region[i - 1] and tokens[i - 1].text in ("noord", "zuid"):
+                p = self.province_id.get(tokens[i - 1].text.capitalize() + "-Holland", -1)
+        return p
 
     def postcode_slips(self, s: Search, tokens: list[Token], gone: list[bool], k: int, last: int) -> bool:
         """The postcodes one slip from the typed one (tokens k..last) that exist, each read with
@@ -1266,6 +1292,8 @@ class ReferenceIndex:
 
     def consider_group(self, s: Search, ii: int, g: int) -> None:
         it = s.interps[ii]
+        if s.province >= 0 and int(self.a["g_province"][g]) != s.province:
+            return
         text = self.group_text(s, it, g)
         if text is None:
             return

@@ -181,7 +181,10 @@ def _queries(arrays) -> list[str]:
            "herestrqat 1 maastricht", "wirle de zwijgerlaan 1 den haag", "herestrqat 12 groningen nederland",
            "wirle lodewijkstraat 1 groningen", "vanspeykstraaat 12 den haag", "heresr 12 gron",
            "hoostr 2 den h", "lodewjk 1 gron", "prinsesse 2 den ha", "jerestr 12 gron", "ehrestr 12",
-           "hreestr 12 gron", "oprinsessegr 2 den h",
+           "hreestr 12 gron", "oprinsessegr 2 den h", "kerkstraat 1 limburg", "kerkstraat 1 lb",
+           "kerkstraat 1 noord-brabant", "kerkstraat 1 zuid holland", "kerkstraat 1 noord holland",
+           "kerkstraat 1 drenthe nb", "hoofdstraat 1 nb", "herestraat 1 groningen gn",
+           "kerkstraat 1 friesland nederland",
            "herestraat 12 9711lm", "herestraat 12 0971lj", "herestraat 12 9711jl", "es weg 7 9711lj",
            "herestraat 12 3 hoog", "herestraat 12 boven", "herestraat 12 groningen centrum", "wirle de zwijgerlaan 5",
            "wille", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]

@@ -381,6 +381,17 @@ def test_the_floor_typed_after_the_number(sample_index, q):
     assert lines(sample_index, q)[0] == "Herestraat 12, 9711 LJ Groningen"
 
 
+@pytest.mark.parametrize(("q", "place"), [
+    ("kerkstraat 1 limburg", "Maastricht"), ("kerkstraat 1 lb", "Maastricht"),
+    ("kerkstraat 1 noord-brabant", "Nuland"), ("kerkstraat 1 zuid-holland", "'s-Gravenhage"),
+])
+def test_a_province_at_the_end_says_where(sample_index, q, place):
+    """`kerkstraat 1` alone answers Groningen first; a province typed after it names no
+    address, but says which Kerkstraat 1 is meant."""
+    assert first_place(sample_index, "kerkstraat 1")["NLD_LOCALITY"] == "Groningen"
+    assert first_place(sample_index, q)["NLD_LOCALITY"] == place
+
+
 @pytest.mark.parametrize(("q", "want"), [
     ("fitterei 1 groningen", "Fitterij 1, 9712 MS Groningen"),           # ij written ei
     ("ijmeren 3 den bosch", "Eimeren 3, 5235 DR 's-Hertogenbosch"),     # ei written ij

@@ -166,3 +166,13 @@ def test_a_slip_in_a_word_still_being_typed_that_starts_other_words(full_index, 
     the last look, the names it starts with one slip undone are read too."""
     hit = full_index.suggest(q, limit=5)["hits"][0]
     assert hit["lines"][0] + ", " + hit["lines"][1] == want
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    ("kerkstraat 1 bergen limburg", "Kerkstraat 1, 5854 AJ Bergen L"),
+    ("dorpsstraat 1 bergen noord-holland", "Dorpsstraat 1, 1861 KT Bergen (NH)"),
+])
+def test_a_province_at_the_end_picks_the_place_of_that_name(full_index, q, want):
+    """Bergen op Zoom is the biggest Bergen; a province after the place says which one."""
+    hit = full_index.suggest(q, limit=5)["hits"][0]
+    assert hit["lines"][0] + ", " + hit["lines"][1] == want
