@@ -1988,6 +1988,7 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
     cdef Tok* t
     cdef int drop[MAXT]
     cdef int n = s.ntok, i, j, k, nn = 0, nr = 0, nl = 0, tr, stripped, last, numbers = 0
+    cdef int numbers_typed = 0
     memcpy(saved, s.tok, sizeof(Tok) * n)
     for i in range(n):
         drop[i] = nothing[i] or (i + 1 < n and saved[i].digits == 0 and saved[i + 1].digits > 0
@@ -2032,12 +2033,15 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
         _read(d, s)
         if s.ncand > 0:
             return
+    for i in range(n):
+        numbers_typed += drop[i] == 0 and _number_like(&saved[i])
     k = n - 1
     while k >= 0 and numbers < 2:
         t = &saved[k]
         if (drop[k] or t.digits == 0 or t.digits > 5 or t.value < 1 or t.len - t.digits > 4
-                or _postcode_at(saved, drop, n, k)):
-            # (a postcode is no number with an addition: the postcode retry reads it)
+                or (_postcode_at(saved, drop, n, k) and numbers_typed > 1)):
+            # (a postcode beside the house number is no number with an addition: the postcode
+            # retry reads it; "tolhuis 1233hs" alone is house 1233 with HS)
             k -= 1
             continue
         numbers += 1

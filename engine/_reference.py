@@ -596,14 +596,15 @@ class ReferenceIndex:
                 and len(tokens[k + 1].text) == 2))
 
         numbers = 0
+        numbers_typed = sum(1 for i, t in enumerate(tokens) if not gone[i] and number_like(t))
         for k in range(n - 1, -1, -1):
             if numbers >= 2:
                 break
             t = tokens[k]
             if gone[k] or not t.digits or t.digits > 5 or t.value < 1 or len(t.text) - t.digits > 4:
                 continue
-            if postcode_at(k):
-                continue    # a postcode is no number with an addition: the postcode retry reads it
+            if postcode_at(k) and numbers_typed > 1:
+                continue    # a postcode beside the house number: the postcode retry reads it
             numbers += 1
             stripped = len(t.text) > t.digits
             last = k

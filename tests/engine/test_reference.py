@@ -184,7 +184,8 @@ def _queries(arrays) -> list[str]:
            "hreestr 12 gron", "oprinsessegr 2 den h", "kerkstraat 1 limburg", "kerkstraat 1 lb",
            "kerkstraat 1 noord-brabant", "kerkstraat 1 zuid holland", "kerkstraat 1 noord holland",
            "kerkstraat 1 drenthe nb", "hoofdstraat 1 nb", "herestraat 1 groningen gn",
-           "kerkstraat 1 friesland nederland",
+           "kerkstraat 1 friesland nederland", "herestraat 1233hs groningen", "herestraat 12 9711lx",
+           "herestraat 9711lx groningen",
            "herestraat 12 9711lm", "herestraat 12 0971lj", "herestraat 12 9711jl", "es weg 7 9711lj",
            "herestraat 12 3 hoog", "herestraat 12 boven", "herestraat 12 groningen centrum", "wirle de zwijgerlaan 5",
            "wille", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]

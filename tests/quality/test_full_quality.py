@@ -137,6 +137,13 @@ def test_every_place_alias_names_a_registered_place(full_index):
         assert any(official in (c["NLD_LOCALITY"], c["NLD_MUNICIPALITY"]) for c in places), (official, aliases)
 
 
+def test_four_digits_and_two_letters_as_the_only_number_may_be_the_house(full_index):
+    """`1233hs` looks like a postcode, but no other number was typed: house 1233 with HS, which
+    it may not have; beside another number it is the postcode (with a slip)."""
+    assert full_index.suggest("tolhuis 1233hs nijmegen", limit=1)["hits"][0]["lines"][0] == "Tolhuis 1233"
+    assert full_index.suggest("hoofdstraat 70 9973pe", limit=1)["hits"][0]["lines"][1] == "9937 PE Meedhuizen"
+
+
 def test_van_der_written_vd(full_index):
     """`vd` is also a token of its own in the country (so it does not simply match nothing)."""
     hit = full_index.suggest("jan vd heijdenstraat 1", limit=5)["hits"][0]
