@@ -31,7 +31,9 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
+import json
 import sys
+from bisect import bisect_left
 
 import numpy as np
 
@@ -2660,17 +2662,25 @@ cdef class Index:
         _fill_blocks(d)
 
     def _provinces(self, dict arrays):
-        """The string id of each province a REGION_WORDS word names (build-independent)."""
+        """The string id of each province a REGION_WORDS word names, or -1: looked up in the
+        sorted string table (PERF: a few pages, not the group table, so opening stays cheap)."""
         cdef Data* d = &self.d
         cdef int i
-        blob, off = arrays["s_blob"], arrays["s_off"]
+        blob, off = memoryview(arrays["s_blob"]), memoryview(arrays["s_off"])
+        n = len(off) - 1
+
+        def name(k):
+            b = bytes(blob[off[k]:off[k + 1]])
+            return json.loads(b'"' + b + b'"') if b"\\" in b else b.decode()
+
         ids = {}
-        for sid in np.unique(arrays["g_province"]).tolist():
-            ids[bytes(blob[off[sid]:off[sid + 1]]).decode()] = sid
+        for text in sorted(set(REGION_PROVINCE.values()) | {"Noord-Holland", "Zuid-Holland"}):
+            k = bisect_left(range(n), text, key=name)
+            ids[text] = k if k < n and name(k) == text else -1
         for i, w in enumerate(REGION_WORDS):
-            d.region_prov[i] = ids.get(REGION_PROVINCE.get(w, ""), -1)
-        d.prov_nh = ids.get("Noord-Holland", -1)
-        d.prov_zh = ids.get("Zuid-Holland", -1)
+            d.region_prov[i] = ids[REGION_PROVINCE[w]] if w in REGION_PROVINCE else -1
+        d.prov_nh = ids["Noord-Holland"]
+        d.prov_zh = ids["Zuid-Holland"]
 
     def _check(self):
         """Cheap structural checks, so that a corrupt index fails here, not in a query."""

@@ -35,6 +35,7 @@ the sample pass with it in place.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import operator
 from bisect import bisect_left, bisect_right
@@ -365,10 +366,11 @@ class ReferenceIndex:
         self.g_start: list[int] = a["g_start"].tolist()
         self.add_blob = bytes(a["add_blob"])
         self.add_off: list[int] = a["add_off"].tolist()
-        # the string id of each province by name (a province typed at the end: drop_retry)
-        s_blob, s_off = a["s_blob"], a["s_off"]
-        self.province_id = {bytes(s_blob[s_off[p]:s_off[p + 1]]).decode(): p
-                            for p in np.unique(a["g_province"]).tolist()}
+        # the string id of each name, provinces among them (a province typed at the end:
+        # drop_retry); the C code looks them up in the sorted table
+        s_blob, s_off = bytes(a["s_blob"]), a["s_off"].tolist()
+        self.province_id = {json.loads(b'"' + s_blob[s_off[k]:s_off[k + 1]] + b'"'): k
+                            for k in range(len(s_off) - 1)}
         # short prefixes ("s", "ke") with many postings: their best groups, precomputed
         self.short_prefix: dict[str, list[int]] = {}
         if "sp_off" in a:
