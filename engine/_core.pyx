@@ -2184,9 +2184,7 @@ cdef bint _postcode_retry(const Data* d, Search* s, const Tok* saved, const int*
     cdef int i, j = 0, k = -1, last, words = 0, focus = s.has_focus
     for i in range(n):
         # (0833 is no postcode, but may be 8033 with two digits swapped)
-        if drop[i] == 0 and saved[i].digits == 4 and (
-                saved[i].len == 6 or (saved[i].len == 4 and i + 1 < n and drop[i + 1] == 0
-                                      and saved[i + 1].digits == 0 and saved[i + 1].len == 2)):
+        if drop[i] == 0 and _postcode_at(saved, drop, n, i):
             k = i
             break
     if k < 0:

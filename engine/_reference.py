@@ -589,14 +589,6 @@ class ReferenceIndex:
             if s.cands:
                 return
         gone = [a or b for a, b in zip(drop, region, strict=True)]
-
-        def postcode_at(k):
-            """Do the kept tokens from k on start with a postcode: 1234ab, or 1234 and ab?"""
-            t = tokens[k]
-            return t.digits == 4 and (len(t.text) == 6 or (
-                len(t.text) == 4 and k + 1 < n and not gone[k + 1] and not tokens[k + 1].digits
-                and len(tokens[k + 1].text) == 2))
-
         numbers = 0
         numbers_typed = sum(1 for i, t in enumerate(tokens) if not gone[i] and number_like(t))
         for k in range(n - 1, -1, -1):
@@ -605,7 +597,7 @@ class ReferenceIndex:
             t = tokens[k]
             if gone[k] or not t.digits or t.digits > 5 or t.value < 1 or len(t.text) - t.digits > 4:
                 continue
-            if postcode_at(k) and numbers_typed > 1:
+            if postcode_at(tokens, gone, k) and numbers_typed > 1:
                 continue    # a postcode beside the house number: the postcode retry reads it
             numbers += 1
             stripped = len(t.text) > t.digits
@@ -614,7 +606,7 @@ class ReferenceIndex:
                 if gone[i]:
                     continue
                 u = tokens[i]
-                if postcode_at(i):
+                if postcode_at(tokens, gone, i):
                     break
                 if ((len(u.text) > 4 or not (u.digits == len(u.text) or len(u.text) <= 2 or not whole[i]))
                         and not (not u.digits and u.text in FLOOR_WORDS)):
@@ -695,11 +687,7 @@ class ReferenceIndex:
         without it, near where its four digits lie (the first address of the first postcode
         from them), unless the caller gave a focus point. Whether it found something."""
         n = len(tokens)
-        k = next((i for i, t in enumerate(tokens)
-                  if not gone[i] and t.digits == 4
-                  and (len(t.text) == 6 or (len(t.text) == 4 and i + 1 < n and not gone[i + 1]
-                                            and not tokens[i + 1].digits and len(tokens[i + 1].text) == 2))),
-                 -1)
+        k = next((i for i in range(n) if not gone[i] and postcode_at(tokens, gone, i)), -1)
         if k < 0:
             return False
         last = k + 1 if len(tokens[k].text) == 4 else k
@@ -1469,6 +1457,14 @@ def _letter_counts(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
         for c in w:
             hist[t, alphabet.index(c)] += 1
     return hist, np.array([len(w) for w in words], dtype=np.int64)
+
+
+def postcode_at(tokens: list[Token], gone: list[bool], k: int) -> bool:
+    """Do the kept tokens from k on start with a postcode: 1234ab, or 1234 and ab?"""
+    t = tokens[k]
+    return t.digits == 4 and (len(t.text) == 6 or (
+        len(t.text) == 4 and k + 1 < len(tokens) and not gone[k + 1] and not tokens[k + 1].digits
+        and len(tokens[k + 1].text) == 2))
 
 
 def number_like(t: Token) -> bool:

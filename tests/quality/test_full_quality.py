@@ -55,6 +55,12 @@ def test_aliases_and_typos(report, form):
     assert report[form]["success@5"] >= 0.99
 
 
+def first_hit(index, q: str) -> str:
+    """The first hit of q at limit 5, as "street line, postcode and place"."""
+    hit = index.suggest(q, limit=5)["hits"][0]
+    return hit["lines"][0] + ", " + hit["lines"][1]
+
+
 @pytest.fixture(scope="module")
 def full_index():
     import engine
@@ -73,8 +79,7 @@ def full_index():
 def test_two_slips_where_many_words_are_two_slips_away(full_index, q, want):
     """In the whole country, a word ending in "straat" is within two slips of up to ~140
     others; the one the rest of the query names is found among all of them."""
-    hit = full_index.suggest(q, limit=5)["hits"][0]
-    assert hit["lines"][0] + ", " + hit["lines"][1] == want
+    assert first_hit(full_index, q) == want
 
 
 @pytest.mark.parametrize("q", ["kerkstraat 12 1017gk", "kerkstraat 12 1017xx", "kerkstraat 12 1017",
@@ -94,8 +99,7 @@ def test_a_postcode_the_address_does_not_have_still_says_where(full_index, q):
 ])
 def test_a_slip_in_the_postcode(full_index, q, want):
     """9675 CD holds K. Doormanlaan 111, not Azaleastraat; 0833 is no postcode at all."""
-    hit = full_index.suggest(q, limit=5)["hits"][0]
-    assert hit["lines"][0] + ", " + hit["lines"][1] == want
+    assert first_hit(full_index, q) == want
 
 
 @pytest.mark.parametrize(("q", "want"), [
@@ -109,8 +113,7 @@ def test_words_that_name_a_part_of_town_or_of_a_house(full_index, q, want):
     """`centrum`, `huis`, `achterhuis`, `gemeente` and `adres` are words of street names
     elsewhere in the country, so they do not simply match nothing: they are left out as a part
     of town after the place, a part of the house after the number, or a form's label."""
-    hit = full_index.suggest(q, limit=5)["hits"][0]
-    assert hit["lines"][0] + ", " + hit["lines"][1] == want
+    assert first_hit(full_index, q) == want
 
 
 def test_every_place_alias_names_a_registered_place(full_index):
@@ -157,8 +160,7 @@ def test_van_der_written_vd(full_index):
 def test_a_word_that_matches_only_with_a_slip_is_left_out_when_nothing_is_found(full_index, q, want):
     """`wirle`: a slip in `wille(m)`, a start too many words share to list; the other words
     find the street without it."""
-    hit = full_index.suggest(q, limit=5)["hits"][0]
-    assert hit["lines"][0] + ", " + hit["lines"][1] == want
+    assert first_hit(full_index, q) == want
 
 
 @pytest.mark.parametrize(("q", "want"), [
@@ -171,8 +173,7 @@ def test_a_word_that_matches_only_with_a_slip_is_left_out_when_nothing_is_found(
 def test_a_slip_in_a_word_still_being_typed_that_starts_other_words(full_index, q, want):
     """The word as typed starts other names, none of which the rest of the query fits: at
     the last look, the names it starts with one slip undone are read too."""
-    hit = full_index.suggest(q, limit=5)["hits"][0]
-    assert hit["lines"][0] + ", " + hit["lines"][1] == want
+    assert first_hit(full_index, q) == want
 
 
 @pytest.mark.parametrize(("q", "want"), [
@@ -181,5 +182,4 @@ def test_a_slip_in_a_word_still_being_typed_that_starts_other_words(full_index, 
 ])
 def test_a_province_at_the_end_picks_the_place_of_that_name(full_index, q, want):
     """Bergen op Zoom is the biggest Bergen; a province after the place says which one."""
-    hit = full_index.suggest(q, limit=5)["hits"][0]
-    assert hit["lines"][0] + ", " + hit["lines"][1] == want
+    assert first_hit(full_index, q) == want
