@@ -1771,14 +1771,9 @@ cdef void _focus_area(const Data* d, Search* s, int digits) noexcept nogil:
 
 cdef void _read(const Data* d, Search* s) noexcept nogil:
     """Parse the tokens and score every reading of them."""
-    cdef int focus = s.has_focus, area, max_pass = s.max_pass
+    cdef int focus = s.has_focus, area
     _parse(d, s, 1)
-    if s.area and s.max_pass > 2:
-        # within a postcode being typed, slips only in words that match nothing as typed
-        # ("kerkstraat 12 2011" is no Parkstraat in 2011, but Kerkstraat near it)
-        s.max_pass = 2
     _passes(d, s)
-    s.max_pass = max_pass
     if s.ncand == 0 and s.split_pc:
         # "5202 de run veldhoven": 5202 DE was no postcode here, so 5202 is a house number;
         # "kastanjestraat 1 9000": no 9000 postcode here, but the addition 9000
@@ -1796,10 +1791,7 @@ cdef void _read(const Data* d, Search* s) noexcept nogil:
     if s.ncand == 0 and _area_tok(s, True) >= 0:
         # "kerkstraat 1017": no such house number, so a postcode being typed
         _parse(d, s, 2)
-        if s.area and s.max_pass > 2:
-            s.max_pass = 2
         _passes(d, s)
-        s.max_pass = max_pass
 
 
 cdef int _list_index(const char** ptr, const int* lens, int count, const char* w, int n) noexcept nogil:
@@ -2040,8 +2032,7 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
     k = n - 1
     while k >= 0 and numbers < 2:
         t = &saved[k]
-        if (drop[k] or t.digits == 0 or t.digits > 5 or t.value < 1 or t.len - t.digits > 4
-                or (_postcode_at(saved, drop, n, k) and numbers_typed > 1)):
+        if drop[k] or not _number_like(t) or (_postcode_at(saved, drop, n, k) and numbers_typed > 1):
             # (a postcode beside the house number is no number with an addition: the postcode
             # retry reads it; "tolhuis 1233hs" alone is house 1233 with HS)
             k -= 1
@@ -2225,7 +2216,11 @@ cdef bint _whole_words_and_number(const Search* s) noexcept nogil:
 
 cdef void _passes(const Data* d, Search* s) noexcept nogil:
     """Score the interpretations; when nothing is found, again with slips of a key allowed."""
-    cdef int ii, wi, pass_, added, ti
+    cdef int ii, wi, pass_, added, ti, max_pass = s.max_pass
+    if s.area and s.max_pass > 2:
+        # within a postcode being typed, slips only in words that match nothing as typed
+        # ("kerkstraat 12 2011" is no Parkstraat in 2011, but Kerkstraat near it)
+        s.max_pass = 2
     for pass_ in range(s.max_pass):
         if pass_ == 2 and s.defer_slips and _whole_words_and_number(s):
             # "kerkstraat 101-h amsterdam", "herestraat 200 groningen": every word is a whole
@@ -2261,6 +2256,7 @@ cdef void _passes(const Data* d, Search* s) noexcept nogil:
         _collect_text(d, s)
         if s.ncand > 0:
             break
+    s.max_pass = max_pass
 
 
 # ---------------------------------------------------------------------------------------------

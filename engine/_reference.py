@@ -595,7 +595,7 @@ class ReferenceIndex:
             if numbers >= 2:
                 break
             t = tokens[k]
-            if gone[k] or not t.digits or t.digits > 5 or t.value < 1 or len(t.text) - t.digits > 4:
+            if gone[k] or not number_like(t):
                 continue
             if postcode_at(tokens, gone, k) and numbers_typed > 1:
                 continue    # a postcode beside the house number: the postcode retry reads it
@@ -713,12 +713,9 @@ class ReferenceIndex:
 
     def read(self, s: Search) -> None:
         """Parse the tokens and score every reading of them."""
-        focus, max_pass = s.focus, s.max_pass
+        focus = s.focus
         self.parse(s, mode=1)
-        if s.area:
-            s.max_pass = min(max_pass, 2)   # within a postcode being typed: slips only in
-        self.passes(s)                      # words that match nothing as typed
-        s.max_pass = max_pass
+        self.passes(s)
         if not s.cands and s.split_pc:
             # "5202 de run veldhoven": 5202 DE was no postcode here, so 5202 is a house number;
             # "kastanjestraat 1 9000": no 9000 postcode here, but the addition 9000
@@ -735,16 +732,17 @@ class ReferenceIndex:
         if not s.cands and area_token(s.tokens, lone=True) >= 0:
             # "kerkstraat 1017": no such house number, so a postcode being typed
             self.parse(s, mode=2)
-            if s.area:
-                s.max_pass = min(max_pass, 2)
             self.passes(s)
-            s.max_pass = max_pass
 
     def passes(self, s: Search) -> None:
         """Score the interpretations; when nothing is found, again with slips of a key allowed."""
         # pass 0: as typed; when nothing is found, look for slips of a key, the closest first:
         # pass 1 one edit in the words that match nothing at all, pass 2 one edit in every word,
-        # pass 3 two edits in words of 9+ letters
+        # pass 3 two edits in words of 9+ letters; within a postcode being typed, slips only in
+        # words that match nothing as typed
+        max_pass = s.max_pass
+        if s.area:
+            s.max_pass = min(max_pass, 2)
         for pass_ in range(s.max_pass):
             if pass_ == 2 and s.defer_slips and any(it.number >= 0 for it in s.interps) and all(
                     s.words[ti].exact >= 0 or s.tokens[ti].digits for it in s.interps for ti in it.words):
@@ -773,6 +771,7 @@ class ReferenceIndex:
             self.collect_text(s)
             if s.cands:
                 break
+        s.max_pass = max_pass
 
     # ---- words and their ranges
 
