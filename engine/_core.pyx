@@ -77,6 +77,7 @@ cdef float TYPO_PEN = _params.TYPO_PEN
 cdef float TYPO_EDIT = _params.TYPO_EDIT
 cdef float MUNI_PEN = _params.MUNI_PEN
 cdef float ALIAS_PEN = _params.ALIAS_PEN
+cdef int ALIAS_WHOLE_LEN = _params.ALIAS_WHOLE_LEN
 cdef float UNMATCHED_PEN = _params.UNMATCHED_PEN
 cdef float ORDER_PEN = _params.ORDER_PEN
 cdef float ORDER_PLACE_PEN = _params.ORDER_PLACE_PEN
@@ -1058,6 +1059,8 @@ cdef inline float _match_word(const Data* d, Search* s, int wi, int32_t t, uint8
                 p = w.base[k]
             elif t == w.exact:
                 p = 0
+            elif kind & K_ALIAS and _tok_len(d, t) <= ALIAS_WHOLE_LEN:
+                continue
             else:
                 p = w.base[k] + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>s.tok[wi].len) / _tok_len(d, t))
             if kind & K_ALIAS:

@@ -57,6 +57,7 @@ TYPO_PEN = f32(params.TYPO_PEN)
 TYPO_EDIT = f32(params.TYPO_EDIT)
 MUNI_PEN = f32(params.MUNI_PEN)
 ALIAS_PEN = f32(params.ALIAS_PEN)
+ALIAS_WHOLE_LEN = params.ALIAS_WHOLE_LEN
 UNMATCHED_PEN = f32(params.UNMATCHED_PEN)
 ORDER_PEN = f32(params.ORDER_PEN)
 ORDER_PLACE_PEN = f32(params.ORDER_PLACE_PEN)
@@ -1079,6 +1080,8 @@ class ReferenceIndex:
                 p = r.base
             elif t == s.words[ti].exact:
                 p = ZERO
+            elif kind & ALIAS and len(self.vocab[t]) <= ALIAS_WHOLE_LEN:
+                continue    # a short alias answers only when typed whole
             else:
                 # C: float + float + float * (double 1.0 - float share), stored into a float
                 share = f32(len(s.tokens[ti].text)) / f32(len(self.vocab[t]))

@@ -13,6 +13,8 @@ TYPO_PEN = 1.6           # a word one edit away from a token
 TYPO_EDIT = 0.6          # ... plus this per further edit
 MUNI_PEN = 0.5           # a word matched the municipality rather than the locality
 ALIAS_PEN = 0.05         # a word matched an alias (abbreviation, everyday name, glued form)
+ALIAS_WHOLE_LEN = 3      # an alias this short (st, nw, vd) answers only when typed whole: its
+                         # first letters already start the word it stands for
 UNMATCHED_PEN = 0.6      # per registered street word the query did not mention
 ORDER_PLACE_PEN = 0.7    # ... and, with words after the number too, a word before it matched the place
 ORDER_PEN = 0.7          # a word typed after the house number (with words before it) matched

@@ -47,17 +47,24 @@ ABBREVIATIONS: dict[str, tuple[str, ...]] = {
     "secr": ("secretaris",),
     "kard": ("kardinaal",),
     "v": ("van",),
-    "1e": ("eerste", "1ste"),
-    "2e": ("tweede", "2de"),
-    "3e": ("derde", "3de"),
-    "4e": ("vierde", "4de"),
-    "5e": ("vyfde", "5de"),
-    "6e": ("zesde", "6de"),
-    "7e": ("zevende", "7de"),
-    "8e": ("achtste", "8ste"),
-    "9e": ("negende", "9de"),
-    "10e": ("tiende", "10de"),
+    "nwe": ("nieuwe",),   # people write Nwe Binnenweg; the register never does
+    "nw": ("nieuw", "nieuwe"),
 }
+
+# Ordinals, each written three ways that all mean the same (`2e`, `2de`, `tweede`): unlike an
+# abbreviation with two expansions (`pr`: prins, prinses), every spelling answers to every other.
+ORDINALS: tuple[tuple[str, ...], ...] = (
+    ("1e", "1ste", "eerste"),
+    ("2e", "2de", "tweede"),
+    ("3e", "3de", "derde"),
+    ("4e", "4de", "vierde"),
+    ("5e", "5de", "vyfde"),
+    ("6e", "6de", "zesde"),
+    ("7e", "7de", "zevende"),
+    ("8e", "8ste", "achtste"),
+    ("9e", "9de", "negende"),
+    ("10e", "10de", "tiende"),
+)
 
 # Everyday names of places whose registered name people rarely type.
 PLACE_ALIASES: dict[str, tuple[str, ...]] = {
@@ -192,6 +199,8 @@ class Vocabulary:
             pairs.setdefault(abbr, set()).update(words)
         for abbr, words in (derived or {}).items():
             pairs.setdefault(abbr, set()).update(words)
+        for spellings in ORDINALS:
+            pairs.setdefault(spellings[0], set()).update(spellings[1:])
         self.expansions: dict[str, tuple[str, ...]] = {}
         for abbr, words in pairs.items():
             for w in sorted(words):  # a set: sorted, so that every build is the same
@@ -200,6 +209,10 @@ class Vocabulary:
                 # the other direction: a registered full word also answers to its abbreviation
                 self.expansions.setdefault(w, ())
                 self.expansions[w] += (abbr,)
+        for spellings in ORDINALS:
+            # and each long spelling to the other (`2de` finds a `Tweede ...` street)
+            for w in spellings[1:]:
+                self.expansions[w] += tuple(x for x in spellings[1:] if x != w)
         self.place_aliases = {k: tuple(fold(v) for v in vs) for k, vs in PLACE_ALIASES.items()}
         self._cache: dict[tuple[str, int], list[Entry]] = {}
 

@@ -188,7 +188,10 @@ def _queries(arrays) -> list[str]:
            "herestraat 9711lx groningen",
            "herestraat 12 9711lm", "herestraat 12 0971lj", "herestraat 12 9711jl", "es weg 7 9711lj",
            "herestraat 12 3 hoog", "herestraat 12 boven", "herestraat 12 groningen centrum", "wirle de zwijgerlaan 5",
-           "wille", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1"]
+           "wille", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1",
+           # ordinals in every spelling, nwe for nieuwe, short aliases typed in part
+           "2de hunzestraat 1 groningen", "1ste hunzestraat", "tweede schuytstraat 100", "2d", "1s",
+           "nwe boteringestraat 1", "nw kerkhof", "nieuwe n", "nieuwe k", "n", "nw", "sint s", "st j"]
     return qs
 
 

@@ -57,6 +57,33 @@ def test_sint_and_st_and_eerste_and_1e(sample_index):
         "1e Hollandiastraat 1,")
 
 
+@pytest.mark.parametrize(("q", "street"), [
+    ("2de hunzestraat 1 groningen", "Tweede Hunzestraat 1,"),   # registered Tweede
+    ("2e hunzestraat 1 groningen", "Tweede Hunzestraat 1,"),
+    ("1ste hunzestraat 1 groningen", "Eerste Hunzestraat 1,"),
+    ("2de schuytstraat 100", "2e Schuytstraat 100,"),            # registered 2e
+    ("tweede schuytstraat 100", "2e Schuytstraat 100,"),
+    ("eerste hollandiastraat 1 bolsward", "1e Hollandiastraat 1,"),
+    ("1ste hollandiastraat 1 bolsward", "1e Hollandiastraat 1,"),
+])
+def test_an_ordinal_in_any_of_its_spellings(sample_index, q, street):
+    assert lines(sample_index, q)[0].startswith(street)
+
+
+def test_nwe_and_nw_for_nieuwe(sample_index):
+    for q in ["nwe boteringestraat 1 groningen", "nw boteringestraat 1", "Nwe. Boteringestraat 1"]:
+        assert lines(sample_index, q)[0].startswith("Nieuwe Boteringestraat 1,"), q
+
+
+def test_a_short_alias_answers_only_when_typed_whole(sample_index):
+    # "n" starts no word of Nieuwe Boteringestraat but Nieuwe, which "nieuwe" already answers:
+    # the alias nw must not stand in for it a second time
+    for hit in lines(sample_index, "nieuwe n", limit=10):
+        street, place = hit.split(", ")
+        words = street.lower().split()[1:] + place.lower().split()[2:]
+        assert any(w.startswith("n") for w in words), hit
+
+
 def test_ij_and_y_and_diacritics(sample_index):
     want = lines(sample_index, "abdijbrink 1 den haag")[0]
     assert want.startswith("Abdijbrink 1,")
