@@ -77,6 +77,7 @@ cdef float TYPO_PEN = _params.TYPO_PEN
 cdef float TYPO_EDIT = _params.TYPO_EDIT
 cdef float MUNI_PEN = _params.MUNI_PEN
 cdef float ALIAS_PEN = _params.ALIAS_PEN
+cdef float STREET_ALIAS_PEN = _params.STREET_ALIAS_PEN
 cdef int ALIAS_WHOLE_LEN = _params.ALIAS_WHOLE_LEN
 cdef float UNMATCHED_PEN = _params.UNMATCHED_PEN
 cdef float ORDER_PEN = _params.ORDER_PEN
@@ -102,7 +103,7 @@ cdef float LETTER_AS_ADDITION_PEN = _params.LETTER_AS_ADDITION_PEN
 
 def _set_param(str name, float value):
     """Change one ranking weight of this process (for tuning runs; not thread-safe)."""
-    global PREFIX_PEN, PREFIX_FRAC, TYPO_PEN, TYPO_EDIT, MUNI_PEN, ALIAS_PEN, UNMATCHED_PEN, ORDER_PEN, ORDER_PLACE_PEN, EXTRA_SUFFIX_PEN, PART_PREFIX_PEN, NUM_PREFIX_PEN, NUM_PREFIX_DIGIT, UNKNOWN_WORD_PEN, NO_LOCALITY_PRIOR, LOCALITY_PRIOR, IJ_VARIANT_PEN, ROUND_BASE, ROUND_SHORT, PC_PRIOR, LETTER_AS_ADDITION_PEN
+    global PREFIX_PEN, PREFIX_FRAC, TYPO_PEN, TYPO_EDIT, MUNI_PEN, ALIAS_PEN, STREET_ALIAS_PEN, UNMATCHED_PEN, ORDER_PEN, ORDER_PLACE_PEN, EXTRA_SUFFIX_PEN, PART_PREFIX_PEN, NUM_PREFIX_PEN, NUM_PREFIX_DIGIT, UNKNOWN_WORD_PEN, NO_LOCALITY_PRIOR, LOCALITY_PRIOR, IJ_VARIANT_PEN, ROUND_BASE, ROUND_SHORT, PC_PRIOR, LETTER_AS_ADDITION_PEN
     if name == "PREFIX_PEN":
         PREFIX_PEN = value
     elif name == "PREFIX_FRAC":
@@ -115,6 +116,8 @@ def _set_param(str name, float value):
         MUNI_PEN = value
     elif name == "ALIAS_PEN":
         ALIAS_PEN = value
+    elif name == "STREET_ALIAS_PEN":
+        STREET_ALIAS_PEN = value
     elif name == "UNMATCHED_PEN":
         UNMATCHED_PEN = value
     elif name == "ORDER_PLACE_PEN":
@@ -1064,7 +1067,7 @@ cdef inline float _match_word(const Data* d, Search* s, int wi, int32_t t, uint8
             else:
                 p = w.base[k] + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>s.tok[wi].len) / _tok_len(d, t))
             if kind & K_ALIAS:
-                p += ALIAS_PEN
+                p += STREET_ALIAS_PEN if (kind & 0x0F) == K_STREET else ALIAS_PEN
             if (kind & 0x0F) == K_MUNICIPALITY:
                 p += MUNI_PEN
             if best < 0 or p < best:
@@ -1369,7 +1372,7 @@ cdef inline bint _out_of_reach(const Data* d, Search* s, int32_t g, float prior,
     if meta & 0x80:
         extra += MUNI_PEN
     if meta & 0x40:
-        extra += ALIAS_PEN
+        extra += ALIAS_PEN if meta & 0xA0 else STREET_ALIAS_PEN   # of a place, or of a street
     # each other word covers one street word, or two through a glued form ("hc", "thofje")
     lb = unc - k - (k if k < glued else glued)
     if lb > 0:

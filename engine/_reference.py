@@ -57,6 +57,7 @@ TYPO_PEN = f32(params.TYPO_PEN)
 TYPO_EDIT = f32(params.TYPO_EDIT)
 MUNI_PEN = f32(params.MUNI_PEN)
 ALIAS_PEN = f32(params.ALIAS_PEN)
+STREET_ALIAS_PEN = f32(params.STREET_ALIAS_PEN)
 ALIAS_WHOLE_LEN = params.ALIAS_WHOLE_LEN
 UNMATCHED_PEN = f32(params.UNMATCHED_PEN)
 ORDER_PEN = f32(params.ORDER_PEN)
@@ -1087,7 +1088,7 @@ class ReferenceIndex:
                 share = f32(len(s.tokens[ti].text)) / f32(len(self.vocab[t]))
                 p = f32(float(r.base + PREFIX_PEN) + float(PREFIX_FRAC) * (1.0 - float(share)))
             if kind & ALIAS:
-                p = p + ALIAS_PEN
+                p = p + (STREET_ALIAS_PEN if kind & 0x0F == STREET else ALIAS_PEN)
             if kind & 0x0F == MUNICIPALITY:
                 p = p + MUNI_PEN
             if best is None or p < best:

@@ -12,7 +12,11 @@ PREFIX_FRAC = 0.5        # ... plus this times the share of the token not yet ty
 TYPO_PEN = 1.6           # a word one edit away from a token
 TYPO_EDIT = 0.6          # ... plus this per further edit
 MUNI_PEN = 0.5           # a word matched the municipality rather than the locality
-ALIAS_PEN = 0.05         # a word matched an alias (abbreviation, everyday name, glued form)
+ALIAS_PEN = 0.05         # a word matched an alias of a place (everyday name, glued form)
+STREET_ALIAS_PEN = 0.2   # ... of a street word (abbreviation, glued form): the register's own
+                         # spelling as typed comes first ("pr clauslaan 7": Pr Clauslaan before
+                         # the Prins Clauslaan of bigger places); an everyday place name is what
+                         # people call the place, and costs only ALIAS_PEN
 ALIAS_WHOLE_LEN = 3      # an alias this short (st, nw, vd) answers only when typed whole: its
                          # first letters already start the word it stands for
 UNMATCHED_PEN = 0.6      # per registered street word the query did not mention

@@ -183,3 +183,20 @@ def test_a_slip_in_a_word_still_being_typed_that_starts_other_words(full_index, 
 def test_a_province_at_the_end_picks_the_place_of_that_name(full_index, q, want):
     """Bergen op Zoom is the biggest Bergen; a province after the place says which one."""
     assert first_hit(full_index, q) == want
+
+
+def test_the_registers_own_spelling_comes_before_an_expansion(full_index):
+    """`Pr Clauslaan` is registered so in Amerongen (and `Pr.Clauslaan` in Nieuwleusen): typed
+    so, they come first, before the Prins Clauslaan 7 of bigger places, which `pr` also finds."""
+    hits = [h["lines"][0] for h in full_index.suggest("Pr Clauslaan 7", limit=5)["hits"]]
+    assert sorted(hits[:2]) == ["Pr Clauslaan 7", "Pr.Clauslaan 7"]
+    assert hits[2:] and all(h == "Prins Clauslaan 7" for h in hits[2:])
+    assert first_hit(full_index, "prins clauslaan 7").startswith("Prins Clauslaan 7,")
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    ("2de hugo de grootstraat 10", "Tweede Hugo de Grootstraat 10-1, 1052 LC Amsterdam"),
+    ("nwe binnenweg 10a rotterdam", "Nieuwe Binnenweg 10A, 3015 BA Rotterdam"),
+])
+def test_ordinals_and_nwe_in_the_whole_country(full_index, q, want):
+    assert first_hit(full_index, q) == want
