@@ -1918,7 +1918,8 @@ cdef bint _cut_word(const Data* d, Search* s, Respace* r, int pos, int pieces) n
 
 cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int* whole) noexcept nogil:
     """Nothing found: read the query again with its words spaced as the register spaces them.
-    First two typed words glued where together they start a registered word ("kerk straat",
+    First a number cut from the word glued to it ("12utrecht"); then two typed words glued where
+    together they start a registered word ("kerk straat",
     "paters woldseweg", "hooi str"); then one typed word cut into words that are ("dehoven",
     "vanspeykstraat", "ankvandermoerstraat"): each piece but the last a whole token of 2+
     letters, the last the start of one, the fewest pieces first. A word that is a whole token
@@ -1929,6 +1930,7 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
     cdef Respace r
     cdef int i, L, pieces, n_nothing = 0
     cdef char both[QBUF]
+    cdef const Tok* t
     r.n = s.ntok
     r.olen = s.qlen
     r.ncut = 0
@@ -1940,6 +1942,21 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
     memcpy(r.tok, s.tok, sizeof(Tok) * r.n)
     for i in range(r.n):
         n_nothing += nothing[i]
+    for i in range(r.n):
+        # a number glued to the word after it ("kerkstraat 12utrecht"): 5+ letters are more than
+        # an addition has, and they start a registered word
+        if r.tries >= RESPACE_TRIES or n_nothing > 0:
+            break
+        t = &r.tok[i]
+        if 0 < t.digits <= 5 and t.len - t.digits >= 5 and _probe(
+                d, &r, r.orig + t.start + t.digits, t.len - t.digits) > 0:
+            r.word = i
+            r.cut[0] = t.digits
+            r.ncut = 1
+            if _try_respelled(d, s, &r, -1):
+                return
+            r.ncut = 0
+            r.word = -1
     for i in range(r.n - 1):
         if r.tries >= RESPACE_TRIES or n_nothing > 0:
             break

@@ -480,7 +480,8 @@ class ReferenceIndex:
 
     def respace_retry(self, s: Search, tokens: list[Token], nothing: list[bool], whole: list[bool]) -> None:
         """Nothing found: read the query again with its words spaced as the register spaces
-        them: two typed words glued where together they start a token ("kerk straat"), then one
+        them: a number cut from the word glued to it ("12utrecht"); two typed words glued where
+        together they start a token ("kerk straat"), then one
         typed word cut into whole tokens of 2+ letters and a last piece that starts one
         ("dehoven", "ankvandermoerstraat"), the fewest pieces first, leftmost cuts first; a
         whole token only in two whole tokens. With a word that matches nothing, only it is cut."""
@@ -502,6 +503,16 @@ class ReferenceIndex:
             s.tokens = tokenise(" ".join(words))
             self.read(s)
             return bool(s.cands)
+
+        for i, t in enumerate(tokens):
+            # a number glued to the word after it ("kerkstraat 12utrecht"): 5+ letters are more
+            # than an addition has, and they start a registered word
+            if state["tries"] >= RESPACE_TRIES or n_nothing > 0:
+                break
+            letters = t.text[t.digits:]
+            if 0 < t.digits <= 5 and len(letters) >= 5 and probe(letters) > 0 and attempt(
+                    texts[:i] + [t.text[:t.digits], letters] + texts[i + 1:], word=i, ncut=1):
+                return
 
         for i in range(len(texts) - 1):
             if state["tries"] >= RESPACE_TRIES or n_nothing > 0:

@@ -191,7 +191,10 @@ def _queries(arrays) -> list[str]:
            "wille", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz 1",
            # ordinals in every spelling, nwe for nieuwe, short aliases typed in part
            "2de hunzestraat 1 groningen", "1ste hunzestraat", "tweede schuytstraat 100", "2d", "1s",
-           "nwe boteringestraat 1", "nw kerkhof", "nieuwe n", "nieuwe k", "n", "nw", "sint s", "st j"]
+           "nwe boteringestraat 1", "nw kerkhof", "nieuwe n", "nieuwe k", "n", "nw", "sint s", "st j",
+           # a number glued to the word after it
+           "herestraat 12groningen", "12groningen", "12groningen herestraat", "herestraat 12grningen",
+           "herestraat 12abisx", "hooistraat 2denhaag", "5meistraat 1", "99999zzzzzzzzz"]
     return qs
 
 

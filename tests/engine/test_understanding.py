@@ -228,6 +228,14 @@ def test_more_respaced_words(sample_index, q, want):
     assert lines(sample_index, q)[0] == want
 
 
+@pytest.mark.parametrize("q", ["herestraat 12groningen", "herestraat12groningen", "12groningen herestraat",
+                               "HERESTRAAT 12GRONINGEN"])
+def test_a_number_glued_to_the_place(sample_index, q):
+    """The space after the number left out: five letters or more are no addition (at most
+    four), so the number is cut from the word that follows it."""
+    assert lines(sample_index, q)[0] == "Herestraat 12, 9711 LJ Groningen"
+
+
 def test_a_word_still_being_typed_is_glued_to_the_one_before(sample_index):
     """`hooi str` is no street of two words: `hooistr` starts Hooistraat."""
     assert lines(sample_index, "hooi str 2 den haag")[0] == "Hooistraat 2, 2514 BM 's-Gravenhage"
