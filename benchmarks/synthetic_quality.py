@@ -10,7 +10,8 @@ words cut to two thirds and the place to 4 letters; `straat` written `str`; a po
 to the number; a whole pasted line with postcode; street, number and postcode; place first
 with a comma, in capitals; the letter and addition as separate words; `ij` typed `y`; the
 street's words written together (`VanSpeijkstraat`); `straat`, `weg`, `laan`... written apart
-(`Van Speijk straat`); `nr.` before the number; one slip of a key in a street word of 6+
+(`Van Speijk straat`); `nr.` before the number; `nr`, `no.`, `nummer`... before the number with
+no place; one slip of a key in a street word of 6+
 letters; one slip in the place name; two slips in a street word of 9+ letters; a slip in a
 street word still being typed (cut two letters short) with the place cut to 4 letters; `ij`
 and `ei` swapped in the street; a slip in the postcode typed after the street and number; the
@@ -64,6 +65,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     pc_rng = random.Random(args.seed + 1)   # its own stream: the other forms stay as they were
     add_rng = random.Random(args.seed + 2)  # ... and this one's
+    marker_rng = random.Random(args.seed + 3)
     counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for r in rng.sample(range(len(t.number)), args.n):
         street, place = t.streets[t.street[r]], t.localities[t.locality[r]]
@@ -126,6 +128,9 @@ def main() -> None:
             extra = add_rng.choice(["a", "b", "h", "hs", "1", "2", "bis", "zw", "rd"])
             sep = add_rng.choice(["-", " "] if extra.isdigit() else ["", "-", " "])
             forms["wrong_addition"] = f"{street} {number}{sep}{extra} {place}".lower()
+        # a word that says a number follows, as people write it, and no place ("kerkstraat no. 5")
+        marker = marker_rng.choice(["nr", "nr.", "no", "no.", "nummer", "num"])
+        forms["number_marker_open"] = f"{street} {marker} {number}"
         # the postcode still being typed after the street and number
         forms["postcode_typing"] = f"{street} {number} {postcode[:4]}"
         forms["postcode_typing_letter"] = f"{street} {number} {postcode[:4]} {postcode[4]}".lower()

@@ -961,6 +961,13 @@ cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
             else:
                 s.area = t.value
                 s.split_pc = 1
+    # a word that only says a number follows, after another word and before the number
+    # ("kerkstraat no 5", "herestraat nr. 12"), is no word of a name ("no" starts Noordwijk)
+    for i in range(1, s.ntok - 1):
+        if not consumed[i] and not consumed[i + 1] and s.tok[i].digits == 0 and _number_like(
+                &s.tok[i + 1]) and _in_list(_number_ptr, _number_len, _n_number, s.q + s.tok[i].start,
+                                            s.tok[i].len):
+            consumed[i] = 1
     # house-number candidates: digits (1..5 of them, value 1..99999) with at most 4 letters glued
     for i in range(s.ntok):
         t = &s.tok[i]

@@ -1020,6 +1020,13 @@ class ReferenceIndex:
                     s.area = t.value
                     s.split_pc = True
 
+        # a word that only says a number follows, after another word and before the number
+        # ("kerkstraat no 5"), is no word of a name ("no" starts Noordwijk)
+        for i in range(1, len(toks) - 1):
+            if (not consumed[i] and not consumed[i + 1] and toks[i].digits == 0 and number_like(toks[i + 1])
+                    and toks[i].text in NUMBER_WORDS):
+                consumed[i] = True
+
         # house-number candidates: 1..5 digits, value 1..99999, at most 4 letters glued on
         numbers = []
         all_known = True       # every numeric token could also be the word of some name

@@ -194,7 +194,10 @@ def _queries(arrays) -> list[str]:
            "nwe boteringestraat 1", "nw kerkhof", "nieuwe n", "nieuwe k", "n", "nw", "sint s", "st j",
            # a number glued to the word after it
            "herestraat 12groningen", "12groningen", "12groningen herestraat", "herestraat 12grningen",
-           "herestraat 12abisx", "hooistraat 2denhaag", "5meistraat 1", "99999zzzzzzzzz"]
+           "herestraat 12abisx", "hooistraat 2denhaag", "5meistraat 1", "99999zzzzzzzzz",
+           # a number word between a word and the number
+           "herestraat no 1", "kerkstraat num 1", "no 12 herestraat", "kerkstraat no", "nummer 12",
+           "9711 lj nr 12", "herestraat no 9711lj", "herestraat nr nr 12"]
     return qs
 
 

@@ -254,6 +254,14 @@ def test_a_word_that_only_says_a_number_follows(sample_index, q):
     assert lines(sample_index, q)[0] == "Hooistraat 2, 2514 BM 's-Gravenhage"
 
 
+@pytest.mark.parametrize("q", ["herestraat no 1", "herestraat no. 1", "herestraat num 1", "Herestraat Nr. 1"])
+def test_a_number_word_between_the_street_and_the_number_is_no_name(sample_index, q):
+    """`no` starts Noordlaren, where Kerkstraat 1 is two slips from `herestraat`: between a
+    word and the number it only says a number follows."""
+    assert lines(sample_index, q) == lines(sample_index, "herestraat 1")
+    assert lines(sample_index, q)[0] == "Herestraat 1, 9711 LA Groningen"
+
+
 @pytest.mark.parametrize("q", ["hooistraat 2-5 den haag", "hooistraat 2 hs den haag", "hooistraat 2hs den haag",
                                "2514bm 2-5", "2514 BM 2 zz", "hooistraat 2 bis"])
 def test_an_addition_the_house_does_not_have_still_finds_the_house(sample_index, q):
