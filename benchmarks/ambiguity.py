@@ -43,10 +43,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from engine.normalize import fold  # noqa: E402
+from engine.normalize import FOLD_LIMIT, fold, fold_table  # noqa: E402
 from engine.source import read_source  # noqa: E402
 
 KS = (1, 5, 10)
+_FOLD = fold_table()
 TYPING_LIMIT = 5  # the evaluator's keystroke simulation asks with limit 5
 
 
@@ -63,8 +64,10 @@ def expected(n: int) -> dict[str, float]:
 
 
 def _compact(text: str) -> str:
-    """`text` folded as the engine folds it, with no spaces: what a typed prefix is compared on."""
-    return fold(text).replace(" ", "")
+    """`text` folded as the engine folds each character (case, diacritics, punctuation), with no
+    spaces: what a typed prefix is compared on. `ij` stays two letters here (the engine reads it
+    as `y`), so that a prefix ending in the `i` of `ij` still starts the words it starts."""
+    return "".join(_FOLD[ord(c)] if ord(c) < FOLD_LIMIT else " " for c in text).replace(" ", "")
 
 
 def rendered_texts(t) -> dict[str, list[str]]:
