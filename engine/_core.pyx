@@ -1568,6 +1568,17 @@ cdef inline int _pc_index(const Data* d, int code) noexcept nogil:
     return _lower_bound(d.pc_code, 0, d.n_pc, code)
 
 
+cdef inline bint _pc_exists(const Data* d, const char* digits, const char* letters) noexcept nogil:
+    """Are the four digits and the two (lower-case) letters a registered postcode?"""
+    cdef int code, p
+    if digits[0] == 48 or not (97 <= letters[0] <= 122 and 97 <= letters[1] <= 122):
+        return False
+    code = (((digits[0] - 48) * 10 + digits[1] - 48) * 10 + digits[2] - 48) * 10 + digits[3] - 48
+    code = code * 676 + (letters[0] - 97) * 26 + (letters[1] - 97)
+    p = _pc_index(d, code)
+    return p < d.n_pc and d.pc_code[p] == code
+
+
 cdef void _cand_add(Search* s, float score, int32_t addr, int32_t key, int interp) noexcept nogil:
     cdef int i, worst
     for i in range(s.ncand):
@@ -1925,7 +1936,8 @@ cdef bint _cut_word(const Data* d, Search* s, Respace* r, int pos, int pieces) n
 
 cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int* whole) noexcept nogil:
     """Nothing found: read the query again with its words spaced as the register spaces them.
-    First a number cut from the word glued to it ("12utrecht"); then two typed words glued where
+    First digits cut from what is glued to them ("12utrecht", "9711ljgroningen", "129711lj");
+    then two typed words glued where
     together they start a registered word ("kerk straat",
     "paters woldseweg", "hooi str"); then one typed word cut into words that are ("dehoven",
     "vanspeykstraat", "ankvandermoerstraat"): each piece but the last a whole token of 2+
@@ -1938,6 +1950,8 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
     cdef int i, L, pieces, n_nothing = 0
     cdef char both[QBUF]
     cdef const Tok* t
+    cdef const char* w
+    cdef int c
     r.n = s.ntok
     r.olen = s.qlen
     r.ncut = 0
@@ -1950,15 +1964,29 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
     for i in range(r.n):
         n_nothing += nothing[i]
     for i in range(r.n):
-        # a number glued to the word after it ("kerkstraat 12utrecht"): 5+ letters are more than
-        # an addition has, and they start a registered word
-        if r.tries >= RESPACE_TRIES or n_nothing > 0:
+        # digits glued to what follows them: a number to the word after it ("kerkstraat
+        # 12utrecht": 5+ letters are more than an addition has, and they start a registered
+        # word); a registered postcode to the place ("9711ljgroningen"); the house number to a
+        # registered postcode, where a pasted address lost its line break ("herestraat 129711 lj")
+        if r.tries >= RESPACE_TRIES:
             break
         t = &r.tok[i]
-        if 0 < t.digits <= 5 and t.len - t.digits >= 5 and _probe(
-                d, &r, r.orig + t.start + t.digits, t.len - t.digits) > 0:
+        w = r.orig + t.start
+        c = 0
+        if 0 < t.digits <= 5 and t.len - t.digits >= 5 and n_nothing == 0 and _probe(
+                d, &r, w + t.digits, t.len - t.digits) > 0:
+            c = t.digits
+        elif t.digits == 4 and t.len >= 9 and _pc_exists(d, w, w + 4) and _probe(d, &r, w + 6, t.len - 6) > 0:
+            c = 6
+        elif 5 <= t.digits <= 9:
+            if t.len == t.digits + 2 and _pc_exists(d, w + t.digits - 4, w + t.digits):
+                c = t.digits - 4
+            elif t.len == t.digits and i + 1 < r.n and r.tok[i + 1].len == 2 and r.tok[i + 1].digits == 0 \
+                    and _pc_exists(d, w + t.digits - 4, r.orig + r.tok[i + 1].start):
+                c = t.digits - 4
+        if c > 0:
             r.word = i
-            r.cut[0] = t.digits
+            r.cut[0] = c
             r.ncut = 1
             if _try_respelled(d, s, &r, -1):
                 return
@@ -2002,7 +2030,8 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
     zzzzzz utrecht"), the words that only say a number follows ("kerkstraat nr 12") and the
     words that label a form's field ("gemeente amsterdam"; LABEL_WORDS); then
     also without the country or province words that end the query ("..., Den Haag, Nederland",
-    "hengelo ov"; REGION_WORDS, at most 3); then also without the words that match only with a
+    "hengelo ov"; REGION_WORDS) and the country words that open it (COUNTRY_WORDS; at most 3 in
+    all); then also without the words that match only with a
     slip (loose: "wirle de zwijgerlaan 5 cast"); then also without the letters and additions typed
     with the house number, which this house may not have ("damrak 1 hs", "kerkstraat 12-2"),
     or the floor ("damrak 1 3 hoog"; FLOOR_WORDS), for the last two numbers typed; then
@@ -2030,6 +2059,19 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
             drop[i] = 2
             nr += 1
             i -= 1
+        else:
+            break
+    # ... and the country that opens it ("nederland, groningen, herestraat 12"; a province there
+    # is the place of that name more likely)
+    i = 0
+    while i < n and nr < 3:
+        if drop[i]:
+            i += 1
+        elif saved[i].digits == 0 and _in_list(_region_ptr, _region_len, _n_country,
+                                               s.q + saved[i].start, saved[i].len):
+            drop[i] = 2
+            nr += 1
+            i += 1
         else:
             break
     for i in range(n):
@@ -2519,9 +2561,10 @@ cdef const void* _ptr(dict arrays, str name) except NULL:
 
 
 # words that may end a pasted address line without naming any address: the country, a
-# province or its abbreviation ("hengelo ov"); dropped only when the query finds nothing
-REGION_WORDS = ("nederland", "netherlands", "the", "holland", "nl", "nld", "noord", "zuid",
-                "brabant", "gelderland", "overijssel", "friesland", "fryslan", "drenthe",
+# province or its abbreviation ("hengelo ov"); dropped only when the query finds nothing. The
+# country may also open it ("nederland, groningen, ...")
+COUNTRY_WORDS = ("nederland", "netherlands", "the", "holland", "nl", "nld")
+REGION_WORDS = COUNTRY_WORDS + ("noord", "zuid", "brabant", "gelderland", "overijssel", "friesland", "fryslan", "drenthe",
                 "flevoland", "zeeland", "limburg", "ov", "gld", "gl", "nh", "zh", "nb", "lb", "li",
                 "zl", "ze", "fl", "fr", "dr", "gn", "gr", "ut",
                 # a part of town after the place ("amsterdam centrum", "utrecht oost")
@@ -2537,8 +2580,9 @@ REGION_PROVINCE = {"friesland": "Friesland", "fryslan": "Friesland", "fr": "Frie
                    "nh": "Noord-Holland", "zh": "Zuid-Holland", "zeeland": "Zeeland", "zl": "Zeeland",
                    "ze": "Zeeland", "brabant": "Noord-Brabant", "nb": "Noord-Brabant",
                    "limburg": "Limburg", "lb": "Limburg", "li": "Limburg"}
-# words that only say a house number follows ("kerkstraat nr 12"); dropped only when the query
-# finds nothing ("Nr" is also a street)
+# words that only say a house number follows ("kerkstraat nr 12"): between another word and the
+# number read as that at once (_parse); elsewhere dropped only when the query finds nothing
+# ("Nummer" is also a street)
 NUMBER_WORDS = ("nr", "no", "nummer", "huisnummer", "hnr", "number", "num")
 _NUMBER_BYTES = [w.encode() for w in NUMBER_WORDS]
 # words that say which floor or part of a house, typed after its number ("damrak 1 3 hoog",
@@ -2565,6 +2609,7 @@ cdef int _n_label = 0
 cdef const char* _region_ptr[64]
 cdef int _region_len[64]
 cdef int _n_region = 0
+cdef int _n_country = len(COUNTRY_WORDS)   # the first words of _region_ptr
 
 
 cdef int _point_at(list words, const char** ptr, int* lens, int cap) except -1:

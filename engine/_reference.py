@@ -44,7 +44,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import params
-from ._core import FLOOR_WORDS, LABEL_WORDS, NUMBER_WORDS, REGION_PROVINCE, REGION_WORDS, SIZES, QueryError, _coordinate
+from ._core import (
+    COUNTRY_WORDS,
+    FLOOR_WORDS,
+    LABEL_WORDS,
+    NUMBER_WORDS,
+    REGION_PROVINCE,
+    REGION_WORDS,
+    SIZES,
+    QueryError,
+    _coordinate,
+)
 from .normalize import FOLD_LIMIT, fold_table
 from .vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET
 
@@ -480,7 +490,8 @@ class ReferenceIndex:
 
     def respace_retry(self, s: Search, tokens: list[Token], nothing: list[bool], whole: list[bool]) -> None:
         """Nothing found: read the query again with its words spaced as the register spaces
-        them: a number cut from the word glued to it ("12utrecht"); two typed words glued where
+        them: digits cut from what is glued to them ("12utrecht", "9711ljgroningen", "129711lj");
+        two typed words glued where
         together they start a token ("kerk straat"), then one
         typed word cut into whole tokens of 2+ letters and a last piece that starts one
         ("dehoven", "ankvandermoerstraat"), the fewest pieces first, leftmost cuts first; a
@@ -504,14 +515,32 @@ class ReferenceIndex:
             self.read(s)
             return bool(s.cands)
 
+        def pc_exists(digits: str, letters: str) -> bool:
+            if digits[0] == "0" or not (letters.isalpha() and letters.islower()):
+                return False
+            code = int(digits) * 676 + _letters(letters)
+            p = bisect_left(self.pc_code, code)
+            return p < len(self.pc_code) and self.pc_code[p] == code
+
         for i, t in enumerate(tokens):
-            # a number glued to the word after it ("kerkstraat 12utrecht"): 5+ letters are more
-            # than an addition has, and they start a registered word
-            if state["tries"] >= RESPACE_TRIES or n_nothing > 0:
+            # digits glued to what follows them: a number to the word after it ("kerkstraat
+            # 12utrecht"), a registered postcode to the place ("9711ljgroningen"), the house
+            # number to a registered postcode ("herestraat 129711 lj")
+            if state["tries"] >= RESPACE_TRIES:
                 break
-            letters = t.text[t.digits:]
-            if 0 < t.digits <= 5 and len(letters) >= 5 and probe(letters) > 0 and attempt(
-                    texts[:i] + [t.text[:t.digits], letters] + texts[i + 1:], word=i, ncut=1):
+            text, dg = t.text, t.digits
+            c = 0
+            if 0 < dg <= 5 and len(text) - dg >= 5 and n_nothing == 0 and probe(text[dg:]) > 0:
+                c = dg
+            elif dg == 4 and len(text) >= 9 and pc_exists(text[:4], text[4:6]) and probe(text[6:]) > 0:
+                c = 6
+            elif 5 <= dg <= 9:
+                if len(text) == dg + 2 and pc_exists(text[dg - 4:dg], text[dg:]):
+                    c = dg - 4
+                elif (len(text) == dg and i + 1 < len(tokens) and len(tokens[i + 1].text) == 2
+                      and tokens[i + 1].digits == 0 and pc_exists(text[dg - 4:dg], tokens[i + 1].text)):
+                    c = dg - 4
+            if c and attempt(texts[:i] + [text[:c], text[c:]] + texts[i + 1:], word=i, ncut=1):
                 return
 
         for i in range(len(texts) - 1):
@@ -580,6 +609,15 @@ class ReferenceIndex:
             elif not tokens[i].digits and tokens[i].text in REGION_WORDS:
                 region[i] = True
                 i -= 1
+            else:
+                break
+        i = 0                   # ... and the country that opens it
+        while i < n and sum(region) < 3:
+            if drop[i] or region[i]:
+                i += 1
+            elif not tokens[i].digits and tokens[i].text in COUNTRY_WORDS:
+                region[i] = True
+                i += 1
             else:
                 break
         slipped = [loose[i] and not drop[i] and not region[i] for i in range(n)]

@@ -197,7 +197,12 @@ def _queries(arrays) -> list[str]:
            "herestraat 12abisx", "hooistraat 2denhaag", "5meistraat 1", "99999zzzzzzzzz",
            # a number word between a word and the number
            "herestraat no 1", "kerkstraat num 1", "no 12 herestraat", "kerkstraat no", "nummer 12",
-           "9711 lj nr 12", "herestraat no 9711lj", "herestraat nr nr 12"]
+           "9711 lj nr 12", "herestraat no 9711lj", "herestraat nr nr 12",
+           # digits glued to what follows them; the country first
+           "herestraat 129711 lj groningen", "herestraat 129711lj", "herestraat 12 9711ljgroningen",
+           "9711ljgroningen 12", "9711ljzzzz", "129711 zz", "999999999 ab", "0000abcdefgh", "12345678901ab",
+           "nederland, groningen, herestraat 12", "nl herestraat 12", "the the the herestraat",
+           "nederland nederland nederland nederland herestraat 1", "nl"]
     return qs
 
 

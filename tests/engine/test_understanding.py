@@ -236,6 +236,15 @@ def test_a_number_glued_to_the_place(sample_index, q):
     assert lines(sample_index, q)[0] == "Herestraat 12, 9711 LJ Groningen"
 
 
+@pytest.mark.parametrize("q", ["Herestraat 129711 LJ Groningen", "herestraat 129711lj", "herestraat 12 9711ljgroningen",
+                               "9711LJGroningen 12", "Nederland, Groningen, Herestraat 12",
+                               "NL herestraat 12 groningen", "the netherlands, herestraat 12 groningen"])
+def test_a_pasted_address_that_lost_its_breaks_or_opens_with_the_country(sample_index, q):
+    """A line break lost between the number and the postcode, or between the postcode and the
+    place; the country first. The postcode glued to either side must be a registered one."""
+    assert lines(sample_index, q)[0] == "Herestraat 12, 9711 LJ Groningen"
+
+
 def test_a_word_still_being_typed_is_glued_to_the_one_before(sample_index):
     """`hooi str` is no street of two words: `hooistr` starts Hooistraat."""
     assert lines(sample_index, "hooi str 2 den haag")[0] == "Hooistraat 2, 2514 BM 's-Gravenhage"

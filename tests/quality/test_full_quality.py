@@ -200,3 +200,11 @@ def test_the_registers_own_spelling_comes_before_an_expansion(full_index):
 ])
 def test_ordinals_and_nwe_in_the_whole_country(full_index, q, want):
     assert first_hit(full_index, q) == want
+
+
+@pytest.mark.parametrize("q", ["nederland herestraat 12 groningen", "NL herestraat 12 groningen",
+                               "Nederland, Groningen, Herestraat 12"])
+def test_the_country_first(full_index, q):
+    """`nederland` and `nl` start names in the whole country (Nederlandstraat, ...), so a query
+    that opens with the country found nothing; it is left out like the country at the end."""
+    assert first_hit(full_index, q) == "Herestraat 12, 9711 LJ Groningen"
