@@ -1568,15 +1568,22 @@ cdef inline int _pc_index(const Data* d, int code) noexcept nogil:
     return _lower_bound(d.pc_code, 0, d.n_pc, code)
 
 
-cdef inline bint _pc_exists(const Data* d, const char* digits, const char* letters) noexcept nogil:
-    """Are the four digits and the two (lower-case) letters a registered postcode?"""
+cdef inline int _pc_find(const Data* d, const char* digits, const char* letters) noexcept nogil:
+    """The index of the registered postcode of four digits and two (lower-case) letters, or -1."""
     cdef int code, p
     if digits[0] == 48 or not (97 <= letters[0] <= 122 and 97 <= letters[1] <= 122):
-        return False
+        return -1
     code = (((digits[0] - 48) * 10 + digits[1] - 48) * 10 + digits[2] - 48) * 10 + digits[3] - 48
     code = code * 676 + (letters[0] - 97) * 26 + (letters[1] - 97)
     p = _pc_index(d, code)
-    return p < d.n_pc and d.pc_code[p] == code
+    return p if p < d.n_pc and d.pc_code[p] == code else -1
+
+
+cdef inline bint _pc_holds(const Data* d, int p, int number) noexcept nogil:
+    """Does postcode p (an index into pc_code) hold a house with this number?"""
+    cdef int hi = d.pc_start[p + 1]
+    cdef int a = _lower_bound_number(d, d.pc_start[p], hi, number, True)
+    return a < hi and d.a_number[d.pc_addr[a]] == number
 
 
 cdef void _cand_add(Search* s, float score, int32_t addr, int32_t key, int interp) noexcept nogil:
@@ -1951,7 +1958,7 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
     cdef char both[QBUF]
     cdef const Tok* t
     cdef const char* w
-    cdef int c
+    cdef int c, p, number
     r.n = s.ntok
     r.olen = s.qlen
     r.ncut = 0
@@ -1976,14 +1983,20 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
         if 0 < t.digits <= 5 and t.len - t.digits >= 5 and n_nothing == 0 and _probe(
                 d, &r, w + t.digits, t.len - t.digits) > 0:
             c = t.digits
-        elif t.digits == 4 and t.len >= 9 and _pc_exists(d, w, w + 4) and _probe(d, &r, w + 6, t.len - 6) > 0:
+        elif t.digits == 4 and t.len >= 9 and _pc_find(d, w, w + 4) >= 0 and _probe(d, &r, w + 6, t.len - 6) > 0:
             c = 6
         elif 5 <= t.digits <= 9:
-            if t.len == t.digits + 2 and _pc_exists(d, w + t.digits - 4, w + t.digits):
-                c = t.digits - 4
-            elif t.len == t.digits and i + 1 < r.n and r.tok[i + 1].len == 2 and r.tok[i + 1].digits == 0 \
-                    and _pc_exists(d, w + t.digits - 4, r.orig + r.tok[i + 1].start):
-                c = t.digits - 4
+            # the postcode must hold that house number: then the break is what was lost
+            p = -1
+            if t.len == t.digits + 2:
+                p = _pc_find(d, w + t.digits - 4, w + t.digits)
+            elif t.len == t.digits and i + 1 < r.n and r.tok[i + 1].len == 2 and r.tok[i + 1].digits == 0:
+                p = _pc_find(d, w + t.digits - 4, r.orig + r.tok[i + 1].start)
+            if p >= 0:
+                number = 0
+                for c in range(t.digits - 4):
+                    number = number * 10 + w[c] - 48
+                c = t.digits - 4 if _pc_holds(d, p, number) else 0
         if c > 0:
             r.word = i
             r.cut[0] = c
@@ -2220,11 +2233,8 @@ cdef bint _postcode_slips(const Data* d, Search* s, const Tok* saved, const int*
         if i >= d.n_pc or d.pc_code[i] != code:
             continue
         if nnum > 0:
-            lo = d.pc_start[i]
-            hi = d.pc_start[i + 1]
             for m in range(nnum):
-                a = _lower_bound_number(d, lo, hi, nums[m], True)
-                if a < hi and d.a_number[d.pc_addr[a]] == nums[m]:
+                if _pc_holds(d, i, nums[m]):
                     break
             else:
                 continue

@@ -515,12 +515,12 @@ class ReferenceIndex:
             self.read(s)
             return bool(s.cands)
 
-        def pc_exists(digits: str, letters: str) -> bool:
+        def pc_find(digits: str, letters: str) -> int:
             if digits[0] == "0" or not (letters.isalpha() and letters.islower()):
-                return False
+                return -1
             code = int(digits) * 676 + _letters(letters)
             p = bisect_left(self.pc_code, code)
-            return p < len(self.pc_code) and self.pc_code[p] == code
+            return p if p < len(self.pc_code) and self.pc_code[p] == code else -1
 
         for i, t in enumerate(tokens):
             # digits glued to what follows them: a number to the word after it ("kerkstraat
@@ -532,13 +532,17 @@ class ReferenceIndex:
             c = 0
             if 0 < dg <= 5 and len(text) - dg >= 5 and n_nothing == 0 and probe(text[dg:]) > 0:
                 c = dg
-            elif dg == 4 and len(text) >= 9 and pc_exists(text[:4], text[4:6]) and probe(text[6:]) > 0:
+            elif dg == 4 and len(text) >= 9 and pc_find(text[:4], text[4:6]) >= 0 and probe(text[6:]) > 0:
                 c = 6
             elif 5 <= dg <= 9:
-                if len(text) == dg + 2 and pc_exists(text[dg - 4:dg], text[dg:]):
-                    c = dg - 4
+                # the postcode must hold that house number: then the break is what was lost
+                p = -1
+                if len(text) == dg + 2:
+                    p = pc_find(text[dg - 4:dg], text[dg:])
                 elif (len(text) == dg and i + 1 < len(tokens) and len(tokens[i + 1].text) == 2
-                      and tokens[i + 1].digits == 0 and pc_exists(text[dg - 4:dg], tokens[i + 1].text)):
+                      and tokens[i + 1].digits == 0):
+                    p = pc_find(text[dg - 4:dg], tokens[i + 1].text)
+                if p >= 0 and self.pc_holds(p, int(text[:dg - 4])):
                     c = dg - 4
             if c and attempt(texts[:i] + [text[:c], text[c:]] + texts[i + 1:], word=i, ncut=1):
                 return
@@ -691,6 +695,10 @@ class ReferenceIndex:
                 p = self.province_id.get(tokens[i - 1].text.capitalize() + "-Holland", -1)
         return p
 
+    def pc_holds(self, p: int, number: int) -> bool:
+        """Does postcode p (an index into pc_code) hold a house with this number?"""
+        return number in {int(self.a["a_number"][a]) for a in self.a["pc_addr"][self.pc_start[p]:self.pc_start[p + 1]]}
+
     def postcode_slips(self, s: Search, tokens: list[Token], gone: list[bool], k: int, last: int) -> bool:
         """The postcodes one slip from the typed one (tokens k..last) that exist, each read with
         the other words, every one of which must then name the address, and the house number
@@ -721,8 +729,7 @@ class ReferenceIndex:
             p = bisect_left(self.pc_code, code)
             if p >= len(self.pc_code) or self.pc_code[p] != code:
                 continue
-            if nums and not nums & {int(self.a["a_number"][a])
-                                    for a in self.a["pc_addr"][self.pc_start[p]:self.pc_start[p + 1]]}:
+            if nums and not any(self.pc_holds(p, n) for n in nums):
                 continue          # PERF (C): it holds none of the typed numbers
             s.tokens = [Token(v, 4, int(v[:4])) if i == k else t for i, t in enumerate(tokens)
                         if not gone[i] and not k < i <= last]
