@@ -69,9 +69,14 @@ ORDINALS: tuple[tuple[str, ...], ...] = (
 # Everyday names of places whose registered name people rarely type.
 PLACE_ALIASES: dict[str, tuple[str, ...]] = {
     "'s-Gravenhage": ("Den Haag", "The Hague"),
-    "'s-Hertogenbosch": ("Den Bosch",),
+    "'s-Hertogenbosch": ("Den Bosch", "Bois-le-Duc"),
     "Amsterdam": ("Adam",),      # typed A'dam: the query glues a lone letter to the word
     "Rotterdam": ("Rdam",),
+    "Dordrecht": ("Dordt",),
+    # the names visitors from abroad use
+    "Vlissingen": ("Flushing",),
+    "Hoek van Holland": ("Hook of Holland",),
+    "Nijmegen": ("Nimwegen",),
     # Friesland: the Frisian name of a place registered in Dutch ...
     "Leeuwarden": ("Ljouwert",),
     "Sneek": ("Snits",),
