@@ -69,7 +69,7 @@ ORDINALS: tuple[tuple[str, ...], ...] = (
 # Everyday names of places whose registered name people rarely type.
 PLACE_ALIASES: dict[str, tuple[str, ...]] = {
     "'s-Gravenhage": ("Den Haag", "The Hague"),
-    "'s-Hertogenbosch": ("Den Bosch", "Bois-le-Duc"),
+    "'s-Hertogenbosch": ("Den Bosch",),   # not Bois-le-Duc: "leden" (Leiden, a slip) read as le + den
     "Amsterdam": ("Adam",),      # typed A'dam: the query glues a lone letter to the word
     "Rotterdam": ("Rdam",),
     "Dordrecht": ("Dordt",),
