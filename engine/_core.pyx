@@ -1944,8 +1944,7 @@ cdef bint _cut_word(const Data* d, Search* s, Respace* r, int pos, int pieces) n
 cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int* whole) noexcept nogil:
     """Nothing found: read the query again with its words spaced as the register spaces them.
     First digits cut from what is glued to them ("12utrecht", "9711ljgroningen", "129711lj");
-    then two typed words glued where
-    together they start a registered word ("kerk straat",
+    then two typed words glued where together they start a registered word ("kerk straat",
     "paters woldseweg", "hooi str"); then one typed word cut into words that are ("dehoven",
     "vanspeykstraat", "ankvandermoerstraat"): each piece but the last a whole token of 2+
     letters, the last the start of one, the fewest pieces first. A word that is a whole token
@@ -1994,9 +1993,10 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
                 p = _pc_find(d, w + t.digits - 4, r.orig + r.tok[i + 1].start)
             if p >= 0:
                 number = 0
-                for c in range(t.digits - 4):
-                    number = number * 10 + w[c] - 48
-                c = t.digits - 4 if _pc_holds(d, p, number) else 0
+                for L in range(t.digits - 4):
+                    number = number * 10 + w[L] - 48
+                if _pc_holds(d, p, number):
+                    c = t.digits - 4
         if c > 0:
             r.word = i
             r.cut[0] = c
@@ -2165,8 +2165,8 @@ cdef bint _postcode_slips(const Data* d, Search* s, const Tok* saved, const int*
     finds something answers. A slip is a wrong letter, a wrong digit, or two neighbouring
     digits or the letters swapped. PERF: when numbers were typed, only a postcode that holds
     one of them as a house number is read."""
-    cdef int i, j, m, v, c, pos, a, b, at = s.qlen + 1, saved_pass = s.max_pass, nnum = 0, lo, hi, vi = 0
-    cdef int32_t code, typed
+    cdef int i, j, m, v, c, pos, a, b, at = s.qlen + 1, saved_pass = s.max_pass, nnum = 0, vi = 0
+    cdef int32_t typed
     cdef char pc[6]
     cdef int found = 0
     cdef int nums[MAXT]
@@ -2222,15 +2222,8 @@ cdef bint _postcode_slips(const Data* d, Search* s, const Tok* saved, const int*
             if c >= pc[pos]:
                 c += 1
             s.q[at + pos] = <char>c
-        if s.q[at] == 48:
-            continue
-        code = ((s.q[at] - 48) * 1000 + (s.q[at + 1] - 48) * 100 + (s.q[at + 2] - 48) * 10
-                + (s.q[at + 3] - 48))
-        code = code * 676 + (s.q[at + 4] - 97) * 26 + (s.q[at + 5] - 97)
-        if code == typed:
-            continue
-        i = _pc_index(d, code)
-        if i >= d.n_pc or d.pc_code[i] != code:
+        i = _pc_find(d, s.q + at, s.q + at + 4)
+        if i < 0 or d.pc_code[i] == typed:
             continue
         if nnum > 0:
             for m in range(nnum):
@@ -2238,7 +2231,7 @@ cdef bint _postcode_slips(const Data* d, Search* s, const Tok* saved, const int*
                     break
             else:
                 continue
-        s.tok[vi].value = code // 676
+        s.tok[vi].value = d.pc_code[i] // 676
         _read(d, s)
         if s.ncand > 0:
             found = 1

@@ -491,8 +491,7 @@ class ReferenceIndex:
     def respace_retry(self, s: Search, tokens: list[Token], nothing: list[bool], whole: list[bool]) -> None:
         """Nothing found: read the query again with its words spaced as the register spaces
         them: digits cut from what is glued to them ("12utrecht", "9711ljgroningen", "129711lj");
-        two typed words glued where
-        together they start a token ("kerk straat"), then one
+        two typed words glued where together they start a token ("kerk straat"), then one
         typed word cut into whole tokens of 2+ letters and a last piece that starts one
         ("dehoven", "ankvandermoerstraat"), the fewest pieces first, leftmost cuts first; a
         whole token only in two whole tokens. With a word that matches nothing, only it is cut."""
@@ -515,13 +514,6 @@ class ReferenceIndex:
             self.read(s)
             return bool(s.cands)
 
-        def pc_find(digits: str, letters: str) -> int:
-            if digits[0] == "0" or not (letters.isalpha() and letters.islower()):
-                return -1
-            code = int(digits) * 676 + _letters(letters)
-            p = bisect_left(self.pc_code, code)
-            return p if p < len(self.pc_code) and self.pc_code[p] == code else -1
-
         for i, t in enumerate(tokens):
             # digits glued to what follows them: a number to the word after it ("kerkstraat
             # 12utrecht"), a registered postcode to the place ("9711ljgroningen"), the house
@@ -532,16 +524,16 @@ class ReferenceIndex:
             c = 0
             if 0 < dg <= 5 and len(text) - dg >= 5 and n_nothing == 0 and probe(text[dg:]) > 0:
                 c = dg
-            elif dg == 4 and len(text) >= 9 and pc_find(text[:4], text[4:6]) >= 0 and probe(text[6:]) > 0:
+            elif dg == 4 and len(text) >= 9 and self.pc_find(text[:4], text[4:6]) >= 0 and probe(text[6:]) > 0:
                 c = 6
             elif 5 <= dg <= 9:
                 # the postcode must hold that house number: then the break is what was lost
                 p = -1
                 if len(text) == dg + 2:
-                    p = pc_find(text[dg - 4:dg], text[dg:])
+                    p = self.pc_find(text[dg - 4:dg], text[dg:])
                 elif (len(text) == dg and i + 1 < len(tokens) and len(tokens[i + 1].text) == 2
                       and tokens[i + 1].digits == 0):
-                    p = pc_find(text[dg - 4:dg], tokens[i + 1].text)
+                    p = self.pc_find(text[dg - 4:dg], tokens[i + 1].text)
                 if p >= 0 and self.pc_holds(p, int(text[:dg - 4])):
                     c = dg - 4
             if c and attempt(texts[:i] + [text[:c], text[c:]] + texts[i + 1:], word=i, ncut=1):
@@ -695,6 +687,14 @@ class ReferenceIndex:
                 p = self.province_id.get(tokens[i - 1].text.capitalize() + "-Holland", -1)
         return p
 
+    def pc_find(self, digits: str, letters: str) -> int:
+        """The index of the registered postcode of four digits and two lower-case letters, or -1."""
+        if digits[0] == "0" or not (letters.isalpha() and letters.islower()):
+            return -1
+        code = int(digits) * 676 + _letters(letters)
+        p = bisect_left(self.pc_code, code)
+        return p if p < len(self.pc_code) and self.pc_code[p] == code else -1
+
     def pc_holds(self, p: int, number: int) -> bool:
         """Does postcode p (an index into pc_code) hold a house with this number?"""
         return number in {int(self.a["a_number"][a]) for a in self.a["pc_addr"][self.pc_start[p]:self.pc_start[p + 1]]}
@@ -723,11 +723,8 @@ class ReferenceIndex:
         s.max_pass, s.pc_strict = 1, 2
         found = False
         for v in variants:
-            if v[0] == "0":
-                continue
-            code = int(v[:4]) * 676 + (ord(v[4]) - 97) * 26 + (ord(v[5]) - 97)
-            p = bisect_left(self.pc_code, code)
-            if p >= len(self.pc_code) or self.pc_code[p] != code:
+            p = self.pc_find(v[:4], v[4:])
+            if p < 0:
                 continue
             if nums and not any(self.pc_holds(p, n) for n in nums):
                 continue          # PERF (C): it holds none of the typed numbers
