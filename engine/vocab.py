@@ -204,8 +204,6 @@ class Vocabulary:
             pairs.setdefault(abbr, set()).update(words)
         for abbr, words in (derived or {}).items():
             pairs.setdefault(abbr, set()).update(words)
-        for spellings in ORDINALS:
-            pairs.setdefault(spellings[0], set()).update(spellings[1:])
         self.expansions: dict[str, tuple[str, ...]] = {}
         for abbr, words in pairs.items():
             for w in sorted(words):  # a set: sorted, so that every build is the same
@@ -215,9 +213,9 @@ class Vocabulary:
                 self.expansions.setdefault(w, ())
                 self.expansions[w] += (abbr,)
         for spellings in ORDINALS:
-            # and each long spelling to the other (`2de` finds a `Tweede ...` street)
-            for w in spellings[1:]:
-                self.expansions[w] += tuple(x for x in spellings[1:] if x != w)
+            # every spelling of an ordinal answers to every other (`2de` finds a `Tweede ...` street)
+            for w in spellings:
+                self.expansions[w] = self.expansions.get(w, ()) + tuple(x for x in spellings if x != w)
         self.place_aliases = {k: tuple(fold(v) for v in vs) for k, vs in PLACE_ALIASES.items()}
         self._cache: dict[tuple[str, int], list[Entry]] = {}
 
