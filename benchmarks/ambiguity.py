@@ -41,7 +41,10 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(REPO))
+
+from benchlib import hit_key, postcode_text, prefixes  # noqa: E402
 
 from engine.normalize import FOLD_LIMIT, fold, fold_table  # noqa: E402
 from engine.source import read_source  # noqa: E402
@@ -79,13 +82,13 @@ def rendered_texts(t) -> dict[str, list[str]]:
     additions = [_compact(x) for x in t.additions]
     out = {"street_number": [], "street_number_city": [], "postcode_number": []}
     for i in first.tolist():
-        pc = int(t.postcode[i])
+        pc = t.postcode[i]
         letter = chr(t.letter[i]).lower() if t.letter[i] else ""
         tail = f"{t.number[i]}{letter}{additions[t.addition[i]]}"
         street = streets[t.street[i]] + tail
         out["street_number"].append(street)
         out["street_number_city"].append(street + places[t.locality[i]])
-        out["postcode_number"].append(f"{pc // 676:04d}{chr(97 + pc % 676 // 26)}{chr(97 + pc % 26)}{tail}")
+        out["postcode_number"].append(postcode_text(pc).lower() + tail)
     for texts in out.values():
         texts.sort()
     return out
@@ -110,9 +113,9 @@ def keystroke_ceiling(q: str, texts: list[str]) -> tuple[float, float]:
 
 def engine_keystrokes(index, q: str, target: tuple) -> float:
     """typed/len(q) as the evaluator counts it for the engine: the first prefix showing `target`."""
-    for i in range(1, len(q) + 1):
-        if q[i - 1] != " " and _rank(index, q[:i], TYPING_LIMIT, target):
-            return i / len(q)
+    for p in [*prefixes(q), q]:
+        if _rank(index, p, TYPING_LIMIT, target):
+            return len(p) / len(q)
     return 1.0
 
 
@@ -124,10 +127,7 @@ def _target(r: dict) -> tuple:
 
 def _rank(index, q: str, limit: int, target: tuple) -> int | None:
     for pos, h in enumerate(index.suggest(q, limit=limit)["hits"], 1):
-        c = {x["type"]: x["value"] for x in h["components"]}
-        key = (str(c.get("NLD_POSTAL_CODE", "")).replace(" ", ""), int(c["NLD_HOUSE_NUMBER"]),
-               str(c.get("NLD_HOUSE_LETTER", "")).upper(), str(c.get("NLD_HOUSE_NUMBER_ADDITION", "")).upper())
-        if key == target:
+        if hit_key(h) == target:
             return pos
     return None
 

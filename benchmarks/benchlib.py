@@ -50,6 +50,19 @@ def prefixes(q: str) -> list[str]:
     return [q[:i] for i in range(1, len(q)) if q[i - 1] != " "]
 
 
+def hit_key(hit: dict) -> tuple[str, int, str, str]:
+    """What the evaluator matches a target on: (postcode without space, number, letter, addition)."""
+    c = {x["type"]: x["value"] for x in hit["components"]}
+    return (c["NLD_POSTAL_CODE"].replace(" ", ""), c["NLD_HOUSE_NUMBER"], c.get("NLD_HOUSE_LETTER", "").upper(),
+            c.get("NLD_HOUSE_NUMBER_ADDITION", "").upper())
+
+
+def postcode_text(code: int) -> str:
+    """A postcode as the index stores it (digits * 676 + letters) written out: `1234AB`."""
+    digits, r = divmod(int(code), 676)
+    return f"{digits:04d}{chr(65 + r // 26)}{chr(65 + r % 26)}"
+
+
 def keystroke_stream(rows: list[dict]) -> list[str]:
     """Every public query, each "typing" one preceded by its prefixes, in file order."""
     out: list[str] = []

@@ -30,15 +30,13 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(REPO))
+
+from benchlib import hit_key, postcode_text  # noqa: E402
 
 import engine  # noqa: E402
 from engine.source import read_source  # noqa: E402
-
-
-def _postcode(code: int) -> str:
-    digits, r = divmod(int(code), 676)
-    return f"{digits:04d}{chr(65 + r // 26)}{chr(65 + r % 26)}"
 
 
 def _slip(word: str, rng: random.Random) -> str:
@@ -72,7 +70,7 @@ def main() -> None:
         letter = chr(t.letter[r]) if t.letter[r] else ""
         addition = t.additions[t.addition[r]]
         number = f"{t.number[r]}{letter}" + (f"-{addition}" if addition else "")
-        postcode = _postcode(t.postcode[r])
+        postcode = postcode_text(t.postcode[r])
         target = (postcode, int(t.number[r]), letter.upper(), addition.upper())
         forms = {
             "street_number_place": f"{street} {number} {place}".lower(),
@@ -136,11 +134,7 @@ def main() -> None:
         forms["postcode_typing_letter"] = f"{street} {number} {postcode[:4]} {postcode[4]}".lower()
         for form, q in forms.items():
             hits = index.suggest(q, limit=5)["hits"]
-            keys = []
-            for h in hits:
-                c = {x["type"]: x["value"] for x in h["components"]}
-                keys.append((c["NLD_POSTAL_CODE"].replace(" ", ""), c["NLD_HOUSE_NUMBER"],
-                             c.get("NLD_HOUSE_LETTER", "").upper(), c.get("NLD_HOUSE_NUMBER_ADDITION", "").upper()))
+            keys = [hit_key(h) for h in hits]
             n = counts[form]
             n["n"] += 1
             n["s1"] += bool(keys) and keys[0] == target
