@@ -13,7 +13,7 @@ STAMP := build/.installed
 install: $(STAMP)
 
 # (re)install when the build inputs change: compiles the Cython extensions in place
-$(STAMP): pyproject.toml setup.py engine/*.pyx engine/*.pxd
+$(STAMP): pyproject.toml setup.py engine/*.pyx engine/*.pxd engine/*.pxi
 	$(PYTHON) -m pip install -q --upgrade pip setuptools wheel
 	$(PYTHON) -m pip install -q -e ".[test]"
 	mkdir -p build && touch $(STAMP)

@@ -15,14 +15,16 @@ import json
 import math
 import mmap
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
-import orjson
 
-from ._core import ARRAYS, Index, QueryError
+from ._core import ARRAYS, Index, QueryError, _search_scored
+from .hits import Hit, make_hits
+from .match import Match, match_texts
 
-__all__ = ["AddressIndex", "IndexOpenError", "QueryError", "FORMAT_VERSION"]
+__all__ = ["AddressIndex", "IndexOpenError", "QueryError", "FORMAT_VERSION", "Hit", "Match"]
 
 FORMAT_VERSION = 7
 
@@ -106,9 +108,32 @@ class AddressIndex(Index):
         return index
 
     def suggest(self, q: str, *, limit: int = 5, lat: float | None = None,
-                lon: float | None = None) -> dict:
-        """Return the response of the contract for `q` as Python objects."""
-        return orjson.loads(self.suggest_json(q, limit=limit, lat=lat, lon=lon))
+                lon: float | None = None) -> list[Hit]:
+        """Return the hits for `q`, best first, as typed `Hit` objects (`engine.hits`).
+
+        The same addresses in the same order as `suggest_json`, whose bytes (the HTTP response
+        body) stay the fast path; `Hit.to_json` gives one hit's object of that body."""
+        scored, found = _search_scored(self, q, limit, lat, lon)
+        return make_hits(self, q, scored, found)
+
+    def search_scored(self, q: str, *, limit: int = 5, lat: float | None = None,
+                      lon: float | None = None) -> list[tuple[int, float]]:
+        """Return (address id, score) of each hit for `q`, best first: `search_ids` with the
+        ranking score of each (`Hit.score`)."""
+        return _search_scored(self, q, limit, lat, lon)[0]
+
+    def hit(self, address_id: int, *, q: str = "", score: float = 0.0, found: str = "typed") -> Hit:
+        """Return address row `address_id` of this index as a `Hit` (IndexError when out of
+        range)."""
+        return make_hits(self, q, [(address_id, score)], found)[0]
+
+    def match(self, texts: Iterable[object], *, threads: int | None = None,
+              chunk_size: int = 1024) -> Iterator[Match]:
+        """Yield the best match of each text, in order: a `Match` (`engine.match`).
+
+        The searches run without the GIL on `threads` threads (default: one per core); the
+        texts are read lazily, a few chunks ahead, so a generator of any length works."""
+        return match_texts(self, texts, threads=threads, chunk_size=chunk_size)
 
     def __reduce__(self):
         # NOTE: pickling re-opens the same directory, so a forked or spawned worker maps the

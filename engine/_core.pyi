@@ -31,3 +31,19 @@ def deletion_index(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
 def sig_bit(word: str) -> int: ...
 def _set_param(name: str, value: float) -> None: ...
 def _coordinate(value: Any, name: str, bound: float) -> float: ...
+
+# --- engine/_batch.pxi: what engine/hits.py and engine/match.py use ---------------------------
+FOUND_HOW: dict[int, str]        # how a search found its hits: "none", "typed", "slip", "retry"
+MATCH_FOUND: int                 # the status of each text of a batch (_match_chunk)
+MATCH_NONE: int
+MATCH_EMPTY: int
+MATCH_TOO_LONG: int
+MATCH_NOT_TEXT: int
+
+def _search_scored(index: Index, q: str, limit: int, lat: float | None,
+                   lon: float | None) -> tuple[list[tuple[int, float]], str]: ...
+def _address_fields(index: Index, a: int) -> tuple[str, int, str, str, str, str, str, str, float, float]: ...
+def _match_chunk(index: Index, texts: list[Any], ids: np.ndarray, scores: np.ndarray,
+                 status: np.ndarray, hows: np.ndarray) -> None:
+    """ids: int32[::1], scores: float32[::1], status and hows: uint8[::1], each >= len(texts)."""
+def _csv_fields(index: Index, ids: list[int], sep: str) -> list[str | None]: ...

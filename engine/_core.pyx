@@ -2871,3 +2871,6 @@ def _coordinate(value, str name, double bound):
     if not (-bound <= v <= bound):
         raise QueryError(f"{name} must be a number from {-bound:g} to {bound:g}", parameter=name)
     return v
+
+
+include "_batch.pxi"
