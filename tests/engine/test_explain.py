@@ -308,7 +308,7 @@ def test_bad_arguments_are_refused_clearly(sample_index):
         explain("herestraat", ["Herestraat 1"])
     with pytest.raises(ValueError, match="components"):
         explain("herestraat", {"lines": []})
-    with pytest.raises(ValueError, match="unknown component"):
+    with pytest.raises(ValueError, match="component that is not"):
         explain("herestraat", {"components": [{"type": "X", "value": 1}], "lines": []})
     with pytest.raises(ValueError, match="derived_abbreviations"):
         aliases_from_manifest({"derived_abbreviations": {"wg": "weg"}})
