@@ -721,26 +721,35 @@ def _best(opts: list[list[_Option]], n: int) -> list[_Option]:
         bound[i] = bound[i + 1] + low[i]
     best_cost = float("inf")
     best: list[_Option] = []
+    # depth first without recursion (a query may be long): each level holds the word it is at,
+    # the registered words used and the cost so far, and the next option to try there
     chosen: list[_Option] = []
+    levels: list[tuple[int, int, float, int]] = []
+    i, mask, cost, k = 0, 0, 0.0, 0
     nodes = 0
-
-    def go(i: int, mask: int, cost: float) -> None:
-        nonlocal best_cost, best, nodes
+    while True:
         nodes += 1
-        if cost + bound[i] >= best_cost - 1e-9 or nodes > _MAX_NODES:
-            return
-        if i == n:
-            best_cost, best = cost, list(chosen)
-            return
-        for o in opts[i]:
-            if o.mask & mask or i + o.ntok > n:
-                continue
-            chosen.append(o)
-            go(i + o.ntok, mask | o.mask, cost + o.cost)
-            chosen.pop()
-
-    go(0, 0, 0.0)
-    return best
+        step = None
+        if cost + bound[i] < best_cost - 1e-9 and nodes <= _MAX_NODES:
+            if i == n:
+                best_cost, best = cost, list(chosen)
+            else:
+                here = opts[i]
+                while k < len(here):
+                    o = here[k]
+                    k += 1
+                    if not o.mask & mask and i + o.ntok <= n:
+                        step = o
+                        break
+        if step is not None:
+            levels.append((i, mask, cost, k))
+            chosen.append(step)
+            i, mask, cost, k = i + step.ntok, mask | step.mask, cost + step.cost, 0
+            continue
+        if not levels:
+            return best
+        i, mask, cost, k = levels.pop()
+        chosen.pop()
 
 
 def explain(q: str, hit: Mapping[str, Any], *, aliases: Mapping[str, Iterable[str]] | None = None

@@ -206,6 +206,13 @@ def test_t_hof(sample_index, aliases):
     ("9711 lj 12", [("9711", "exact", "postcode", "9711"), ("lj", "exact", "postcode", "LJ"),
                     ("12", "exact", "number", "12")]),
     ("9711lj12", [("9711lj", "exact", "postcode", "9711 LJ"), ("12", "exact", "number", "12")]),
+    # a pasted address that lost its line break: the number glued to the postcode
+    ("herestraat 129711 lj", [("herestraat", "exact", "street", "Herestraat"), ("12", "exact", "number", "12"),
+                              ("9711", "exact", "postcode", "9711"), ("lj", "exact", "postcode", "LJ")]),
+    ("herestraat 129711lj", [("herestraat", "exact", "street", "Herestraat"), ("12", "exact", "number", "12"),
+                             ("9711lj", "exact", "postcode", "9711 LJ")]),
+    ("9711ljgroningen 12", [("9711lj", "exact", "postcode", "9711 LJ"), ("groningen", "exact", "locality", "Groningen"),
+                            ("12", "exact", "number", "12")]),
     ("herestraat 12 9711lm", [("herestraat", "exact", "street", "Herestraat"),
                               ("12", "exact", "number", "12"),
                               ("9711lm", "slip", "postcode", "9711 LJ")]),
@@ -315,6 +322,18 @@ def test_bad_arguments_are_refused_clearly(sample_index):
     assert explain("", hit) == () and explain(" ,. ", hit) == ()
     assert highlights("", hit) == [[], [], []]
     assert match_score(()) == 0.0
+
+
+def test_a_long_text_is_explained_word_by_word(sample_index, aliases):
+    """No limit on the typed text here (the engine refuses more than 128 characters; a caller
+    may explain anything): a pasted page of words, each accounted for or left out."""
+    hit = first_hit(sample_index, "herestraat 12 groningen", "Herestraat 12")
+    q = "herestraat 12 groningen " + "en nog wat woorden " * 300
+    matches = explain(q, hit, aliases=aliases)
+    check_invariants(q, hit, matches)
+    assert [m.kind for m in matches[:3]] == ["exact", "exact", "exact"]
+    assert len(matches) == 3 + 4 * 300
+    assert all(m.kind == "left_out" for m in matches[3:])
 
 
 def test_typed_hits_from_another_index_still_explain(sample_index, aliases):
