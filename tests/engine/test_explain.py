@@ -307,6 +307,21 @@ def test_the_default_table_knows_the_static_abbreviations(sample_index):
     assert aliases_from_manifest({}) == default_aliases()
 
 
+def test_a_callers_own_alias_table(sample_index):
+    """A table of one's own is read as the engine's is: folded, both spellings given by the
+    caller (here Herestraat typed as `hs`)."""
+    hit = first_hit(sample_index, "herestraat 12 groningen", "Herestraat 12")
+    mine = {"Herestraat": ["HS"]}
+    assert [(m.typed, m.kind, m.span) for m in explain("hs 12", hit, aliases=mine)] == [
+        ("hs", "alias", (0, 10)), ("12", "exact", (11, 13))]
+    # without it, hs matches nothing of this hit
+    assert explain("hs 12", hit)[0].kind == "left_out"
+    with pytest.raises(TypeError, match="aliases must map"):
+        explain("hs 12", hit, aliases=["hs"])
+    with pytest.raises(TypeError, match="aliases must map words to lists"):
+        explain("hs 12", hit, aliases={"herestraat": "hs"})
+
+
 def test_bad_arguments_are_refused_clearly(sample_index):
     hit = sample_index.suggest("herestraat 1", limit=1)["hits"][0]
     with pytest.raises(TypeError, match="q must be a str"):
