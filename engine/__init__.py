@@ -17,12 +17,16 @@ import mmap
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._core import ARRAYS, Index, QueryError, _search_scored
 from .hits import Hit, make_hits
 from .match import Match, match_texts
+
+if TYPE_CHECKING:
+    from .explain import WordMatch
 
 __all__ = ["AddressIndex", "IndexOpenError", "QueryError", "FORMAT_VERSION", "Hit", "Match"]
 
@@ -126,6 +130,21 @@ class AddressIndex(Index):
         """Return address row `address_id` of this index as a `Hit` (IndexError when out of
         range)."""
         return make_hits(self, q, [(address_id, score)], found)[0]
+
+    @property
+    def aliases(self) -> dict[str, tuple[str, ...]]:
+        """The alias table of this index (`engine.explain.aliases_from_manifest`), made once."""
+        table: dict[str, tuple[str, ...]] | None = self.__dict__.get("_aliases")
+        if table is None:
+            from .explain import aliases_from_manifest
+
+            table = self.__dict__["_aliases"] = aliases_from_manifest(self.manifest)
+        return table
+
+    def explain(self, hit: Hit) -> tuple[WordMatch, ...]:
+        """Return how each typed word of `hit.query` matched `hit`, with this index's alias
+        table: `Hit.how_matched(index.aliases)`."""
+        return hit.how_matched(self.aliases)
 
     def match(self, texts: Iterable[object], *, threads: int | None = None,
               chunk_size: int = 1024) -> Iterator[Match]:

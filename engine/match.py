@@ -23,11 +23,11 @@ import io
 import os
 import sys
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 import msgspec
 import numpy as np
@@ -47,6 +47,8 @@ from .hits import Hit
 
 if TYPE_CHECKING:
     from . import AddressIndex
+
+C = TypeVar("C")
 
 __all__ = ["Match", "match_texts", "match_file", "quality", "REASONS", "QUALITIES", "OUTPUT_COLUMNS"]
 
@@ -104,7 +106,10 @@ def _threads(threads: int | None) -> int:
     return threads
 
 
-def _search_chunk(index: AddressIndex, texts: list[Any]) -> tuple[np.ndarray, ...]:
+Searched = tuple[list[int], list[float], list[int], list[int]]   # ids, scores, status, how
+
+
+def _search_chunk(index: AddressIndex, texts: list[Any]) -> Searched:
     n = len(texts)
     ids, scores = np.empty(n, np.int32), np.empty(n, np.float32)
     status, how = np.empty(n, np.uint8), np.empty(n, np.uint8)
@@ -112,11 +117,12 @@ def _search_chunk(index: AddressIndex, texts: list[Any]) -> tuple[np.ndarray, ..
     return ids.tolist(), scores.tolist(), status.tolist(), how.tolist()
 
 
-def _chunks_searched(index: AddressIndex, chunks: Iterator[Any], texts_of, threads: int | None):
+def _chunks_searched(index: AddressIndex, chunks: Iterator[C], texts_of: Callable[[C], list[Any]],
+                     threads: int | None) -> Iterator[tuple[C, Searched]]:
     """(chunk, (ids, scores, status, how)) for each chunk, in order, searched ahead on a pool."""
     n = _threads(threads)
     with ThreadPoolExecutor(n, thread_name_prefix="engine-match") as pool:
-        pending: deque[tuple[Any, Future]] = deque()
+        pending: deque[tuple[C, Future[Searched]]] = deque()
         for chunk in chunks:
             pending.append((chunk, pool.submit(_search_chunk, index, texts_of(chunk))))
             if len(pending) > 2 * n:
@@ -176,7 +182,7 @@ def _open_read(path: Path) -> IO[str]:
     answered `not_text`."""
     stream: IO[bytes]
     if path.suffix == ".gz":
-        stream = gzip.open(path, "rb")
+        stream = cast(IO[bytes], gzip.open(path, "rb"))
     elif path.suffix == ".zst":
         import zstandard
 
@@ -190,7 +196,7 @@ def _open_write(path: Path, suffix: str) -> IO[str]:
     """Create `path` for text, compressed as a file ending in `suffix` (.gz, .zst) is."""
     stream: IO[bytes]
     if suffix == ".gz":
-        stream = gzip.open(path, "xb", compresslevel=5)
+        stream = cast(IO[bytes], gzip.open(path, "xb", compresslevel=5))
     elif suffix == ".zst":
         import zstandard
 
@@ -206,7 +212,7 @@ def _sniff(first_line: str) -> str:
     return best if counts[best] else ","
 
 
-def match_file(index: AddressIndex, source: str | os.PathLike, column: str, out: str | os.PathLike,
+def match_file(index: AddressIndex, source: str | os.PathLike[str], column: str, out: str | os.PathLike[str],
                *, force: bool = False, threads: int | None = None, delimiter: str | None = None,
                progress: bool = True, chunk_size: int = 2048) -> dict[str, int]:
     """Match column `column` of the CSV `source` (.csv, .csv.gz, .csv.zst) and write `out`.
@@ -250,7 +256,7 @@ def match_file(index: AddressIndex, source: str | os.PathLike, column: str, out:
             col = header.index(column)
             bar = None
             if progress:
-                from tqdm import tqdm
+                from tqdm import tqdm  # type: ignore[import-untyped]
 
                 bar = tqdm(unit=" rows", unit_scale=True, desc="match", file=sys.stderr, smoothing=0.1)
             with _open_write(partial, out.suffix) as g:
