@@ -6,7 +6,7 @@ INDEX_DIR ?= indexes/nl
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install index serve test test-full bench eval asan lint clean
+.PHONY: install index serve test test-full bench bench-index bench-baseline bench-compare eval asan lint clean
 
 STAMP := build/.installed
 
@@ -32,8 +32,21 @@ test: install
 test-full: index
 	ADDRESS_FULL_INDEX=$(INDEX_DIR) $(PYTHON) -m pytest -m full tests/quality -s
 
-bench: index
-	ADDRESS_FULL_INDEX=$(INDEX_DIR) $(PYTHON) -m pytest benchmarks --benchmark-group-by=param:limit
+# the benchmarks read INDEX_DIR as it is: never (re)built here (`make index` builds it)
+BENCH = ADDRESS_FULL_INDEX=$(INDEX_DIR) $(PYTHON) -P -m pytest benchmarks
+bench-index:
+	@test -f $(INDEX_DIR)/manifest.json || { echo "no index at $(INDEX_DIR): build one with \
+	make index INDEX_DIR=$(INDEX_DIR), or point INDEX_DIR at one"; exit 1; }
+
+bench: install bench-index
+	$(BENCH)
+
+# the regression pair: save a baseline, then compare against it (a first compare saves one)
+bench-baseline: install bench-index
+	$(BENCH) --benchmark-autosave
+
+bench-compare: install bench-index
+	$(BENCH) --benchmark-compare --benchmark-compare-fail=median:10%
 
 eval: index
 	$(PYTHON) ../shared/eval/evaluate.py ../shared/eval/queries-public.jsonl --engine $(INDEX_DIR)

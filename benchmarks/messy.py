@@ -59,32 +59,33 @@ def messy_text(row: dict, rng: random.Random) -> str:
         number += "-" + row["huisnummertoevoeging"]
     street, place, pc = row["straat"], row["woonplaats"], row["postcode"]
     r = rng.random()
-    if r < 0.20:
-        return f"{street} {number}, {pc[:4]} {pc[4:]} {place}"
-    if r < 0.32:
-        return f"{street} {number} {place}".lower()
-    if r < 0.40:
-        return f"{street} {number} {place}".upper()
-    if r < 0.55:
-        words = street.split()
-        k = max(range(len(words)), key=lambda j: len(words[j]))
-        words[k] = _slip(words[k], rng)
-        return f"{' '.join(words)} {number} {place}"
-    if r < 0.67:
-        return f"{street} {number}"
-    if r < 0.77:
-        return f"{pc.lower()} {number}"
-    if r < 0.85:
-        return f"{pc[:4]} {pc[4:]}, {number}"
-    if r < 0.93:
-        return f"{place}, {street} {number}"
-    if r < 0.97:
-        return f"{street.lower()} {number} {pc}"
-    if r < 0.98:
-        return rng.choice(["", "   ", "-", "n/a"])
-    if r < 0.99:
-        return f"{street} {number} {place} " * 8      # > 128 characters
+    for share, form in _FORMS:
+        if r < share:
+            return form(street, number, place, pc, rng)
     return f"{street}{number}{place}".lower()
+
+
+def _slipped(street: str, number: str, place: str, rng: random.Random) -> str:
+    words = street.split()
+    k = max(range(len(words)), key=lambda j: len(words[j]))
+    words[k] = _slip(words[k], rng)
+    return f"{' '.join(words)} {number} {place}"
+
+
+# (cumulative share, form): the forms a line takes, how often; the rest is glued together
+_FORMS = (
+    (0.20, lambda s, n, p, pc, rng: f"{s} {n}, {pc[:4]} {pc[4:]} {p}"),
+    (0.32, lambda s, n, p, pc, rng: f"{s} {n} {p}".lower()),
+    (0.40, lambda s, n, p, pc, rng: f"{s} {n} {p}".upper()),
+    (0.55, lambda s, n, p, pc, rng: _slipped(s, n, p, rng)),
+    (0.67, lambda s, n, p, pc, rng: f"{s} {n}"),                       # no place
+    (0.77, lambda s, n, p, pc, rng: f"{pc.lower()} {n}"),
+    (0.85, lambda s, n, p, pc, rng: f"{pc[:4]} {pc[4:]}, {n}"),
+    (0.93, lambda s, n, p, pc, rng: f"{p}, {s} {n}"),
+    (0.97, lambda s, n, p, pc, rng: f"{s.lower()} {n} {pc}"),
+    (0.98, lambda s, n, p, pc, rng: rng.choice(["", "   ", "-", "n/a"])),   # empty
+    (0.99, lambda s, n, p, pc, rng: f"{s} {n} {p} " * 8),               # > 128 characters
+)
 
 
 def messy_rows(source: str | Path, n: int, seed: int = 12,

@@ -196,6 +196,7 @@ def test_streams_chunk_by_chunk(sample_index, tmp_path):
     assert len(read_lines) == 4
 
 
+@pytest.mark.slow
 def test_command_line(sample_index_dir, tmp_path):
     source = write(tmp_path / "in.csv.zst", INPUT)
     out = tmp_path / "out.csv"

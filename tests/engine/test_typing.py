@@ -11,7 +11,11 @@ import sysconfig
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import engine
+
+pytestmark = pytest.mark.slow     # runs mypy in a process of its own
 
 PROGRAM = '''
 from __future__ import annotations
