@@ -70,8 +70,8 @@ def test_the_app_answers_a_directory_store_with_503(index, tmp_path):
         assert client.simulate_get("/readyz").status_code == 503
     path.rmdir()
     path.write_bytes(saved)
-    resp = client.simulate_get("/v1/address", query_string="country=NLD&q=a", headers={"Authorization": f"Bearer {key}"})
-    assert resp.status_code == 200
+    headers = {"Authorization": f"Bearer {key}"}
+    assert client.simulate_get("/v1/address", query_string="country=NLD&q=a", headers=headers).status_code == 200
 
 
 _AS_NOBODY = textwrap.dedent(
