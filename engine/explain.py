@@ -30,13 +30,14 @@ most. Words typed glued or apart where the register spaces them otherwise are re
 from __future__ import annotations
 
 import itertools
+import operator
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from ._core import COUNTRY_WORDS, REGION_PROVINCE
+from ._core import COUNTRY_WORDS, REGION_PROVINCE  # type: ignore[attr-defined,unused-ignore]  # not in the stub
 from ._reference import sound_variants, unfold_ij
 from .normalize import FOLD_LIMIT, fold, fold_table
 from .params import ALIAS_WHOLE_LEN
@@ -91,11 +92,43 @@ def _is_letter(c: str) -> bool:
     return ord(c) < FOLD_LIMIT and _TABLE[ord(c)][:1].isalpha()
 
 
+# PERF: most text is ASCII, where each character folds to one (a-z, 0-9 or a separator): one
+# `translate` and a regular expression find the words; `_fold_any` is the general path
+_ASCII_FOLD = str.maketrans({chr(i): _TABLE[i] for i in range(128)})
+_ASCII_WORD = re.compile(r"[0-9]+[a-z]*|[a-z]+")   # a letter followed by a digit: two words
+
+
 def _fold_words(text: str, glue: bool) -> tuple[_Word, ...]:
     """Fold `text` as `normalize.fold` does, keeping where each folded letter came from.
 
     `glue`: an apostrophe between a lone letter and a word joins them (``A'dam``), as the query
     parser reads it; the register's names are folded without that."""
+    if not text.isascii() or (glue and ("'" in text or "`" in text)):
+        return _fold_any(text, glue)
+    words = []
+    for m in _ASCII_WORD.finditer(text.translate(_ASCII_FOLD)):
+        a, b = m.span()
+        t = m.group()
+        if "ij" not in t:
+            words.append(_Word(t, tuple(range(a, b)), tuple(range(a + 1, b + 1)), b - a))
+            continue
+        letters, starts, ends = [], [], []
+        k = a
+        while k < b:
+            starts.append(k)
+            if t[k - a] == "i" and k + 1 < b and t[k + 1 - a] == "j":
+                letters.append("y")
+                k += 2
+            else:
+                letters.append(t[k - a])
+                k += 1
+            ends.append(k)
+        words.append(_Word("".join(letters), tuple(starts), tuple(ends), b - a))
+    return tuple(words)
+
+
+def _fold_any(text: str, glue: bool) -> tuple[_Word, ...]:
+    """`_fold_words` for any text, one code point at a time."""
     chars: list[tuple[str, int]] = []
     n = len(text)
     for i, c in enumerate(text):
@@ -238,8 +271,8 @@ class _Target:
     text: str                          # folded
     field: str
     line: int | None
-    starts: tuple[int, ...] | None     # per folded letter, its offsets in the line (real words)
-    ends: tuple[int, ...] | None
+    starts: tuple[int, ...]            # per folded letter, its offsets in the line (real words
+    ends: tuple[int, ...]              # shown in a line; else empty)
     span: tuple[int, int] | None       # the whole registered word (or name, for its other names)
     mask: int                          # the registered word(s) it stands for
     alias: bool
@@ -342,7 +375,9 @@ def _plain(text: str, field: str, line: int, at: int, mask: int) -> _Target:
     """A part of the house number or the postcode: its letters and digits, lower case."""
     idx = [i for i, c in enumerate(text) if c.isalnum()]
     folded = "".join(text[i] for i in idx).lower()
-    starts = ends = span = None
+    starts: tuple[int, ...] = ()
+    ends: tuple[int, ...] = ()
+    span = None
     if at >= 0 and idx:
         starts = tuple(at + i for i in idx)
         ends = tuple(s + 1 for s in starts)
@@ -363,7 +398,9 @@ def _name_targets(field: str, name: str, line: int | None, at: int, slot: int, s
     bit = first_bit = 1 << (16 * slot)
     run = []
     for w in words:
-        starts = ends = span = None
+        starts: tuple[int, ...] = ()
+        ends: tuple[int, ...] = ()
+        span = None
         if line is not None:
             starts = tuple(at + s for s in w.starts)
             ends = tuple(at + e for e in w.ends)
@@ -373,7 +410,7 @@ def _name_targets(field: str, name: str, line: int | None, at: int, slot: int, s
             alts = list(table.get(w.text, ()))
             if field == "street" and w.text.endswith("str") and len(w.text) > 4:
                 alts.append(w.text + "aat")
-            out.extend(_Target(alt, field, line, None, None, span, bit, True, len(alt) <= ALIAS_WHOLE_LEN,
+            out.extend(_Target(alt, field, line, (), (), span, bit, True, len(alt) <= ALIAS_WHOLE_LEN,
                                True, _WORD, pens) for alt in alts if " " not in alt)
         bit <<= 1
     out.extend(run)
@@ -381,8 +418,8 @@ def _name_targets(field: str, name: str, line: int | None, at: int, slot: int, s
         # "van der" written vd (as v.d. and v/d are)
         for i in range(len(words) - 1):
             if words[i].text == "van" and words[i + 1].text in ("de", "der", "den"):
-                span = None if line is None else (run[i].span[0], run[i + 1].span[1])
-                out.append(_Target("vd", field, line, None, None, span, (first_bit << i) | (first_bit << (i + 1)),
+                span = None if line is None else (run[i].starts[0], run[i + 1].ends[-1])
+                out.append(_Target("vd", field, line, (), (), span, (first_bit << i) | (first_bit << (i + 1)),
                                    True, True, True, _WORD, pens))
     # a place's other names (den haag, the hague), a province's or the country's: each word of
     # them answers for the whole name
@@ -396,7 +433,7 @@ def _name_targets(field: str, name: str, line: int | None, at: int, slot: int, s
     for word in (word for alt in others for word in alt.split()):
         if word not in seen:
             seen.add(word)
-            out.append(_Target(word, field, line, None, None, whole, bit, True, len(word) <= ALIAS_WHOLE_LEN,
+            out.append(_Target(word, field, line, (), (), whole, bit, True, len(word) <= ALIAS_WHOLE_LEN,
                                True, _WORD, pens))
             bit <<= 1
     return tuple(out), tuple(run)
@@ -427,7 +464,7 @@ def _cuts(w: _Word) -> tuple[tuple[_Piece, ...], ...]:
     """The ways a typed word may hold several parts of the address: itself; a number and what is
     glued after it (12a, 12bis, 12groningen); a number glued to a postcode (129711lj, or 129711
     with the letters apart); a postcode glued to a place (9711ljgroningen)."""
-    out = [(_piece(w, 0, len(w.text), _WORD),)]
+    out: list[tuple[_Piece, ...]] = [(_piece(w, 0, len(w.text), _WORD),)]
     t = w.text
     n = len(t)
     d = n - len(t.lstrip("0123456789"))
@@ -541,7 +578,7 @@ def _slip_readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
             if n >= 4 and not g.alias and n < len(gt):
                 for m in (n, n + 1, n - 1):
                     if m < len(gt) and _within(t, gt[:m], 1) == 1:
-                        span = None if g.starts is None else (g.starts[0], g.ends[m - 1])
+                        span = None if not g.starts else (g.starts[0], g.ends[m - 1])
                         out.append((PREFIX_SLIP + pen, g, "slip", span))
                         break
     elif _PC_SHAPE.fullmatch(t):
@@ -570,11 +607,11 @@ def _readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
                 if not g.whole_only:
                     found.append((ALIAS_PREFIX + g.pens[after], g, "alias", g.span))
             elif g.field != "letter":
-                span = None if g.starts is None else (g.starts[0], g.ends[len(t) - 1])
+                span = None if not g.starts else (g.starts[0], g.ends[len(t) - 1])
                 found.append((PREFIX + g.pens[after], g, "prefix", span))
         elif t[-1] == "i" and not g.alias and gt.startswith(t[:-1] + "y"):
             # the i of an ij being typed: the start of the y it folds to (the I of IJssel)
-            span = None if g.starts is None else (g.starts[0], g.starts[len(t) - 1] + 1)
+            span = None if not g.starts else (g.starts[0], g.starts[len(t) - 1] + 1)
             found.append((PREFIX + g.pens[after], g, "prefix", span))
     if not found:
         # PERF: slips only for a word that matches nothing as typed, as the engine looks for them
@@ -584,19 +621,18 @@ def _readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
     return found[:6]
 
 
-def _first(x: tuple) -> float:
-    return x[0]
+_first = operator.itemgetter(0)
 
 
 def _glues(p: _Piece, words: tuple[_Word, ...], j: int, hit: _Hit, after: bool
            ) -> list[tuple[float, int, int, tuple[_Match, ...]]]:
     """Several typed words for one registered word: the piece and the words after it, together
     the word or its start (`kerk straat`, `1012 lg`, `129711 lj`, `d 37`)."""
-    out = []
+    out: list[tuple[float, int, int, tuple[_Match, ...]]] = []
     t = p.text
     for g in hit.targets:
         gt = g.text
-        if g.alias or g.starts is None or not g.roles & p.role or len(gt) <= len(t) or not gt.startswith(t):
+        if g.alias or not g.roles & p.role or len(gt) <= len(t) or not gt.startswith(t):
             continue
         if g.field == "number" or g.field == "letter":
             continue
@@ -613,7 +649,7 @@ def _glues(p: _Piece, words: tuple[_Word, ...], j: int, hit: _Hit, after: bool
         done = 0
         for i, x in enumerate(pieces):
             kind = "prefix" if i == len(pieces) - 1 and len(got) < len(gt) else "exact"
-            ms.append((x, kind, g, (g.starts[done], g.ends[done + len(x.text) - 1])))
+            ms.append((x, kind, g, (g.starts[done], g.ends[done + len(x.text) - 1]) if g.starts else None))
             done += len(x.text)
         cost = (EXACT if len(got) == len(gt) else PREFIX) + RESPACE * (len(pieces) - 1) + g.pens[after]
         out.append((cost, len(pieces) - 1, g.mask, tuple(ms)))
@@ -637,7 +673,7 @@ def _splits(p: _Piece, hit: _Hit, after: bool) -> list[_Option]:
                 mask |= g.mask
                 if g.text.startswith(rest):
                     complete = rest == g.text
-                    span = None if g.starts is None else (run[a].starts[0], g.ends[len(rest) - 1])
+                    span = None if not g.starts else (run[a].starts[0], g.ends[len(rest) - 1])
                     cost = (EXACT if complete else PREFIX) + RESPACE * (b - a) + g.pens[after]
                     out.append(_Option(cost, 1, mask, ((p, "exact" if complete else "prefix", g, span),)))
                     break
@@ -721,26 +757,35 @@ def _best(opts: list[list[_Option]], n: int) -> list[_Option]:
         bound[i] = bound[i + 1] + low[i]
     best_cost = float("inf")
     best: list[_Option] = []
+    # depth first without recursion (a query may be long): each level holds the word it is at,
+    # the registered words used and the cost so far, and the next option to try there
     chosen: list[_Option] = []
+    levels: list[tuple[int, int, float, int]] = []
+    i, mask, cost, k = 0, 0, 0.0, 0
     nodes = 0
-
-    def go(i: int, mask: int, cost: float) -> None:
-        nonlocal best_cost, best, nodes
+    while True:
         nodes += 1
-        if cost + bound[i] >= best_cost - 1e-9 or nodes > _MAX_NODES:
-            return
-        if i == n:
-            best_cost, best = cost, list(chosen)
-            return
-        for o in opts[i]:
-            if o.mask & mask or i + o.ntok > n:
-                continue
-            chosen.append(o)
-            go(i + o.ntok, mask | o.mask, cost + o.cost)
-            chosen.pop()
-
-    go(0, 0, 0.0)
-    return best
+        step = None
+        if cost + bound[i] < best_cost - 1e-9 and nodes <= _MAX_NODES:
+            if i == n:
+                best_cost, best = cost, list(chosen)
+            else:
+                here = opts[i]
+                while k < len(here):
+                    o = here[k]
+                    k += 1
+                    if not o.mask & mask and i + o.ntok <= n:
+                        step = o
+                        break
+        if step is not None:
+            levels.append((i, mask, cost, k))
+            chosen.append(step)
+            i, mask, cost, k = i + step.ntok, mask | step.mask, cost + step.cost, 0
+            continue
+        if not levels:
+            return best
+        i, mask, cost, k = levels.pop()
+        chosen.pop()
 
 
 def explain(q: str, hit: Mapping[str, Any], *, aliases: Mapping[str, Iterable[str]] | None = None

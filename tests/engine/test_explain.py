@@ -206,6 +206,13 @@ def test_t_hof(sample_index, aliases):
     ("9711 lj 12", [("9711", "exact", "postcode", "9711"), ("lj", "exact", "postcode", "LJ"),
                     ("12", "exact", "number", "12")]),
     ("9711lj12", [("9711lj", "exact", "postcode", "9711 LJ"), ("12", "exact", "number", "12")]),
+    # a pasted address that lost its line break: the number glued to the postcode
+    ("herestraat 129711 lj", [("herestraat", "exact", "street", "Herestraat"), ("12", "exact", "number", "12"),
+                              ("9711", "exact", "postcode", "9711"), ("lj", "exact", "postcode", "LJ")]),
+    ("herestraat 129711lj", [("herestraat", "exact", "street", "Herestraat"), ("12", "exact", "number", "12"),
+                             ("9711lj", "exact", "postcode", "9711 LJ")]),
+    ("9711ljgroningen 12", [("9711lj", "exact", "postcode", "9711 LJ"), ("groningen", "exact", "locality", "Groningen"),
+                            ("12", "exact", "number", "12")]),
     ("herestraat 12 9711lm", [("herestraat", "exact", "street", "Herestraat"),
                               ("12", "exact", "number", "12"),
                               ("9711lm", "slip", "postcode", "9711 LJ")]),
@@ -300,6 +307,21 @@ def test_the_default_table_knows_the_static_abbreviations(sample_index):
     assert aliases_from_manifest({}) == default_aliases()
 
 
+def test_a_callers_own_alias_table(sample_index):
+    """A table of one's own is read as the engine's is: folded, both spellings given by the
+    caller (here Herestraat typed as `hs`)."""
+    hit = first_hit(sample_index, "herestraat 12 groningen", "Herestraat 12")
+    mine = {"Herestraat": ["HS"]}
+    assert [(m.typed, m.kind, m.span) for m in explain("hs 12", hit, aliases=mine)] == [
+        ("hs", "alias", (0, 10)), ("12", "exact", (11, 13))]
+    # without it, hs matches nothing of this hit
+    assert explain("hs 12", hit)[0].kind == "left_out"
+    with pytest.raises(TypeError, match="aliases must map"):
+        explain("hs 12", hit, aliases=["hs"])
+    with pytest.raises(TypeError, match="aliases must map words to lists"):
+        explain("hs 12", hit, aliases={"herestraat": "hs"})
+
+
 def test_bad_arguments_are_refused_clearly(sample_index):
     hit = sample_index.suggest("herestraat 1", limit=1)["hits"][0]
     with pytest.raises(TypeError, match="q must be a str"):
@@ -315,6 +337,18 @@ def test_bad_arguments_are_refused_clearly(sample_index):
     assert explain("", hit) == () and explain(" ,. ", hit) == ()
     assert highlights("", hit) == [[], [], []]
     assert match_score(()) == 0.0
+
+
+def test_a_long_text_is_explained_word_by_word(sample_index, aliases):
+    """No limit on the typed text here (the engine refuses more than 128 characters; a caller
+    may explain anything): a pasted page of words, each accounted for or left out."""
+    hit = first_hit(sample_index, "herestraat 12 groningen", "Herestraat 12")
+    q = "herestraat 12 groningen " + "en nog wat woorden " * 300
+    matches = explain(q, hit, aliases=aliases)
+    check_invariants(q, hit, matches)
+    assert [m.kind for m in matches[:3]] == ["exact", "exact", "exact"]
+    assert len(matches) == 3 + 4 * 300
+    assert all(m.kind == "left_out" for m in matches[3:])
 
 
 def test_typed_hits_from_another_index_still_explain(sample_index, aliases):
@@ -338,6 +372,28 @@ def test_typed_hits_from_another_index_still_explain(sample_index, aliases):
     ]
     # spans touching each other merge; the separators between words are not bold
     assert highlights("damrak 1a-2", hit) == [[(0, 6), (7, 9), (10, 11)], [], []]
+
+
+def test_folding_keeps_where_each_letter_came_from():
+    """The words found in a text are the engine's own (normalize.fold for the register, the
+    query reader's tokens for a query: A'dam glued), and each points back at the characters
+    that fold to it; plain ASCII takes a quicker path to the same words."""
+    from engine._reference import fold_query, tokenise
+    from engine.explain import _fold_any, _fold_words
+
+    rng = random.Random(5)
+    alphabet = "abcdeijklsxyz IJAZ0129'`-./()éÂßĳŒ’ñ\u0301"
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16)))
+        for glue in (False, True):
+            words = _fold_words(text, glue)
+            assert words == _fold_any(text, glue), text
+            want = [t.text for t in tokenise(fold_query(text))] if glue else fold(text).split()
+            assert [w.text for w in words] == want, (text, glue)
+            for w in words:
+                assert len(w.starts) == len(w.ends) == len(w.text)
+                piece = text[w.starts[0]:w.ends[-1]]
+                assert fold(piece).replace(" ", "").replace("ij", "y") == w.text, (text, w)
 
 
 # ---------------------------------------------------------------------------------------------
