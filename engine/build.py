@@ -276,6 +276,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr), allow_pickle=False)
         manifest["build_seconds"] = round(time.perf_counter() - t0, 1)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        for file in tmp.iterdir():  # served memory-mapped: a write or truncation is a SIGBUS
+            file.chmod(0o444)
         _swap_into_place(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -38,11 +38,13 @@ class Index(Protocol):
 class IndexSlot:
     """The index this process serves; swapped by the gunicorn hooks (see ``server.app``)."""
 
-    __slots__ = ("index", "directory")
+    __slots__ = ("index", "directory", "problem", "files")
 
     def __init__(self, index: Index | None, directory: str | None) -> None:
         self.index = index
         self.directory = directory
+        self.problem: str | None = None  # why the worker serves the last good index (or none)
+        self.files: dict[str, tuple[int, int, int]] = {}  # (device, inode, size) by file name
 
 
 class Endpoint(Protocol):
@@ -101,22 +103,24 @@ class Ready:
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
         index = self._slot.index
         if index is None:
-            raise ApiError("not_ready", "no index is open", headers={"Retry-After": "5"})
+            detail = self._slot.problem or "no index is open"
+            raise ApiError("not_ready", detail, headers={"Retry-After": "5"})
         if not self._auth.ready:
             raise ApiError("not_ready", "the API key store is unreadable", headers={"Retry-After": "5"})
         manifest = index.manifest
+        body = {
+            "status": "ready",
+            "index": {
+                "built_at": manifest.get("built_at"),
+                "source_name": manifest.get("source_name"),
+                "rows_out": manifest.get("rows_out"),
+                "format_version": manifest.get("format_version"),
+            },
+        }
+        if self._slot.problem is not None:  # serving the last good index
+            body["index_problem"] = self._slot.problem
         resp.content_type = falcon.MEDIA_JSON
-        resp.data = orjson.dumps(
-            {
-                "status": "ready",
-                "index": {
-                    "built_at": manifest.get("built_at"),
-                    "source_name": manifest.get("source_name"),
-                    "rows_out": manifest.get("rows_out"),
-                    "format_version": manifest.get("format_version"),
-                },
-            }
-        )
+        resp.data = orjson.dumps(body)
 
 
 class MetricsEndpoint:
