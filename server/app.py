@@ -107,7 +107,7 @@ def _build(
     app.add_route("/v1/address", route(Address(slot, auth)))
     app.add_route("/healthz", route(Health()))
     app.add_route("/readyz", route(Ready(slot, auth)))
-    app.add_route("/metrics", route(MetricsEndpoint(metrics)))
+    app.add_route("/metrics", route(MetricsEndpoint(metrics, config.metrics_token)))
     app.add_route("/openapi.json", route(Static(spec_bytes())))
     return app, _Service(slot, auth, metrics, config)
 

@@ -13,6 +13,7 @@ store is unreadable); then its rate limit (429); then the parameters (400); then
 
 from __future__ import annotations
 
+import hmac
 import time
 from typing import Any, Protocol
 
@@ -20,8 +21,8 @@ import falcon
 import orjson
 
 import engine
-from server.auth import Authenticator
-from server.errors import ApiError, method_not_allowed
+from server.auth import Authenticator, hash_key, parse_bearer
+from server.errors import ApiError, method_not_allowed, unauthorized
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import Metrics
 from server.params import parse_query
@@ -124,12 +125,17 @@ class Ready:
 
 
 class MetricsEndpoint:
-    """``GET /metrics``: Prometheus text exposition of every worker."""
+    """``GET /metrics``: Prometheus text exposition of every worker; behind ``token`` if given."""
 
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: Metrics, token: str | None = None) -> None:
         self._metrics = metrics
+        self._token = None if token is None else hash_key(token)
 
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
+        if self._token is not None:
+            # SECURITY: compared as digests, in constant time, like the API keys
+            if not hmac.compare_digest(hash_key(parse_bearer(req.auth)), self._token):
+                raise unauthorized("wrong metrics token")
         resp.content_type = METRICS_CONTENT_TYPE
         resp.data = self._metrics.render()
 
