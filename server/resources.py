@@ -76,10 +76,13 @@ class Address:
         index = self._slot.index
         if index is None:
             raise ApiError("not_ready", "no index is open", headers={"Retry-After": "5"})
+        start = time.perf_counter()
         try:
             body = index.suggest_json(query.q, limit=query.limit, lat=query.lat, lon=query.lon)
         except engine.QueryError as exc:  # the checks above should leave none
             raise _query_error(exc) from None
+        finally:
+            self._auth.charge(record, time.perf_counter() - start)  # the limiter counts cost
         resp.content_type = falcon.MEDIA_JSON
         resp.data = body
 
