@@ -26,12 +26,12 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--limit", type=int, default=5)
     args = ap.parse_args(argv)
     if args.cmd == "build":
-        from .build import TargetError, build
+        from .build import BuildError, TargetError, build
         from .source import SourceError
         try:
             build(args.source, args.out_dir, progress=not args.no_progress,
                   max_bad_share=args.max_bad_share, force=args.force)
-        except (SourceError, TargetError) as e:
+        except (SourceError, TargetError, BuildError) as e:
             print(f"build failed: {e}", file=sys.stderr)
             return 1
         return 0

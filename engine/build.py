@@ -26,7 +26,7 @@ import orjson
 
 from . import _core
 from .params import PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
-from .source import ParsedTable, read_source
+from .source import ParsedTable, SourceError, read_source
 from .vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 
 FORMAT_VERSION = 7
@@ -122,6 +122,10 @@ def _index_files(path: Path) -> set[str] | None:
     return {"manifest.json"} | {f"{name}.npy" for name in manifest["arrays"]}
 
 
+class BuildError(Exception):
+    """The index could not be written (the old one, if any, is left as it was)."""
+
+
 def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bool = True,
           max_bad_share: float = 0.001, force: bool = False) -> dict:
     """Build the index of `source` into `out_dir` (replaced atomically); return the manifest.
@@ -139,6 +143,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         more = table.rejected - min(20, len(table.errors))
         _log(f"rejected {table.rejected} of {table.rows_in} rows" + (f" ({more} more not shown)" if more > 0 else ""))
     keep, merged = _dedupe(table)
+    if len(keep) == 0:  # a header and no rows (or no good row): there is nothing to index
+        raise SourceError(f"{source}: no address rows to index ({table.rows_in:,} read, {table.rejected:,} bad)")
     _log(f"read {table.rows_in:,} rows in {time.perf_counter() - t0:.1f} s; "
          f"{merged:,} duplicate address rows merged; {table.rejected:,} rejected")
 
@@ -317,18 +323,26 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "derived_abbreviations": {k: sorted(v) for k, v in sorted(derived.items())},
         "arrays": {k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in arrays.items()},
     }
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    tmp = None
     try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
         for name, arr in arrays.items():
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr), allow_pickle=False)
         manifest["build_seconds"] = round(time.perf_counter() - t0, 1)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        for file in tmp.iterdir():  # served memory-mapped: a write or truncation is a SIGBUS
+            file.chmod(0o444)
         if not force:
             check_target(out_dir)  # again: it may have changed while the build ran
         _swap_into_place(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException as exc:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError):  # a full disk, a read-only or vanished directory
+            raise BuildError(
+                f"cannot write the index into {out_dir.parent}: {exc.strerror or exc}; "
+                f"{out_dir} was left as it was") from exc
         raise
     _log(f"built {out_dir} in {manifest['build_seconds']} s: {n:,} addresses, "
          f"{n_groups:,} streets, {len(words):,} tokens")
