@@ -11,6 +11,7 @@ memory-maps its arrays (no copy), so every process that opens the same index sha
 
 from __future__ import annotations
 
+import importlib.metadata as _metadata
 import json
 import math
 import mmap
@@ -22,7 +23,12 @@ import orjson
 
 from ._core import ARRAYS, Index, IndexClosedError, QueryError
 
-__all__ = ["AddressIndex", "IndexOpenError", "IndexClosedError", "QueryError", "FORMAT_VERSION"]
+__all__ = ["AddressIndex", "IndexOpenError", "IndexClosedError", "QueryError", "FORMAT_VERSION", "__version__"]
+
+try:  # NOTE: one source, pyproject.toml's version, read from the installed package's metadata
+    __version__ = _metadata.version("nl-address-autocomplete")
+except _metadata.PackageNotFoundError:  # the source tree on sys.path without an install
+    __version__ = "0+unknown"
 
 FORMAT_VERSION = 7
 

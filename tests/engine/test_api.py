@@ -225,3 +225,11 @@ def test_pickle_stores_an_absolute_path(sample_index_dir, tmp_path, monkeypatch)
     assert clone.suggest_json("hooistraat 2") == index.suggest_json("hooistraat 2")
     clone.close()
     index.close()
+
+
+def test_the_version_comes_from_the_package_metadata():
+    import tomllib
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    assert engine.__version__ == tomllib.loads(pyproject.read_text())["project"]["version"]
