@@ -6,7 +6,7 @@ INDEX_DIR ?= indexes/nl
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install index serve test test-full bench bench-index bench-baseline bench-compare eval asan lint clean
+.PHONY: install index serve test test-full test-matrix wheel-test docs bench bench-index bench-baseline bench-compare eval asan lint clean
 
 STAMP := build/.installed
 
@@ -15,7 +15,7 @@ install: $(STAMP)
 # (re)install when the build inputs change: compiles the Cython extensions in place
 $(STAMP): pyproject.toml setup.py engine/*.pyx engine/*.pxd engine/*.pxi
 	$(PYTHON) -m pip install -q --upgrade pip setuptools wheel
-	$(PYTHON) -m pip install -q -e ".[test]"
+	$(PYTHON) -m pip install -q -e ".[server,test,docs]"
 	mkdir -p build && touch $(STAMP)
 
 $(INDEX_DIR)/manifest.json: $(STAMP)
@@ -28,6 +28,21 @@ serve: index
 
 test: install
 	ADDRESS_DATA_DIR=$(DATA_DIR) $(PYTHON) -m pytest -m "not full"
+
+# the engine tests on CPython 3.11, 3.12 and 3.13, each in a fresh venv (build/matrix) with the
+# newest numpy pip gives it; MATRIX="3.12" for one
+MATRIX ?= 3.11 3.12 3.13
+test-matrix:
+	ADDRESS_DATA_DIR=$(DATA_DIR) bash .ci/test-matrix $(MATRIX)
+
+# build the sdist and, from it, the wheel; install the wheel in a fresh venv; use it from
+# outside the source tree (.ci/wheel-smoke says what it checks)
+wheel-test:
+	PYTHON=$(PYTHON) ADDRESS_DATA_DIR=$(DATA_DIR) bash .ci/wheel-smoke
+
+# the API reference, from the docstrings (Sphinx, numpydoc), into build/docs; warnings are errors
+docs: install
+	$(PYTHON) -m sphinx -W --keep-going -q -b html docs build/docs
 
 test-full: index
 	ADDRESS_FULL_INDEX=$(INDEX_DIR) $(PYTHON) -m pytest -m full tests/quality -s

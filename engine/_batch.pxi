@@ -1,8 +1,9 @@
 # Included at the end of _core.pyx: what the typed hits (engine/hits.py) and batch matching
 # (engine/match.py) need from the compiled core. Module-level functions over an `Index`, so
-# that the class itself stays as it is: the score of each hit, the fields of an address, the
-# JSON object of one hit (the bytes suggest_json writes for it), and a batch of best matches
-# searched in one stretch without the GIL.
+# that the class itself stays as it is: the score of each hit, the fields of an address (as
+# values, or as CSV text), and a batch of best matches searched in one stretch without the GIL. Each reads the arrays between `_enter` and `_leave`
+# (or, holding the GIL throughout, after `_check_open`), as the searches of the class do, so that
+# `close()` never unmaps them under a running search.
 
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memchr
@@ -64,19 +65,22 @@ cdef int _scored_search(const Data* d, Search* s, int* out, float* score, int* h
     return n
 
 
-def _search_scored(Index index, q, int limit, lat, lon):
+def _search_scored(Index index, q, limit, lat, lon):
     """([(address id, score), ...], how) of the hits of q, best first: `search_ids` with the
     scores, and how they were found (a FOUND_HOW value)."""
-    cdef Search* s = index._prepare(q, limit, lat, lon)
+    cdef Search* s = NULL
     cdef int hits[MAXLIMIT]
     cdef float score[MAXLIMIT]
     cdef int n = 0, j, how = 0
+    index._enter()
     try:
+        s = index._prepare(q, limit, lat, lon)
         with nogil:
             n = _scored_search(&index.d, s, hits, score, &how)
         return [(hits[j], score[j]) for j in range(n)], FOUND_HOW[how]
     finally:
         free(s)
+        index._leave()
 
 
 cdef str _string(const Data* d, int32_t sid):
@@ -96,6 +100,7 @@ def _address_fields(Index index, int32_t a):
     cdef uint8_t letter
     cdef char pc_text[8]
     cdef Buf pc
+    index._check_open()
     if a < 0 or a >= d.n_addr:
         raise IndexError(f"no address {a}: the index holds {d.n_addr}")
     g = d.a_group[a]
@@ -141,11 +146,15 @@ def _match_chunk(Index index, list texts, int32_t[::1] ids, float[::1] scores, u
     cdef int found, how
     if ids.shape[0] < n or scores.shape[0] < n or status.shape[0] < n or hows.shape[0] < n:
         raise ValueError("the output arrays are shorter than the texts")
-    tmpl = index._prepare("", 1, None, None)
-    w = <Search*>malloc(sizeof(Search))
-    folded = <char*>malloc(n * QBUF + 1)
-    flen = <int*>malloc((n + 1) * sizeof(int))
+    tmpl = w = NULL
+    folded = NULL
+    flen = NULL
+    index._enter()
     try:
+        tmpl = index._prepare("", 1, None, None)
+        w = <Search*>malloc(sizeof(Search))
+        folded = <char*>malloc(n * QBUF + 1)
+        flen = <int*>malloc((n + 1) * sizeof(int))
         if w == NULL or folded == NULL or flen == NULL:
             raise MemoryError()
         for i in range(n):
@@ -190,6 +199,7 @@ def _match_chunk(Index index, list texts, int32_t[::1] ids, float[::1] scores, u
         free(w)
         free(folded)
         free(flen)
+        index._leave()
 
 
 cdef bint _put_csv(Buf* b, const char* p, Py_ssize_t n, char sep) noexcept nogil:
@@ -223,6 +233,7 @@ def _csv_fields(Index index, list ids, str sep):
     cdef char letter
     cdef bint ok
     cdef list out = []
+    index._check_open()
     b.cap = 1024
     b.p = <char*>malloc(b.cap)
     if b.p == NULL:

@@ -29,6 +29,7 @@ cdef enum:
     DEL_BUCKET_BITS = 20
     UNFOLD_MAX = 96
     MAX_CONSIDER = 2000  # groups scored per interpretation at most
+    WORK_PER_GROUP = 16  # a group scored costs this many postings walked (_core.pyx _spent)
     TOKEN_CAP_MIN = 8
     PC_PREFIX_CAP = 4000
     DROP_MAX_TOKENS = 12 # a query that finds nothing is tried again with its words spaced
@@ -201,6 +202,7 @@ cdef struct Search:
     float floor         # score a group must beat to enter the full pool
     int pool_cap        # groups kept: only the best `limit` can reach the answer
     int considered      # groups scored for the current interpretation
+    int64_t work        # postings walked + WORK_PER_GROUP per group scored, for the whole query
     float min_pen       # least penalty of the words other than the one being scanned
     float tok_pen       # penalty of the scanned word on the token being scanned
     int others          # words of the interpretation besides the scanned one
@@ -229,4 +231,11 @@ cdef struct Search:
 cdef class Index:
     cdef Data d
     cdef dict _arrays
-    cdef Search* _prepare(self, q, int limit, lat, lon) except NULL
+    cdef int _busy          # searches reading the arrays now (changed only under the GIL)
+    cdef bint _closed
+    cdef Search* _prepare(self, q, limit, lat, lon) except NULL
+    cdef int _check_open(self) except -1
+    # every reader of `d` outside the GIL runs between _enter() and _leave(): close() releases
+    # the arrays only when none runs
+    cdef int _enter(self) except -1
+    cdef int _leave(self) except -1

@@ -32,8 +32,10 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 import json
+import numbers
 import sys
 from bisect import bisect_left
+from decimal import Decimal
 
 import numpy as np
 
@@ -1401,9 +1403,10 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept 
     cdef Interp* it = &s.interp[ii]
     # PERF: a bound on the work of one query; only inputs of a few very common letters reach
     # it ("de ha"), where the groups seen first (highest prior) are the ones to show anyway
-    if s.considered >= MAX_CONSIDER:
+    if s.considered >= MAX_CONSIDER or _spent(s):
         return
     s.considered += 1
+    s.work += WORK_PER_GROUP
     if s.province >= 0 and d.g_province[g] != s.province:
         return
     if not _group_text(d, s, it, g, &text_pen, &loc):
@@ -1532,6 +1535,9 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
             # each token's postings are in prior order: stop a token once out of reach
             for t in range(w.lo[r], w.hi[r]):
                 s.tok_pen = _tok_pen(d, s, best, r, t)
+                if _spent(s):
+                    return
+                s.work += d.v_post_start[t + 1] - d.v_post_start[t]
                 for p in range(d.v_post_start[t], d.v_post_start[t + 1]):
                     # PERF: the signature rejects most groups without touching them
                     if (d.v_post_sig[p] & need) == need:
@@ -1554,6 +1560,9 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                 pe = d.v_post_start[t + 1]
                 if t != w.exact and pe - p > cap:
                     pe = p + cap
+                if _spent(s):
+                    return
+                s.work += pe - p
                 while p < pe:
                     if (d.v_post_sig[p] & need) == need:
                         if _beyond_reach(s, d.v_post_prior[p]):
@@ -1715,9 +1724,30 @@ cdef void _select(Search* s, int* out, int* nout) noexcept nogil:
     nout[0] = n
 
 
+# PERF: the work of one query, whatever it is, is bounded (issue 11): queries of many one-letter
+# words and numbers ("d b br br 1 o b b 9288 b br") have many readings, each retried with
+# slips, respaced and without some words, and every reading walks postings and scores groups;
+# their product took 15 ms. Each posting walked counts 1 and each group scored WORK_PER_GROUP;
+# once a query has spent _work_budget, no further group is scored and no further reading is
+# tried: the answer is the best found so far (deterministic: the same query stops at the same
+# point). No query of the public set comes near it (see benchmarks/fuzz.py).
+cdef int64_t _work_budget = 25000
+
+
+def _set_work_budget(int64_t budget):
+    """Set the work budget of a query (benchmarks/fuzz.py calibrates it; not for serving)."""
+    global _work_budget
+    _work_budget = budget
+
+
+cdef inline bint _spent(const Search* s) noexcept nogil:
+    return s.work >= _work_budget
+
+
 cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     """Run one query (already folded into s.q); write up to s.limit address ids to out."""
     cdef int n = 0
+    s.work = 0
     _tokenise(s)
     if s.ntok == 0:
         return 0
@@ -1803,6 +1833,8 @@ cdef void _focus_area(const Data* d, Search* s, int digits) noexcept nogil:
 cdef void _read(const Data* d, Search* s) noexcept nogil:
     """Parse the tokens and score every reading of them."""
     cdef int focus = s.has_focus, area
+    if _spent(s):
+        return  # the query's work budget is spent: no further reading
     _parse(d, s, 1)
     _passes(d, s)
     if s.ncand == 0 and s.split_pc:
@@ -2533,6 +2565,10 @@ class QueryError(ValueError):
         self.parameter = parameter
 
 
+class IndexClosedError(ValueError):
+    """The index was closed (`close()`, or the end of its `with` block) and cannot be used."""
+
+
 ARRAYS = {
     "a_group": np.int32, "a_number": np.int32, "a_letter": np.uint8, "a_addition": np.int32,
     "a_postcode": np.int32, "a_lat": np.int32, "a_lon": np.int32,
@@ -2561,6 +2597,16 @@ cdef const void* _ptr(dict arrays, str name) except NULL:
     if a.shape[0] == 0:
         a = _EMPTY[name]
     return cnp.PyArray_DATA(a)
+
+
+cdef object _last(a):
+    """The last entry of a 1-d array. NOTE: never `a[-1]`: with wraparound off, Cython hands -1
+    to the array as it is, and numpy >= 2.5 reads it as out of bounds (setup.py makes the
+    warning Cython gives for such an index a build error)."""
+    cdef Py_ssize_t n = len(a)
+    if n == 0:
+        raise ValueError("an offset table is empty")
+    return a[n - 1]
 
 
 # words that may end a pasted address line without naming any address: the country, a
@@ -2647,7 +2693,10 @@ cdef inline bint _is_letter(Py_UCS4 ch) noexcept:
 cdef class Index:
     """The compiled index over a dict of 1-d numpy arrays (usually memory-mapped)."""
 
-    def __init__(self, dict arrays):
+    def __init__(self, arrays):
+        if not isinstance(arrays, dict):
+            raise TypeError(f"{type(self).__name__}() takes the dict of arrays of an index; to open "
+                            f"an index directory, call {type(self).__name__}.open(path)")
         missing = sorted(set(ARRAYS) - set(arrays))
         if missing:
             raise ValueError(f"index arrays missing: {', '.join(missing)}")
@@ -2709,7 +2758,7 @@ cdef class Index:
         d.sa_start = <const int32_t*>_ptr(arrays, "sa_start")
         d.sa_addr = <const int32_t*>_ptr(arrays, "sa_addr")
         d.n_sa = len(arrays["sa_off"]) - 1
-        if len(arrays["sa_start"]) != d.n_sa * MAXLIMIT + 1 or arrays["sa_start"][-1] != len(arrays["sa_addr"]):
+        if len(arrays["sa_start"]) != d.n_sa * MAXLIMIT + 1 or _last(arrays["sa_start"]) != len(arrays["sa_addr"]):
             raise ValueError("stored answers do not match their table")
         if len(arrays["sa_addr"]) and (int(arrays["sa_addr"].min()) < 0 or int(arrays["sa_addr"].max()) >= len(arrays["a_number"])):
             raise ValueError("stored answers name addresses that do not exist")
@@ -2768,42 +2817,84 @@ cdef class Index:
             raise ValueError("group or token offsets do not match their tables")
         if len(a["pc_start"]) != len(a["pc_code"]) + 1 or len(a["del_tok"]) != self.d.n_del:
             raise ValueError("postcode or typo index offsets do not match their tables")
-        if g and (a["g_start"][0] != 0 or a["g_start"][-1] != n):
+        if g and (a["g_start"][0] != 0 or _last(a["g_start"]) != n):
             raise ValueError("group address ranges do not cover the address table")
-        if a["g_tok_start"][-1] != len(a["g_tok"]) or a["v_post_start"][-1] != len(a["v_post"]):
+        if _last(a["g_tok_start"]) != len(a["g_tok"]) or _last(a["v_post_start"]) != len(a["v_post"]):
             raise ValueError("token lists do not end where their tables end")
-        if len(a["sp_off"]) != self.d.n_sp + 1 or a["sp_start"][-1] != len(a["sp_group"]):
+        if len(a["sp_off"]) != self.d.n_sp + 1 or _last(a["sp_start"]) != len(a["sp_group"]):
             raise ValueError("short-prefix lists do not match their tables")
-        if a["v_off"][-1] != len(a["v_blob"]) or a["s_off"][-1] != len(a["s_blob"]) or a["add_off"][-1] != len(a["add_blob"]):
+        if _last(a["v_off"]) != len(a["v_blob"]) or _last(a["s_off"]) != len(a["s_blob"]) or _last(a["add_off"]) != len(a["add_blob"]):
             raise ValueError("string offsets do not end where their blobs end")
 
     @property
     def arrays(self):
+        """The arrays of the index by name (read-only numpy arrays, memory-mapped by `open`)."""
+        self._check_open()
         return self._arrays
 
     def __len__(self):
+        self._check_open()
         return self.d.n_addr
 
-    cdef Search* _prepare(self, q, int limit, lat, lon) except NULL:
-        """Check the arguments as the contract says, fold the query; the caller frees."""
+    @property
+    def closed(self):
+        """True once `close()` was called."""
+        return self._closed
+
+    def close(self):
+        """Release the index: unmap its arrays and close their files.
+
+        Searches running in other threads finish first (the last one to end releases the
+        files); every later use raises IndexClosedError. Closing twice does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._busy == 0:
+            self._release()
+
+    def __enter__(self):
+        self._check_open()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def _release(self):
+        """Forget every array (a subclass also closes the files behind them). NOTE: called once
+        the index is closed and no search runs, so no pointer into the arrays is read again."""
+        memset(&self.d, 0, sizeof(Data))
+        self._arrays = None
+
+    cdef int _check_open(self) except -1:
+        if self._closed:
+            raise IndexClosedError(f"this {type(self).__name__} is closed")
+        return 0
+
+    cdef int _enter(self) except -1:
+        """Count a search that is about to read the arrays (under the GIL, as `close` runs)."""
+        self._check_open()
+        self._busy += 1
+        return 0
+
+    cdef int _leave(self) except -1:
+        """The search is done; release the arrays if the index was closed meanwhile."""
+        self._busy -= 1
+        if self._closed and self._busy == 0:
+            self._release()
+        return 0
+
+    cdef Search* _prepare(self, q, limit, lat, lon) except NULL:
+        """Check the arguments (`_arguments`), fold the query; the caller frees."""
         cdef Search* s
-        cdef int cp, j, k = 0
+        cdef int cp, j, k = 0, n_limit
+        cdef double focus_lat, focus_lon
         cdef Py_ssize_t i, n
         cdef Py_UCS4 ch
-        if not isinstance(q, str):
-            raise QueryError(f"q must be a str, not {type(q).__name__}", parameter="q")
-        if limit < 1 or limit > MAXLIMIT:
-            raise QueryError("limit must be an integer from 1 to 10", parameter="limit")
-        if len(<str>q) > MAX_Q:
-            raise QueryError("q must be at most 128 characters", code="query_too_long", parameter="q")
-        if (lat is None) != (lon is None):
-            raise QueryError("lat and lon go together", parameter="lat" if lat is None else "lon")
-        focus_lat = _coordinate(lat, "lat", 90.0) if lat is not None else 0.0
-        focus_lon = _coordinate(lon, "lon", 180.0) if lon is not None else 0.0
+        _arguments(q, limit, lat, lon, &n_limit, &focus_lat, &focus_lon)
         s = <Search*>malloc(sizeof(Search))
         if s == NULL:
             raise MemoryError()
-        s.limit = limit
+        s.limit = n_limit
         s.has_focus = lat is not None
         s.pc_strict = 0
         s.focus_lat = focus_lat
@@ -2830,45 +2921,91 @@ cdef class Index:
         s.qlen = k
         return s
 
-    def suggest_json(self, q, *, int limit=5, lat=None, lon=None):
+    def suggest_json(self, q, *, limit=5, lat=None, lon=None):
         """Return the response body of the contract for query `q` as JSON bytes."""
-        cdef Search* s = self._prepare(q, limit, lat, lon)
+        cdef Search* s = NULL
         cdef int hits[MAXLIMIT]
         cdef int n = 0
         cdef Buf b
-        b.cap = 4096
-        b.n = 0
-        b.p = <char*>malloc(b.cap)
-        if b.p == NULL:
-            free(s)
-            raise MemoryError()
+        b.p = NULL
+        self._enter()
         try:
+            s = self._prepare(q, limit, lat, lon)
+            b.cap = 4096
+            b.n = 0
+            b.p = <char*>malloc(b.cap)
+            if b.p == NULL:
+                raise MemoryError()
             with nogil:
                 n = _search(&self.d, s, hits)
-                _render(&self.d, hits, n, limit, &b)
+                _render(&self.d, hits, n, s.limit, &b)
             return PyBytes_FromStringAndSize(b.p, b.n)
         finally:
             free(b.p)
             free(s)
+            self._leave()
 
-    def search_ids(self, q, *, int limit=5, lat=None, lon=None):
+    def search_ids(self, q, *, limit=5, lat=None, lon=None):
         """Return the address row ids of the hits (for tests and tools)."""
-        cdef Search* s = self._prepare(q, limit, lat, lon)
+        cdef Search* s = NULL
         cdef int hits[MAXLIMIT]
         cdef int n = 0, j
+        self._enter()
         try:
+            s = self._prepare(q, limit, lat, lon)
             with nogil:
                 n = _search(&self.d, s, hits)
             return [hits[j] for j in range(n)]
         finally:
             free(s)
+            self._leave()
+
+
+# The rules for the arguments of a search, one per argument; a wrong type is a TypeError, a
+# wrong value a QueryError (code and parameter as the HTTP contract names them):
+#   q        a str (a subclass too) of at most MAX_Q (128) code points
+#   limit    an integer (numbers.Integral: int, numpy integers; not bool) from 1 to MAXLIMIT
+#   lat/lon  both or neither; each a real number (numbers.Real: int, float, numpy floating and
+#            integers, Fraction; or Decimal; not bool) with -90 <= lat <= 90, -180 <= lon <= 180
+cdef int _arguments(q, limit, lat, lon, int* limit_out, double* lat_out, double* lon_out) except -1:
+    if not isinstance(q, str):
+        raise TypeError(f"q must be a str, not {type(q).__name__}")
+    if type(limit) is not int:  # PERF: the usual int skips the ABC checks
+        if isinstance(limit, bool) or not isinstance(limit, numbers.Integral):
+            raise TypeError(f"limit must be an int (numbers.Integral), not {type(limit).__name__}")
+        limit = int(limit)
+    if not 1 <= limit <= MAXLIMIT:
+        raise QueryError(f"limit must be an integer from 1 to {MAXLIMIT}", parameter="limit")
+    if len(<str>q) > MAX_Q:
+        raise QueryError(f"q must be at most {MAX_Q} characters", code="query_too_long", parameter="q")
+    if (lat is None) != (lon is None):
+        raise QueryError("lat and lon go together", parameter="lat" if lat is None else "lon")
+    limit_out[0] = limit
+    lat_out[0] = _coordinate(lat, "lat", 90.0) if lat is not None else 0.0
+    lon_out[0] = _coordinate(lon, "lon", 180.0) if lon is not None else 0.0
+    return 0
+
+
+def check_arguments(q, limit, lat, lon):
+    """Apply the rules above; return (limit, lat, lon) as an int and floats (None, None
+    without a focus point). For the reference twin and other callers of the engine."""
+    cdef int n_limit
+    cdef double focus_lat, focus_lon
+    _arguments(q, limit, lat, lon, &n_limit, &focus_lat, &focus_lon)
+    return n_limit, (focus_lat if lat is not None else None), (focus_lon if lon is not None else None)
 
 
 def _coordinate(value, str name, double bound):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise QueryError(f"{name} must be a number", parameter=name)
-    v = float(value)
-    if not (-bound <= v <= bound):
+    cdef double v
+    if type(value) is not float and type(value) is not int:  # PERF: the usual types go straight on
+        if isinstance(value, bool) or not isinstance(value, (numbers.Real, Decimal)):
+            raise TypeError(f"{name} must be a real number (int, float, Decimal, numpy floating), "
+                            f"not {type(value).__name__}")
+    try:
+        v = float(value)
+    except (OverflowError, ValueError):  # 10**400, Decimal("sNaN")
+        v = float("nan")
+    if not (-bound <= v <= bound):  # NaN too
         raise QueryError(f"{name} must be a number from {-bound:g} to {bound:g}", parameter=name)
     return v
 

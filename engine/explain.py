@@ -92,11 +92,43 @@ def _is_letter(c: str) -> bool:
     return ord(c) < FOLD_LIMIT and _TABLE[ord(c)][:1].isalpha()
 
 
+# PERF: most text is ASCII, where each character folds to one (a-z, 0-9 or a separator): one
+# `translate` and a regular expression find the words; `_fold_any` is the general path
+_ASCII_FOLD = str.maketrans({chr(i): _TABLE[i] for i in range(128)})
+_ASCII_WORD = re.compile(r"[0-9]+[a-z]*|[a-z]+")   # a letter followed by a digit: two words
+
+
 def _fold_words(text: str, glue: bool) -> tuple[_Word, ...]:
     """Fold `text` as `normalize.fold` does, keeping where each folded letter came from.
 
     `glue`: an apostrophe between a lone letter and a word joins them (``A'dam``), as the query
     parser reads it; the register's names are folded without that."""
+    if not text.isascii() or (glue and ("'" in text or "`" in text)):
+        return _fold_any(text, glue)
+    words = []
+    for m in _ASCII_WORD.finditer(text.translate(_ASCII_FOLD)):
+        a, b = m.span()
+        t = m.group()
+        if "ij" not in t:
+            words.append(_Word(t, tuple(range(a, b)), tuple(range(a + 1, b + 1)), b - a))
+            continue
+        letters, starts, ends = [], [], []
+        k = a
+        while k < b:
+            starts.append(k)
+            if t[k - a] == "i" and k + 1 < b and t[k + 1 - a] == "j":
+                letters.append("y")
+                k += 2
+            else:
+                letters.append(t[k - a])
+                k += 1
+            ends.append(k)
+        words.append(_Word("".join(letters), tuple(starts), tuple(ends), b - a))
+    return tuple(words)
+
+
+def _fold_any(text: str, glue: bool) -> tuple[_Word, ...]:
+    """`_fold_words` for any text, one code point at a time."""
     chars: list[tuple[str, int]] = []
     n = len(text)
     for i, c in enumerate(text):

@@ -6,6 +6,9 @@
 - ``ADDRESS_KEY_REFRESH_SECONDS`` (``1.0``): how stale a worker's copy of the key table may get.
 - ``ADDRESS_DEFAULT_RATE`` (``100``): requests per second per key per worker, for new keys.
 - ``ADDRESS_ACCESS_LOG`` (``0``): ``1`` logs one line per request (key name, never the key).
+- ``ADDRESS_METRICS_TOKEN`` (unset): when set, ``/metrics`` answers only requests with
+  ``Authorization: Bearer <this token>`` (401 otherwise); unset, it is open to anyone who can
+  reach the port (it names the keys, never a key): set it, or keep the port internal.
 - ``PROMETHEUS_MULTIPROC_DIR``: set by ``gunicorn.conf.py``; metrics shared by all workers.
 """
 
@@ -29,6 +32,7 @@ class Config:
     key_refresh_seconds: float = 1.0
     default_rate: float = 100.0
     access_log: bool = False
+    metrics_token: str | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.key_refresh_seconds < MAX_KEY_REFRESH_SECONDS:
@@ -49,4 +53,5 @@ class Config:
             key_refresh_seconds=float(env.get("ADDRESS_KEY_REFRESH_SECONDS", "1.0")),
             default_rate=float(env.get("ADDRESS_DEFAULT_RATE", "100")),
             access_log=env.get("ADDRESS_ACCESS_LOG", "0") == "1",
+            metrics_token=env.get("ADDRESS_METRICS_TOKEN") or None,
         )

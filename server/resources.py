@@ -13,6 +13,7 @@ store is unreadable); then its rate limit (429); then the parameters (400); then
 
 from __future__ import annotations
 
+import hmac
 import time
 from typing import Any, Protocol
 
@@ -20,8 +21,8 @@ import falcon
 import orjson
 
 import engine
-from server.auth import Authenticator
-from server.errors import ApiError, method_not_allowed
+from server.auth import Authenticator, hash_key, parse_bearer
+from server.errors import ApiError, method_not_allowed, unauthorized
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import Metrics
 from server.params import parse_query
@@ -38,11 +39,13 @@ class Index(Protocol):
 class IndexSlot:
     """The index this process serves; swapped by the gunicorn hooks (see ``server.app``)."""
 
-    __slots__ = ("index", "directory")
+    __slots__ = ("index", "directory", "problem", "files")
 
     def __init__(self, index: Index | None, directory: str | None) -> None:
         self.index = index
         self.directory = directory
+        self.problem: str | None = None  # why the worker serves the last good index (or none)
+        self.files: dict[str, tuple[int, int, int]] = {}  # (device, inode, size) by file name
 
 
 class Endpoint(Protocol):
@@ -73,10 +76,13 @@ class Address:
         index = self._slot.index
         if index is None:
             raise ApiError("not_ready", "no index is open", headers={"Retry-After": "5"})
+        start = time.perf_counter()
         try:
             body = index.suggest_json(query.q, limit=query.limit, lat=query.lat, lon=query.lon)
         except engine.QueryError as exc:  # the checks above should leave none
             raise _query_error(exc) from None
+        finally:
+            self._auth.charge(record, time.perf_counter() - start)  # the limiter counts cost
         resp.content_type = falcon.MEDIA_JSON
         resp.data = body
 
@@ -101,31 +107,38 @@ class Ready:
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
         index = self._slot.index
         if index is None:
-            raise ApiError("not_ready", "no index is open", headers={"Retry-After": "5"})
+            detail = self._slot.problem or "no index is open"
+            raise ApiError("not_ready", detail, headers={"Retry-After": "5"})
         if not self._auth.ready:
             raise ApiError("not_ready", "the API key store is unreadable", headers={"Retry-After": "5"})
         manifest = index.manifest
+        body = {
+            "status": "ready",
+            "index": {
+                "built_at": manifest.get("built_at"),
+                "source_name": manifest.get("source_name"),
+                "rows_out": manifest.get("rows_out"),
+                "format_version": manifest.get("format_version"),
+            },
+        }
+        if self._slot.problem is not None:  # serving the last good index
+            body["index_problem"] = self._slot.problem
         resp.content_type = falcon.MEDIA_JSON
-        resp.data = orjson.dumps(
-            {
-                "status": "ready",
-                "index": {
-                    "built_at": manifest.get("built_at"),
-                    "source_name": manifest.get("source_name"),
-                    "rows_out": manifest.get("rows_out"),
-                    "format_version": manifest.get("format_version"),
-                },
-            }
-        )
+        resp.data = orjson.dumps(body)
 
 
 class MetricsEndpoint:
-    """``GET /metrics``: Prometheus text exposition of every worker."""
+    """``GET /metrics``: Prometheus text exposition of every worker; behind ``token`` if given."""
 
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: Metrics, token: str | None = None) -> None:
         self._metrics = metrics
+        self._token = None if token is None else hash_key(token)
 
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
+        if self._token is not None:
+            # SECURITY: compared as digests, in constant time, like the API keys
+            if not hmac.compare_digest(hash_key(parse_bearer(req.auth)), self._token):
+                raise unauthorized("wrong metrics token")
         resp.content_type = METRICS_CONTENT_TYPE
         resp.data = self._metrics.render()
 

@@ -374,6 +374,28 @@ def test_typed_hits_from_another_index_still_explain(sample_index, aliases):
     assert highlights("damrak 1a-2", hit) == [[(0, 6), (7, 9), (10, 11)], [], []]
 
 
+def test_folding_keeps_where_each_letter_came_from():
+    """The words found in a text are the engine's own (normalize.fold for the register, the
+    query reader's tokens for a query: A'dam glued), and each points back at the characters
+    that fold to it; plain ASCII takes a quicker path to the same words."""
+    from engine._reference import fold_query, tokenise
+    from engine.explain import _fold_any, _fold_words
+
+    rng = random.Random(5)
+    alphabet = "abcdeijklsxyz IJAZ0129'`-./()éÂßĳŒ’ñ\u0301"
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16)))
+        for glue in (False, True):
+            words = _fold_words(text, glue)
+            assert words == _fold_any(text, glue), text
+            want = [t.text for t in tokenise(fold_query(text))] if glue else fold(text).split()
+            assert [w.text for w in words] == want, (text, glue)
+            for w in words:
+                assert len(w.starts) == len(w.ends) == len(w.text)
+                piece = text[w.starts[0]:w.ends[-1]]
+                assert fold(piece).replace(" ", "").replace("ij", "y") == w.text, (text, w)
+
+
 # ---------------------------------------------------------------------------------------------
 # random queries: prefixes of real addresses as people type them
 

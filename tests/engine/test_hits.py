@@ -142,3 +142,17 @@ def test_how_each_typed_word_matched(sample_index):
     assert hit.how_matched(sample_index.aliases) == words
     slip = sample_index.suggest("herestrat 12 groningen achterhuis", limit=1)[0]
     assert [w.kind for w in sample_index.explain(slip)] == ["slip", "exact", "exact", "left_out"]
+
+
+def test_a_closed_index_refuses_typed_hits_and_batches(sample_index_dir):
+    """Hits, scores and batches read the arrays as the other searches do: never after close()
+    (which unmaps them), always with IndexClosedError."""
+    index = engine.AddressIndex.open(sample_index_dir)
+    hit = index.suggest("vrijthof 1 maastricht", limit=1)[0]
+    assert [m.hit for m in index.match(["vrijthof 1 maastricht"])] == [hit]
+    index.close()
+    for call in (lambda: index.suggest("vrijthof 1"), lambda: index.search_scored("vrijthof 1"),
+                 lambda: index.hit(hit.address_id), lambda: list(index.match(["vrijthof 1"]))):
+        with pytest.raises(engine.IndexClosedError):
+            call()
+    assert hit.to_json().startswith(b'{"components"')     # a hit stands on its own
