@@ -483,12 +483,13 @@ def _cuts(w: _Word) -> tuple[tuple[_Piece, ...], ...]:
 class _Query:
     words: tuple[_Word, ...]
     cuts: tuple[tuple[tuple[_Piece, ...], ...], ...]
+    typing: bool         # the last word runs to the end of q: it may still be being typed
 
 
 @lru_cache(maxsize=4096)
 def _query(q: str) -> _Query:
     words = _fold_words(q, True)
-    return _Query(words, tuple(_cuts(w) for w in words))
+    return _Query(words, tuple(_cuts(w) for w in words), bool(words) and words[-1].ends[-1] == len(q))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -588,9 +589,13 @@ def _slip_readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
     return out
 
 
-def _readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
-    """Each registered word the piece alone may stand for, the cheapest first (at most 6)."""
+def _readings(p: _Piece, hit: _Hit, after: bool, typing: bool = False) -> list[_Reading]:
+    """Each registered word the piece alone may stand for, the cheapest first (at most 6).
+
+    `typing`: the piece is the end of the text, still being typed: where it is both the start of
+    a registered word and an abbreviation of it (`v` for Van, `p` for Pieter), it is the start."""
     found: list[_Reading] = []
+    whole_alias = ALIAS_WHOLE + (PREFIX if typing else 0.0)
     t = p.text
     role = p.role
     for g in hit.targets:
@@ -599,7 +604,7 @@ def _readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
         gt = g.text
         if t == gt:
             if g.alias:
-                found.append((ALIAS_WHOLE + g.pens[after], g, "alias", g.span))
+                found.append((whole_alias + g.pens[after], g, "alias", g.span))
             else:
                 found.append((EXACT + g.pens[after], g, "exact", g.span))
         elif gt.startswith(t):
@@ -710,6 +715,7 @@ def _extend(partial: list[tuple[float, int, tuple[_Match, ...]]], p: _Piece, rea
 
 def _options(query: _Query, i: int, hit: _Hit, after: bool) -> list[_Option]:
     """The readings of typed word i (and of the words after it it may be glued to)."""
+    typing = query.typing and i == len(query.words) - 1
     opts: list[_Option] = []
     words = query.words
     for pieces in query.cuts[i]:
@@ -721,7 +727,7 @@ def _options(query: _Query, i: int, hit: _Hit, after: bool) -> list[_Option]:
             for cost, extra, mask, ms in _glues(last, words, i + 1, hit, after):
                 opts.extend(_Option(c + cost, 1 + extra, m | mask, pms + ms)
                             for c, m, pms in partial if not m & mask)
-        partial = _extend(partial, last, _readings(last, hit, after))
+        partial = _extend(partial, last, _readings(last, hit, after, typing))
         opts.extend(_Option(c, 1, m, ms) for c, m, ms in partial)
     opts.extend(_splits(query.cuts[i][0][0], hit, after))
     opts.sort(key=_per_word)

@@ -114,6 +114,18 @@ def test_abbreviations_both_ways(sample_index, aliases, q, street_start, want):
     assert all(kind == "exact" for _, kind, _, _ in got[1:]), got
 
 
+def test_an_abbreviation_still_being_typed_is_the_start_of_the_word(sample_index, aliases):
+    """`v` typed last may be the V of Van being typed: the start is marked, not the whole word;
+    `v ` (a space after it, or words after it) is the abbreviation of Van."""
+    hit = first_hit(sample_index, "v aerssenstraat 1", "Van Aerssenstraat 1")
+    assert table("v", hit, aliases) == [("v", "prefix", "street", "V")]
+    assert table("v ", hit, aliases) == [("v", "alias", "street", "Van")]
+    assert table("aerssenstraat v", hit, aliases)[1] == ("v", "prefix", "street", "V")
+    # where the start is no reading, the abbreviation is one, typed last or not
+    hit = first_hit(sample_index, "st amandusstraat 1", "Sint Amandusstraat 1")
+    assert table("amandusstraat st", hit, aliases)[1] == ("st", "alias", "street", "Sint")
+
+
 def test_everyday_place_names_mark_the_registered_name(sample_index, aliases):
     q = "den haag hooistraat 2a"
     hit = first_hit(sample_index, q, "Hooistraat 2A")
