@@ -500,7 +500,7 @@ def _query(q: str) -> _Query:
 EXACT, ALIAS_WHOLE, PREFIX, ALIAS_PREFIX, SLIP, SLIP_EDIT, PREFIX_SLIP = 0.0, 0.6, 1.0, 1.5, 3.0, 0.5, 3.5
 RESPACE = 0.2            # per extra word of a glued or respaced reading
 LEFT_OUT = 10.0          # per word left out, plus a little per letter (a longer piece matched wins)
-_MAX_NODES = 20000       # the search of readings stops there (keeping the best found)
+_BEAM = 64               # sets of registered words kept after each typed word (the cheapest)
 
 _PC_SHAPE = re.compile(r"[0-9]{4}[a-z]{2}")
 
@@ -751,47 +751,40 @@ def _number_at(words: tuple[_Word, ...], number: str) -> int:
 
 
 def _best(opts: list[list[_Option]], n: int) -> list[_Option]:
-    """The reading of the query with the lowest cost whose registered words are all distinct
-    (branch and bound; the options of each word come cheapest first)."""
-    low = [min((o.cost / o.ntok for o in opts[i]), default=0.0) for i in range(n)]
+    """The reading of the query with the lowest cost whose registered words are all distinct.
+
+    Dynamic programming over the typed words: after each word, the cheapest reading for each
+    set of registered words used so far (a set used twice costs more than once, so only the
+    cheaper reading of it can be the best), at most _BEAM sets a word (the cheapest)."""
+    layers: list[dict[int, tuple[float, tuple[int, int, _Option] | None]]] = [{} for _ in range(n + 1)]
+    layers[0][0] = (0.0, None)
     for i in range(n):
-        for o in opts[i]:
-            for k in range(i + 1, min(n, i + o.ntok)):
-                low[k] = min(low[k], o.cost / o.ntok)
-    bound = [0.0] * (n + 1)
-    for i in range(n - 1, -1, -1):
-        bound[i] = bound[i + 1] + low[i]
-    best_cost = float("inf")
-    best: list[_Option] = []
-    # depth first without recursion (a query may be long): each level holds the word it is at,
-    # the registered words used and the cost so far, and the next option to try there
-    chosen: list[_Option] = []
-    levels: list[tuple[int, int, float, int]] = []
-    i, mask, cost, k = 0, 0, 0.0, 0
-    nodes = 0
-    while True:
-        nodes += 1
-        step = None
-        if cost + bound[i] < best_cost - 1e-9 and nodes <= _MAX_NODES:
-            if i == n:
-                best_cost, best = cost, list(chosen)
-            else:
-                here = opts[i]
-                while k < len(here):
-                    o = here[k]
-                    k += 1
-                    if not o.mask & mask and i + o.ntok <= n:
-                        step = o
-                        break
-        if step is not None:
-            levels.append((i, mask, cost, k))
-            chosen.append(step)
-            i, mask, cost, k = i + step.ntok, mask | step.mask, cost + step.cost, 0
-            continue
-        if not levels:
-            return best
-        i, mask, cost, k = levels.pop()
-        chosen.pop()
+        layer = layers[i]
+        states = sorted(layer.items(), key=_cost_of)[:_BEAM] if len(layer) > _BEAM else layer.items()
+        for mask, (cost, _) in states:
+            for o in opts[i]:
+                j = i + o.ntok
+                if o.mask & mask or j > n:
+                    continue
+                m = mask | o.mask
+                c = cost + o.cost
+                old = layers[j].get(m)
+                if old is None or c < old[0] - 1e-9:
+                    layers[j][m] = (c, (i, mask, o))
+    mask = min(layers[n].items(), key=_cost_of)[0]
+    out = []
+    j = n
+    while j > 0:
+        back = layers[j][mask][1]
+        assert back is not None
+        j, mask, o = back
+        out.append(o)
+    out.reverse()
+    return out
+
+
+def _cost_of(item: tuple[int, tuple[float, object]]) -> float:
+    return item[1][0]
 
 
 def explain(q: str, hit: Mapping[str, Any], *, aliases: Mapping[str, Iterable[str]] | None = None

@@ -351,6 +351,17 @@ def test_bad_arguments_are_refused_clearly(sample_index):
     assert match_score(()) == 0.0
 
 
+def test_many_words_that_could_each_be_several(sample_index, aliases):
+    """The same short word typed many times, where each could stand for several registered
+    words: the best reading is still found (each registered word answers one typed word)."""
+    hit = first_hit(sample_index, "van de spiegelstraat 2", "Van de Spiegelstraat 2")
+    q = "van de " * 12
+    matches = explain(q, hit, aliases=aliases)
+    check_invariants(q, hit, matches)
+    assert [(m.typed, m.kind) for m in matches[:2]] == [("van", "exact"), ("de", "exact")]
+    assert all(m.kind == "left_out" for m in matches[2:])
+
+
 def test_a_long_text_is_explained_word_by_word(sample_index, aliases):
     """No limit on the typed text here (the engine refuses more than 128 characters; a caller
     may explain anything): a pasted page of words, each accounted for or left out."""
