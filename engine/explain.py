@@ -11,18 +11,20 @@ internals, so it explains any hit the same way, from the library or from the HTT
 sides are folded as the engine folds them (`normalize`: lower case, no diacritics, punctuation a
 separator, ``ij`` = ``y``, a letter followed by a digit split, an apostrophe between a lone letter
 and a word glued), each folded letter remembering the code points it came from, so a span always
-points at the registered spelling (``sudwest`` marks ``Súdwest`` in ``Súdwest-Fryslân``, ``ys``
-the ``IJs`` of ``IJsselmeer``).
+points at the registered spelling (``afkelansdijk`` marks ``Afkelânsdyk``, ``ys`` the ``IJs``
+of ``IJsselstraat``).
 
 Then each typed word is given the word of the hit that best accounts for it, one registered word
-answering one typed word (as in the search): the readings of the whole query are searched
-(branch and bound over the typed words) for the one with the lowest total cost, where a word
-matched as typed costs nothing, an abbreviation or other name of the registered word
+answering one typed word (as in the search): of the readings of the whole query (dynamic
+programming over the typed words, `_best`) the one with the lowest total cost is taken, where a
+word matched as typed costs nothing, an abbreviation or other name of the registered word
 (`burg`/Burgemeester, `den haag`/'s-Gravenhage, `2e`/Tweede) a little, a word still being typed
 (the start of a registered word) more, a slip (one edit in a word of 5+ letters, two in one of
-9+ typed 7+ long, as the engine allows) more again, and a word the hit does not account for
-most. Words typed glued or apart where the register spaces them otherwise are read both ways
-(``vanhallstraat``: Van Hallstraat; ``kerk straat``: Kerkstraat; ``1012lg1``, ``12a``,
+9+ typed 7+ long, as the engine allows; looked for only in a word that matches nothing of the hit
+as typed) more again, and a word the hit does not account for most. The last word, when it may
+still be being typed, is the start of a word before it is an abbreviation of it (`v`: the V of
+Van). Words typed glued or apart where the register spaces them otherwise are read both ways
+(``vanaerssenstraat``: Van Aerssenstraat; ``kerk straat``: Kerkstraat; ``1012lg1``, ``12a``,
 ``129711lj``: a number, its letter, a postcode). Words the hit cannot account for (a floor,
 ``achterhuis``, a part of town, a stray word) are ``left_out``.
 """
