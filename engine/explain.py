@@ -31,7 +31,6 @@ Van). Words typed glued or apart where the register spaces them otherwise are re
 
 from __future__ import annotations
 
-import itertools
 import operator
 import re
 from collections.abc import Iterable, Mapping
@@ -228,15 +227,21 @@ for _word, _province in REGION_PROVINCE.items():
         _with(_REGION_ALIASES, fold(_province), (_word,))
 _with(_REGION_ALIASES, "nederland", [w for w in COUNTRY_WORDS if w != "the"] + ["the netherlands"])
 
-# the alias tables passed in, each read once into folded words with a serial number, so the
-# targets of a hit are cached per table (the table is held here, so its id is not reused while
-# the serial stands for it)
-_TABLES: dict[int, tuple[Mapping[str, Iterable[str]], int]] = {}
-_SERIALS: dict[int, dict[str, tuple[str, ...]]] = {}
-_NEXT_SERIAL = itertools.count(1)
+class _Table:
+    """An alias table read once into folded words; hashed by identity, so the targets of a hit
+    are cached per table (and a table in use is never looked up where it may have gone)."""
+
+    __slots__ = ("words",)
+
+    def __init__(self, words: dict[str, tuple[str, ...]]) -> None:
+        self.words = words
 
 
-def _serial(aliases: Mapping[str, Iterable[str]] | None) -> int:
+# the tables passed in, by id (each held here, so its id is not reused while it is in use)
+_TABLES: dict[int, tuple[Mapping[str, Iterable[str]], _Table]] = {}
+
+
+def _table(aliases: Mapping[str, Iterable[str]] | None) -> _Table:
     if aliases is None:
         aliases = default_aliases()
     got = _TABLES.get(id(aliases))
@@ -244,20 +249,19 @@ def _serial(aliases: Mapping[str, Iterable[str]] | None) -> int:
         return got[1]
     if not isinstance(aliases, Mapping):
         raise TypeError(f"aliases must map words to their other spellings, not {type(aliases).__name__}")
-    table: dict[str, tuple[str, ...]] = {}
+    words: dict[str, tuple[str, ...]] = {}
     for key, alts in aliases.items():
-        if not isinstance(key, str) or isinstance(alts, str) or not all(isinstance(a, str) for a in alts):
+        spellings = list(alts) if isinstance(alts, Iterable) and not isinstance(alts, str) else None
+        if not isinstance(key, str) or spellings is None or not all(isinstance(a, str) for a in spellings):
             raise TypeError(f"aliases must map words to lists of words: {key!r}: {alts!r}")
-        _with(table, fold(key), [fold(a) for a in alts])
+        _with(words, fold(key), [fold(a) for a in spellings])
     if len(_TABLES) >= 32:      # callers that build a table per call: forget the old ones
         _TABLES.clear()
-        _SERIALS.clear()
         _hit_targets.cache_clear()
         _name_targets.cache_clear()
-    serial = next(_NEXT_SERIAL)
-    _TABLES[id(aliases)] = (aliases, serial)
-    _SERIALS[serial] = table
-    return serial
+    table = _Table(words)
+    _TABLES[id(aliases)] = (aliases, table)
+    return table
 
 
 # ---------------------------------------------------------------------------------------------
@@ -340,7 +344,7 @@ def _place_in(line: str | None, text: str, at_end: bool) -> int:
 
 
 @lru_cache(maxsize=8192)
-def _hit_targets(fields: tuple[tuple[str, str], ...], lines: tuple[str, ...], serial: int) -> _Hit:
+def _hit_targets(fields: tuple[tuple[str, str], ...], lines: tuple[str, ...], table: _Table) -> _Hit:
     """Every word of a hit a typed word may stand for, with where it is shown. Each field has
     bits of its own in the masks (16 apiece), so a name's words are built once for every hit
     that holds the name."""
@@ -367,7 +371,7 @@ def _hit_targets(fields: tuple[tuple[str, str], ...], lines: tuple[str, ...], se
         line, text_line = {"street": (0, line0), "locality": (1, line1), "country": (2, line2)}.get(
             field, (None, None))
         at = _place_in(text_line, name, field == "locality")
-        targets, run = _name_targets(field, name, line if at >= 0 else None, at, slot, serial)
+        targets, run = _name_targets(field, name, line if at >= 0 else None, at, slot, table)
         out.extend(targets)
         runs.append(run)
     return _Hit(tuple(out), tuple(runs), number)
@@ -389,11 +393,11 @@ def _plain(text: str, field: str, line: int, at: int, mask: int) -> _Target:
 
 
 @lru_cache(maxsize=16384)
-def _name_targets(field: str, name: str, line: int | None, at: int, slot: int, serial: int
+def _name_targets(field: str, name: str, line: int | None, at: int, slot: int, aliases: _Table
                   ) -> tuple[tuple[_Target, ...], tuple[_Target, ...]]:
     """The words of one name at offset `at` of its line, with their other spellings; and the
     name's own words in order. Their mask bits are those of slot `slot`."""
-    table = _SERIALS[serial]
+    table = aliases.words
     out: list[_Target] = []
     pens = _pens(field)
     words = _name_words(name)
@@ -808,7 +812,7 @@ def explain(q: str, hit: Mapping[str, Any], *, aliases: Mapping[str, Iterable[st
     if not isinstance(q, str):
         raise TypeError(f"q must be a str, not {type(q).__name__}")
     fields, lines = _hit_key(hit)
-    h = _hit_targets(fields, lines, _serial(aliases))
+    h = _hit_targets(fields, lines, _table(aliases))
     query = _query(q)
     words = query.words
     if not words:

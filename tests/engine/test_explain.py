@@ -332,6 +332,22 @@ def test_a_callers_own_alias_table(sample_index):
         explain("hs 12", hit, aliases=["hs"])
     with pytest.raises(TypeError, match="aliases must map words to lists"):
         explain("hs 12", hit, aliases={"herestraat": "hs"})
+    with pytest.raises(TypeError, match="aliases must map words to lists"):
+        explain("hs 12", hit, aliases={"herestraat": 5})
+    # any iterable of spellings, a generator too (read once)
+    table = {"herestraat": (w for w in ["hs"])}
+    assert explain("hs 12", hit, aliases=table)[0].kind == "alias"
+    assert explain("hs 12", hit, aliases=table)[0].kind == "alias"
+
+
+def test_many_alias_tables_one_after_another(sample_index):
+    """A caller that makes a new table for every call (not what one should do) still gets the
+    right answer from each, while old tables are let go."""
+    hit = first_hit(sample_index, "herestraat 12 groningen", "Herestraat 12")
+    for i in range(100):
+        word = "qz" + chr(97 + i % 26) + chr(97 + i // 26)
+        assert explain(f"{word} 12", hit, aliases={"herestraat": [word]})[0].kind == "alias"
+        assert explain(f"{word} 12", hit, aliases={"groningen": [word]})[0].field == "locality"
 
 
 def test_bad_arguments_are_refused_clearly(sample_index):
