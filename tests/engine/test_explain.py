@@ -7,6 +7,7 @@ which characters of the hit's lines are to be shown in bold.
 
 from __future__ import annotations
 
+import importlib
 import random
 
 import pytest
@@ -376,6 +377,29 @@ def test_many_words_that_could_each_be_several(sample_index, aliases):
     check_invariants(q, hit, matches)
     assert [(m.typed, m.kind) for m in matches[:2]] == [("van", "exact"), ("de", "exact")]
     assert all(m.kind == "left_out" for m in matches[2:])
+
+
+def test_threads_get_the_answers_one_thread_gets(sample_index, aliases):
+    """Batch matching explains hits from several threads at once: the caches are shared, the
+    answers are those of a plain loop."""
+    import threading
+
+    queries = ["den haag hooistraat 2a", "herestrat 12", "9711 lj 12", "v aerssenstraat 1", "ijlst",
+               "kerk straat 1", "st amandusstraat 1", "afkelansdijk sneek", "herestraat 1 (achterhuis)"]
+    pairs = [(q, h) for q in queries for h in sample_index.suggest(q, limit=10)["hits"]]
+    want = [explain(q, h, aliases=aliases) for q, h in pairs]
+    got: dict[int, list] = {}
+
+    def work(k):
+        importlib.import_module("engine.explain")._hit_targets.cache_clear()
+        got[k] = [explain(q, h, aliases=aliases) for q, h in pairs * 5]
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(got[k] == want * 5 for k in range(4))
 
 
 def test_a_long_text_is_explained_word_by_word(sample_index, aliases):
