@@ -176,7 +176,6 @@ def _fold_any(text: str, glue: bool) -> tuple[_Word, ...]:
     return tuple(words)
 
 
-_query_words = lru_cache(maxsize=4096)(lambda q: _fold_words(q, True))
 _name_words = lru_cache(maxsize=65536)(lambda text: _fold_words(text, False))
 
 
@@ -492,10 +491,18 @@ class _Query:
     typing: bool         # the last word runs to the end of q: it may still be being typed
 
 
-@lru_cache(maxsize=4096)
 def _query(q: str) -> _Query:
+    """The typed words of `q` and their pieces (kept for the next hit of the same query; a text
+    longer than any query is not kept)."""
+    return _query_kept(q) if len(q) <= 256 else _read_query(q)
+
+
+def _read_query(q: str) -> _Query:
     words = _fold_words(q, True)
     return _Query(words, tuple(_cuts(w) for w in words), bool(words) and words[-1].ends[-1] == len(q))
+
+
+_query_kept = lru_cache(maxsize=4096)(_read_query)
 
 
 # ---------------------------------------------------------------------------------------------
