@@ -321,7 +321,7 @@ def _hit_key(hit: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...], tuple
         raise TypeError(f"hit must be one element of a response's 'hits' (a dict), not {type(hit).__name__}")
     comps = hit.get("components")
     lines = hit.get("lines")
-    if not isinstance(comps, list) or not isinstance(lines, list):
+    if not isinstance(comps, (list, tuple)) or not isinstance(lines, (list, tuple)):
         raise ValueError("hit must hold 'components' (a list) and 'lines' (a list of strings)")
     try:
         fields = tuple([(_TYPES[c["type"]], str(c["value"])) for c in comps])

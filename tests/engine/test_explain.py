@@ -363,6 +363,11 @@ def test_bad_arguments_are_refused_clearly(sample_index):
         explain("herestraat", {"components": [{"type": "X", "value": 1}], "lines": []})
     with pytest.raises(ValueError, match="derived_abbreviations"):
         aliases_from_manifest({"derived_abbreviations": {"wg": "weg"}})
+    with pytest.raises(ValueError, match="lines must be strings"):
+        explain("herestraat", {"components": hit["components"], "lines": [1, 2]})
+    # tuples serve as lists do
+    frozen = {"components": tuple(hit["components"]), "lines": tuple(hit["lines"])}
+    assert explain("herestraat 1", frozen) == explain("herestraat 1", hit)
     assert explain("", hit) == () and explain(" ,. ", hit) == ()
     assert highlights("", hit) == [[], [], []]
     assert match_score(()) == 0.0
