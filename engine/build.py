@@ -80,11 +80,16 @@ def _dedupe(t: ParsedTable) -> tuple[np.ndarray, int]:
 
 
 def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bool = True,
-          max_bad_share: float = 0.001) -> dict:
-    """Build the index of `source` into `out_dir` (replaced atomically); return the manifest."""
+          max_bad_share: float = 0.001, jobs: int | None = None) -> dict:
+    """Build the index of `source` into `out_dir` (replaced atomically); return the manifest.
+
+    `source` is an address CSV, an LVBAG XML extract (zip or directory) or a PDOK GeoPackage
+    (`engine.source.read_source`); `jobs` processes parse an extract's XML files."""
     t0 = time.perf_counter()
     source, out_dir = Path(source), Path(out_dir)
-    table = read_source(source, progress=progress, max_bad_share=max_bad_share)
+    table = read_source(source, progress=progress, max_bad_share=max_bad_share, jobs=jobs)
+    if table.source_format != "csv":
+        _report_official(table)
     for line, reason in table.errors[:20]:
         _log(f"{source.name}:{line}: {reason}")
     if table.rejected:
@@ -258,6 +263,11 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "format_version": FORMAT_VERSION,
         "source_name": source.name,
         "source_sha256": table.source_sha256,
+        "source_format": table.source_format,
+        "extract_date": table.extract_date,
+        "left_out": table.left_out,
+        "left_out_detail": table.left_out_detail,
+        "skipped": table.skipped,
         "built_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "rows_in": table.rows_in,
         "rows_out": n,
@@ -283,6 +293,21 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     _log(f"built {out_dir} in {manifest['build_seconds']} s: {n:,} addresses, "
          f"{n_groups:,} streets, {len(words):,} tokens")
     return manifest
+
+
+def _report_official(table: ParsedTable) -> None:
+    """Say what an official source held that is no address now, by reason, and what was skipped."""
+    _log(f"{table.source_name}: {table.source_format} of {table.extract_date}")
+    for entry in table.skipped:
+        _log(f"skipped {entry}")
+    detail = table.left_out_detail.get("by_type", {})
+    for reason, n in table.left_out.items():
+        per = ", ".join(f"{k} {v[reason]:,}" for k, v in detail.items() if v.get(reason))
+        _log(f"left out, {reason.replace('_', ' ')}: {n:,}" + (f" ({per})" if per else ""))
+        for example in table.left_out_detail.get("examples", {}).get(reason, [])[:3]:
+            _log(f"  e.g. {example}")
+    if table.left_out_detail.get("note"):
+        _log(table.left_out_detail["note"])
 
 
 def _group_bits(words, g_tok, g_tok_start, bit_of, dtype=np.uint64):
