@@ -27,6 +27,7 @@ import os
 import re
 import struct
 import sys
+import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -414,6 +415,7 @@ class LvbagResult:
     skipped: list[str]
     examples: dict[str, list[str]]
     files: int
+    note: str = ""
 
 
 def _current(t: dict, day: int) -> tuple[np.ndarray, int]:
@@ -460,6 +462,7 @@ def _quote(s: str) -> str:
 def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | None = None) -> LvbagResult:
     """Read an LVBAG extract (zip, zip of zips, or directory) into CSV lines of the addresses."""
     root = Path(path)
+    t0 = time.perf_counter()
     found = _find(root)
     if not found.files:
         raise LvbagError(f"{root}: no LVBAG object files (NUM, VBO, ...) found")
@@ -516,12 +519,17 @@ def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | No
                     for fut in done:
                         i = pending.pop(fut)
                         results[i] = fut.result()
-                        bar.set_description(f"reading {files[i][2]}")
                         bar.update(files[i][3])
+                    if pending:   # the file the workers have been at longest
+                        bar.set_description(f"reading {files[min(pending.values())][2]}")
     for (kind, *_), r in zip(files, results, strict=True):
         parts[kind].append(r)
     tables = {k: _concat(parts[k]) for k in KINDS}
-    return _join(root, tables, found, extract_date, day, gem_selected, len(files))
+    t1 = time.perf_counter()
+    res = _join(root, tables, found, extract_date, day, gem_selected, len(files))
+    res.note = (f"parsed {len(files)} XML files ({total / 2**30:.2f} GiB) in {t1 - t0:.1f} s with {jobs} "
+                f"processes; joined in {time.perf_counter() - t1:.1f} s")
+    return res
 
 
 def _join(root: Path, tables: dict, found: _Found, extract_date: str, day: int,

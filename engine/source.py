@@ -297,7 +297,7 @@ def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: in
     table = ParsedTable(
         **parse_result(res), source_name=path.name, source_sha256=sha, bytes_read=size,
         source_format=fmt, extract_date=res.extract_date, left_out=res.left_out,
-        left_out_detail={"by_type": res.left_out_by_type, "examples": res.examples},
+        left_out_detail={"by_type": res.left_out_by_type, "examples": res.examples, "note": res.note},
         skipped=res.skipped)
     # what the register holds but is no address now is counted, not bad; a reference to
     # nothing (dangling) and a value the checks reject are bad, and share the CSV's limit
