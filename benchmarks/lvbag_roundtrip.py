@@ -515,16 +515,18 @@ def compare(csv_index: Path, bag_index: Path, tolerance_m: float = 1.0) -> dict:
             "other_names": names, "too_far": far, "max_m": worst}
 
 
-def _run_build(source: Path, out: Path, extra: list[str]) -> tuple[float, float, dict]:
-    """Build in a child process; return (seconds, peak RSS in GB, manifest)."""
+def _run_build(source: Path, out: Path, extra: list[str]) -> tuple[float, float, float, dict]:
+    """Build in a child process; return (seconds, CPU seconds of it and its workers, peak RSS
+    in GB of the largest process so far, manifest)."""
     t0 = time.perf_counter()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([sys.executable, "-m", "engine", "build", str(source), str(out), *extra],
                    check=True, cwd=REPO)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if peak <= before:   # ru_maxrss of children is the max over all children so far
-        peak = before
-    return time.perf_counter() - t0, peak / 2**20, json.loads((out / "manifest.json").read_text())
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
+    # ru_maxrss of children is the largest single process so far (not a sum over the workers)
+    return (time.perf_counter() - t0, cpu, ru1.ru_maxrss / 2**20,
+            json.loads((out / "manifest.json").read_text()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -545,13 +547,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {extract} ({extract.stat().st_size / 2**20:,.0f} MiB) in "
               f"{time.perf_counter() - t0:.0f} s: {written['addresses']:,} addresses; "
               f"left out on purpose: {written['left_out']}", flush=True)
-        csv_s, csv_gb, _ = _run_build(args.source, work / "idx-csv", prog)
-        # the CSV build's peak is a lower bound for the next: measure the extract build alone
-        bag_s, bag_gb, manifest = _run_build(extract, work / "idx-bag", prog)
+        csv_s, csv_cpu, csv_gb, _ = _run_build(args.source, work / "idx-csv", prog)
+        bag_s, bag_cpu, bag_gb, manifest = _run_build(extract, work / "idx-bag", prog)
         result = compare(work / "idx-csv", work / "idx-bag")
         got = {k: manifest["left_out"].get(k, 0) for k in written["left_out"]}
-        print(f"CSV build {csv_s:.0f} s, peak {csv_gb:.2f} GB; extract build {bag_s:.0f} s, "
-              f"peak {bag_gb:.2f} GB (max of both: the children's ru_maxrss)")
+        print(f"CSV build {csv_s:.0f} s ({csv_cpu:.0f} CPU s), peak {csv_gb:.2f} GB; extract build "
+              f"{bag_s:.0f} s ({bag_cpu:.0f} CPU s, workers included), largest process so far "
+              f"{bag_gb:.2f} GB (ru_maxrss)")
         print(f"addresses: CSV {result['csv']:,}, extract {result['bag']:,}; only in CSV "
               f"{len(result['only_csv'])}, only in extract {len(result['only_bag'])}; other names "
               f"{len(result['other_names'])}; farther than 1 m {len(result['too_far'])} "

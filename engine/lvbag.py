@@ -502,7 +502,7 @@ def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | No
               dynamic_ncols=interactive) as bar:
         if jobs == 1:
             for i, (kind, chain, name, size) in enumerate(files):
-                bar.set_description(f"reading {name}")
+                bar.set_description(f"reading {name}", refresh=False)
                 results[i] = _parse_file(kind, chain)
                 bar.update(size)
         else:
@@ -521,7 +521,7 @@ def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | No
                         results[i] = fut.result()
                         bar.update(files[i][3])
                     if pending:   # the file the workers have been at longest
-                        bar.set_description(f"reading {files[min(pending.values())][2]}")
+                        bar.set_description(f"reading {files[min(pending.values())][2]}", refresh=False)
     for (kind, *_), r in zip(files, results, strict=True):
         parts[kind].append(r)
     tables = {k: _concat(parts[k]) for k in KINDS}
