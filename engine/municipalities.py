@@ -91,7 +91,7 @@ def _provinces_from_csv(path: str) -> dict[str, str]:
         gi, pi = header.index("gemeente"), header.index("provincie")
         seen: dict[str, str] = {}
         for line in text:
-            parts = line.split(";")
+            parts = line.rstrip("\r\n").split(";")
             seen.setdefault(parts[gi], parts[pi])
     return seen
 

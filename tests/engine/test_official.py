@@ -352,3 +352,20 @@ def test_lvbag_round_trip_on_the_sample(tmp_path, sample_source, capsys):
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "round trip: same addresses" in out
+
+
+def test_municipality_table_is_regenerated_from_cbs_and_our_csv(tmp_path, capsys):
+    """`python -m engine.municipalities CBS --provinces CSV` writes code;name;province, the
+    provinces taken from the CSV; a municipality of the CSV that CBS does not list stops it."""
+    from engine.municipalities import main
+
+    cbs = tmp_path / "gemeenten.csv"
+    cbs.write_text("GemeentecodeGM;Gemeentenaam\nGM0221;Doesburg\nGM0014;Groningen\n", encoding="utf-8")
+    csv = tmp_path / "addresses.csv"
+    csv.write_text("straat;gemeente;provincie\nKosterstraat;Doesburg;Gelderland\nHerestraat;Groningen;Groningen\n",
+                   encoding="utf-8")
+    assert main([str(cbs), "--provinces", str(csv)]) == 0
+    assert capsys.readouterr().out == "code;name;province\n0014;Groningen;Groningen\n0221;Doesburg;Gelderland\n"
+    csv.write_text("straat;gemeente;provincie\nDamrak;Amsterdam;Noord-Holland\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="not in"):
+        main([str(cbs), "--provinces", str(csv)])
