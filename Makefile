@@ -6,7 +6,7 @@ INDEX_DIR ?= indexes/nl
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install index serve test test-full test-matrix bench eval asan lint clean
+.PHONY: install index serve test test-full test-matrix wheel-test docs bench eval asan lint clean
 
 STAMP := build/.installed
 
@@ -15,7 +15,7 @@ install: $(STAMP)
 # (re)install when the build inputs change: compiles the Cython extensions in place
 $(STAMP): pyproject.toml setup.py engine/*.pyx engine/*.pxd
 	$(PYTHON) -m pip install -q --upgrade pip setuptools wheel
-	$(PYTHON) -m pip install -q -e ".[test]"
+	$(PYTHON) -m pip install -q -e ".[server,test,docs]"
 	mkdir -p build && touch $(STAMP)
 
 $(INDEX_DIR)/manifest.json: $(STAMP)
@@ -34,6 +34,15 @@ test: install
 MATRIX ?= 3.11 3.12 3.13
 test-matrix:
 	ADDRESS_DATA_DIR=$(DATA_DIR) bash .ci/test-matrix $(MATRIX)
+
+# build the sdist and, from it, the wheel; install the wheel in a fresh venv; use it from
+# outside the source tree (.ci/wheel-smoke says what it checks)
+wheel-test:
+	PYTHON=$(PYTHON) ADDRESS_DATA_DIR=$(DATA_DIR) bash .ci/wheel-smoke
+
+# the API reference, from the docstrings (Sphinx, numpydoc), into build/docs; warnings are errors
+docs: install
+	$(PYTHON) -m sphinx -W --keep-going -q -b html docs build/docs
 
 test-full: index
 	ADDRESS_FULL_INDEX=$(INDEX_DIR) $(PYTHON) -m pytest -m full tests/quality -s

@@ -11,6 +11,7 @@ memory-maps its arrays (no copy), so every process that opens the same index sha
 
 from __future__ import annotations
 
+import importlib.metadata as _metadata
 import json
 import math
 import mmap
@@ -20,9 +21,14 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from ._core import ARRAYS, Index, QueryError
+from ._core import ARRAYS, Index, IndexClosedError, QueryError
 
-__all__ = ["AddressIndex", "IndexOpenError", "QueryError", "FORMAT_VERSION"]
+__all__ = ["AddressIndex", "IndexOpenError", "IndexClosedError", "QueryError", "FORMAT_VERSION", "__version__"]
+
+try:  # NOTE: one source, pyproject.toml's version, read from the installed package's metadata
+    __version__ = _metadata.version("nl-address-autocomplete")
+except _metadata.PackageNotFoundError:  # the source tree on sys.path without an install
+    __version__ = "0+unknown"
 
 FORMAT_VERSION = 7
 
@@ -31,8 +37,9 @@ class IndexOpenError(Exception):
     """The index directory is missing, truncated, of another format version, or inconsistent."""
 
 
-def _map_npy(file: Path, dtype: np.dtype, shape: list[int]) -> np.ndarray:
-    """Memory-map one `.npy` file of the index read-only, as the manifest describes it.
+def _map_npy(file: Path, dtype: np.dtype, shape: list[int]) -> tuple[np.ndarray, mmap.mmap | None]:
+    """Memory-map one `.npy` file of the index read-only, as the manifest describes it; return
+    the array and its map (None for an empty array, which maps nothing).
 
     PERF: `np.load(mmap_mode="r")` parses each header with `ast` and builds a `np.memmap`
     (about 0.3 ms a file); this checks the header bytes and the file size instead and maps the
@@ -57,13 +64,49 @@ def _map_npy(file: Path, dtype: np.dtype, shape: list[int]) -> np.ndarray:
         if size != start + count * dtype.itemsize:
             raise ValueError(f"it holds {size} bytes, not {start + count * dtype.itemsize}")
         if count == 0:
-            return np.zeros(shape, dtype=dtype)
+            return np.zeros(shape, dtype=dtype), None
         mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    return np.frombuffer(mm, dtype=dtype, count=count, offset=start).reshape(shape)
+    return np.frombuffer(mm, dtype=dtype, count=count, offset=start).reshape(shape), mm
+
+
+def _close_maps(maps: list[mmap.mmap]) -> None:
+    """Unmap and close each map that no array uses any more."""
+    for mm in maps:
+        try:
+            mm.close()
+        except BufferError:  # an array taken from `arrays` still uses it: freed with that array
+            pass
 
 
 class AddressIndex(Index):
-    """A memory-mapped address index; see :meth:`open`."""
+    """A memory-mapped address index; open one with :meth:`open`.
+
+    Every search (`suggest`, `suggest_json`, `search_ids`) takes the same arguments, each
+    with one rule. A wrong type raises `TypeError`; a wrong value raises `QueryError` (a
+    `ValueError` whose `code` and `parameter` name it as the HTTP contract does).
+
+    Parameters
+    ----------
+    q : str
+        The typed text (a `str` subclass too), at most 128 code points, else `QueryError`
+        with code ``query_too_long``. Blank text has no hits.
+    limit : int, keyword-only
+        An integer (`numbers.Integral`: `int`, numpy integers; not `bool`, not a float such
+        as 5.0) from 1 to 10; default 5. Never rounded or truncated.
+    lat, lon : real number or None, keyword-only
+        A focus point: both or neither (the absent one is named in the `QueryError`). Each a
+        real number (`numbers.Real`: `int`, `float`, numpy floating or integer, `Fraction`;
+        or `Decimal`; not `bool`, not `str`) with -90 <= lat <= 90 and -180 <= lon <= 180;
+        NaN and infinities are out of range.
+
+    Notes
+    -----
+    An open index holds one memory map (and one file descriptor) per array. `close()`, or
+    leaving a ``with`` block, releases them; searches running in other threads finish
+    first, and any later use raises `IndexClosedError`. An array taken from `arrays` keeps
+    its own file mapped until it is dropped. ``AddressIndex(path)`` is a `TypeError`: the
+    constructor takes the arrays; `open` takes the directory.
+    """
 
     path: str
     manifest: dict
@@ -71,7 +114,9 @@ class AddressIndex(Index):
     @classmethod
     def open(cls, path: str | os.PathLike) -> AddressIndex:
         """Memory-map the index in directory `path`; raise IndexOpenError if it is unusable."""
-        path = Path(path)
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
+        path = Path(os.path.abspath(path))
         manifest_path = path / "manifest.json"
         try:
             manifest = json.loads(manifest_path.read_text())
@@ -84,25 +129,34 @@ class AddressIndex(Index):
             raise IndexOpenError(
                 f"index {path} has format version {version!r}; this engine reads version "
                 f"{FORMAT_VERSION}: rebuild it with `python -m engine build`")
-        arrays = {}
-        for name, dtype in ARRAYS.items():
-            spec = manifest.get("arrays", {}).get(name)
-            file = path / f"{name}.npy"
-            if not isinstance(spec, dict) or spec.get("dtype") != np.dtype(dtype).name \
-                    or not isinstance(spec.get("shape"), list):
-                raise IndexOpenError(f"index {path} is damaged: the manifest says {name} is {spec}")
-            try:
-                arrays[name] = _map_npy(file, np.dtype(dtype), spec["shape"])
-            except FileNotFoundError:
-                raise IndexOpenError(f"index {path} is incomplete: {file.name} is missing") from None
-            except (OSError, ValueError) as e:
-                raise IndexOpenError(f"index {path} is damaged: {file.name}: {e}") from None
+        arrays: dict[str, np.ndarray] = {}
+        maps: list[mmap.mmap] = []
         try:
-            index = cls(arrays)
-        except ValueError as e:
-            raise IndexOpenError(f"index {path} is inconsistent: {e}") from None
+            for name, dtype in ARRAYS.items():
+                spec = manifest.get("arrays", {}).get(name)
+                file = path / f"{name}.npy"
+                if not isinstance(spec, dict) or spec.get("dtype") != np.dtype(dtype).name \
+                        or not isinstance(spec.get("shape"), list):
+                    raise IndexOpenError(f"index {path} is damaged: the manifest says {name} is {spec}")
+                try:
+                    arrays[name], mm = _map_npy(file, np.dtype(dtype), spec["shape"])
+                except FileNotFoundError:
+                    raise IndexOpenError(f"index {path} is incomplete: {file.name} is missing") from None
+                except (OSError, ValueError) as e:
+                    raise IndexOpenError(f"index {path} is damaged: {file.name}: {e}") from None
+                if mm is not None:
+                    maps.append(mm)
+            try:
+                index = cls(arrays)
+            except ValueError as e:
+                raise IndexOpenError(f"index {path} is inconsistent: {e}") from None
+        except BaseException:
+            arrays.clear()  # the arrays go first, then their files close
+            _close_maps(maps)
+            raise
         index.path = str(path)
         index.manifest = manifest
+        index._maps = maps
         return index
 
     def suggest(self, q: str, *, limit: int = 5, lat: float | None = None,
@@ -110,10 +164,19 @@ class AddressIndex(Index):
         """Return the response of the contract for `q` as Python objects."""
         return orjson.loads(self.suggest_json(q, limit=limit, lat=lat, lon=lon))
 
+    def _release(self) -> None:
+        super()._release()
+        maps, self._maps = self._maps, []
+        _close_maps(maps)
+
     def __reduce__(self):
-        # NOTE: pickling re-opens the same directory, so a forked or spawned worker maps the
-        # same files (shared pages) instead of copying arrays through a pipe.
+        # NOTE: pickling re-opens the same directory (an absolute path), so a forked or spawned
+        # worker maps the same files (shared pages) instead of copying arrays through a pipe.
+        if self.closed:
+            raise IndexClosedError(f"this {type(self).__name__} is closed")
         return (type(self).open, (self.path,))
 
     def __repr__(self) -> str:
+        if self.closed:
+            return f"AddressIndex({self.path!r}, closed)"
         return f"AddressIndex({self.path!r}, {len(self):,} addresses)"

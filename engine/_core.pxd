@@ -231,4 +231,11 @@ cdef struct Search:
 cdef class Index:
     cdef Data d
     cdef dict _arrays
-    cdef Search* _prepare(self, q, int limit, lat, lon) except NULL
+    cdef int _busy          # searches reading the arrays now (changed only under the GIL)
+    cdef bint _closed
+    cdef Search* _prepare(self, q, limit, lat, lon) except NULL
+    cdef int _check_open(self) except -1
+    # every reader of `d` outside the GIL runs between _enter() and _leave(): close() releases
+    # the arrays only when none runs
+    cdef int _enter(self) except -1
+    cdef int _leave(self) except -1

@@ -32,8 +32,10 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 import json
+import numbers
 import sys
 from bisect import bisect_left
+from decimal import Decimal
 
 import numpy as np
 
@@ -2567,6 +2569,10 @@ class QueryError(ValueError):
         self.parameter = parameter
 
 
+class IndexClosedError(ValueError):
+    """The index was closed (`close()`, or the end of its `with` block) and cannot be used."""
+
+
 ARRAYS = {
     "a_group": np.int32, "a_number": np.int32, "a_letter": np.uint8, "a_addition": np.int32,
     "a_postcode": np.int32, "a_lat": np.int32, "a_lon": np.int32,
@@ -2691,7 +2697,10 @@ cdef inline bint _is_letter(Py_UCS4 ch) noexcept:
 cdef class Index:
     """The compiled index over a dict of 1-d numpy arrays (usually memory-mapped)."""
 
-    def __init__(self, dict arrays):
+    def __init__(self, arrays):
+        if not isinstance(arrays, dict):
+            raise TypeError(f"{type(self).__name__}() takes the dict of arrays of an index; to open "
+                            f"an index directory, call {type(self).__name__}.open(path)")
         missing = sorted(set(ARRAYS) - set(arrays))
         if missing:
             raise ValueError(f"index arrays missing: {', '.join(missing)}")
@@ -2823,31 +2832,73 @@ cdef class Index:
 
     @property
     def arrays(self):
+        """The arrays of the index by name (read-only numpy arrays, memory-mapped by `open`)."""
+        self._check_open()
         return self._arrays
 
     def __len__(self):
+        self._check_open()
         return self.d.n_addr
 
-    cdef Search* _prepare(self, q, int limit, lat, lon) except NULL:
-        """Check the arguments as the contract says, fold the query; the caller frees."""
+    @property
+    def closed(self):
+        """True once `close()` was called."""
+        return self._closed
+
+    def close(self):
+        """Release the index: unmap its arrays and close their files.
+
+        Searches running in other threads finish first (the last one to end releases the
+        files); every later use raises IndexClosedError. Closing twice does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._busy == 0:
+            self._release()
+
+    def __enter__(self):
+        self._check_open()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def _release(self):
+        """Forget every array (a subclass also closes the files behind them). NOTE: called once
+        the index is closed and no search runs, so no pointer into the arrays is read again."""
+        memset(&self.d, 0, sizeof(Data))
+        self._arrays = None
+
+    cdef int _check_open(self) except -1:
+        if self._closed:
+            raise IndexClosedError(f"this {type(self).__name__} is closed")
+        return 0
+
+    cdef int _enter(self) except -1:
+        """Count a search that is about to read the arrays (under the GIL, as `close` runs)."""
+        self._check_open()
+        self._busy += 1
+        return 0
+
+    cdef int _leave(self) except -1:
+        """The search is done; release the arrays if the index was closed meanwhile."""
+        self._busy -= 1
+        if self._closed and self._busy == 0:
+            self._release()
+        return 0
+
+    cdef Search* _prepare(self, q, limit, lat, lon) except NULL:
+        """Check the arguments (`_arguments`), fold the query; the caller frees."""
         cdef Search* s
-        cdef int cp, j, k = 0
+        cdef int cp, j, k = 0, n_limit
+        cdef double focus_lat, focus_lon
         cdef Py_ssize_t i, n
         cdef Py_UCS4 ch
-        if not isinstance(q, str):
-            raise QueryError(f"q must be a str, not {type(q).__name__}", parameter="q")
-        if limit < 1 or limit > MAXLIMIT:
-            raise QueryError("limit must be an integer from 1 to 10", parameter="limit")
-        if len(<str>q) > MAX_Q:
-            raise QueryError("q must be at most 128 characters", code="query_too_long", parameter="q")
-        if (lat is None) != (lon is None):
-            raise QueryError("lat and lon go together", parameter="lat" if lat is None else "lon")
-        focus_lat = _coordinate(lat, "lat", 90.0) if lat is not None else 0.0
-        focus_lon = _coordinate(lon, "lon", 180.0) if lon is not None else 0.0
+        _arguments(q, limit, lat, lon, &n_limit, &focus_lat, &focus_lon)
         s = <Search*>malloc(sizeof(Search))
         if s == NULL:
             raise MemoryError()
-        s.limit = limit
+        s.limit = n_limit
         s.has_focus = lat is not None
         s.pc_strict = 0
         s.focus_lat = focus_lat
@@ -2874,44 +2925,90 @@ cdef class Index:
         s.qlen = k
         return s
 
-    def suggest_json(self, q, *, int limit=5, lat=None, lon=None):
+    def suggest_json(self, q, *, limit=5, lat=None, lon=None):
         """Return the response body of the contract for query `q` as JSON bytes."""
-        cdef Search* s = self._prepare(q, limit, lat, lon)
+        cdef Search* s = NULL
         cdef int hits[MAXLIMIT]
         cdef int n = 0
         cdef Buf b
-        b.cap = 4096
-        b.n = 0
-        b.p = <char*>malloc(b.cap)
-        if b.p == NULL:
-            free(s)
-            raise MemoryError()
+        b.p = NULL
+        self._enter()
         try:
+            s = self._prepare(q, limit, lat, lon)
+            b.cap = 4096
+            b.n = 0
+            b.p = <char*>malloc(b.cap)
+            if b.p == NULL:
+                raise MemoryError()
             with nogil:
                 n = _search(&self.d, s, hits)
-                _render(&self.d, hits, n, limit, &b)
+                _render(&self.d, hits, n, s.limit, &b)
             return PyBytes_FromStringAndSize(b.p, b.n)
         finally:
             free(b.p)
             free(s)
+            self._leave()
 
-    def search_ids(self, q, *, int limit=5, lat=None, lon=None):
+    def search_ids(self, q, *, limit=5, lat=None, lon=None):
         """Return the address row ids of the hits (for tests and tools)."""
-        cdef Search* s = self._prepare(q, limit, lat, lon)
+        cdef Search* s = NULL
         cdef int hits[MAXLIMIT]
         cdef int n = 0, j
+        self._enter()
         try:
+            s = self._prepare(q, limit, lat, lon)
             with nogil:
                 n = _search(&self.d, s, hits)
             return [hits[j] for j in range(n)]
         finally:
             free(s)
+            self._leave()
+
+
+# The rules for the arguments of a search, one per argument; a wrong type is a TypeError, a
+# wrong value a QueryError (code and parameter as the HTTP contract names them):
+#   q        a str (a subclass too) of at most MAX_Q (128) code points
+#   limit    an integer (numbers.Integral: int, numpy integers; not bool) from 1 to MAXLIMIT
+#   lat/lon  both or neither; each a real number (numbers.Real: int, float, numpy floating and
+#            integers, Fraction; or Decimal; not bool) with -90 <= lat <= 90, -180 <= lon <= 180
+cdef int _arguments(q, limit, lat, lon, int* limit_out, double* lat_out, double* lon_out) except -1:
+    if not isinstance(q, str):
+        raise TypeError(f"q must be a str, not {type(q).__name__}")
+    if type(limit) is not int:  # PERF: the usual int skips the ABC checks
+        if isinstance(limit, bool) or not isinstance(limit, numbers.Integral):
+            raise TypeError(f"limit must be an int (numbers.Integral), not {type(limit).__name__}")
+        limit = int(limit)
+    if not 1 <= limit <= MAXLIMIT:
+        raise QueryError(f"limit must be an integer from 1 to {MAXLIMIT}", parameter="limit")
+    if len(<str>q) > MAX_Q:
+        raise QueryError(f"q must be at most {MAX_Q} characters", code="query_too_long", parameter="q")
+    if (lat is None) != (lon is None):
+        raise QueryError("lat and lon go together", parameter="lat" if lat is None else "lon")
+    limit_out[0] = limit
+    lat_out[0] = _coordinate(lat, "lat", 90.0) if lat is not None else 0.0
+    lon_out[0] = _coordinate(lon, "lon", 180.0) if lon is not None else 0.0
+    return 0
+
+
+def check_arguments(q, limit, lat, lon):
+    """Apply the rules above; return (limit, lat, lon) as an int and floats (None, None
+    without a focus point). For the reference twin and other callers of the engine."""
+    cdef int n_limit
+    cdef double focus_lat, focus_lon
+    _arguments(q, limit, lat, lon, &n_limit, &focus_lat, &focus_lon)
+    return n_limit, (focus_lat if lat is not None else None), (focus_lon if lon is not None else None)
 
 
 def _coordinate(value, str name, double bound):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise QueryError(f"{name} must be a number", parameter=name)
-    v = float(value)
-    if not (-bound <= v <= bound):
+    cdef double v
+    if type(value) is not float and type(value) is not int:  # PERF: the usual types go straight on
+        if isinstance(value, bool) or not isinstance(value, (numbers.Real, Decimal)):
+            raise TypeError(f"{name} must be a real number (int, float, Decimal, numpy floating), "
+                            f"not {type(value).__name__}")
+    try:
+        v = float(value)
+    except (OverflowError, ValueError):  # 10**400, Decimal("sNaN")
+        v = float("nan")
+    if not (-bound <= v <= bound):  # NaN too
         raise QueryError(f"{name} must be a number from {-bound:g} to {bound:g}", parameter=name)
     return v

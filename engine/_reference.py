@@ -37,7 +37,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import operator
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
@@ -52,8 +51,7 @@ from ._core import (
     REGION_PROVINCE,
     REGION_WORDS,
     SIZES,
-    QueryError,
-    _coordinate,
+    check_arguments,
 )
 from .normalize import FOLD_LIMIT, fold_table
 from .vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET
@@ -87,7 +85,6 @@ LETTER_AS_ADDITION_PEN = f32(params.LETTER_AS_ADDITION_PEN)
 ZERO = f32(0.0)
 
 # ---- the fixed sizes of the C code, which are part of its behaviour
-MAX_QUERY_CHARS = SIZES["MAX_Q"]       # longer queries are refused
 QUERY_BUFFER = SIZES["QBUF"]           # folded bytes; tokenising stops near its end
 FOLD_WIDTH = SIZES["FOLD_W"]           # a folded code point keeps at most this many bytes
 MAX_TOKENS = SIZES["MAXT"]             # further tokens are ignored
@@ -436,19 +433,9 @@ class ReferenceIndex:
     def search_ids(self, q: str, *, limit: int = 5, lat: float | None = None,
                    lon: float | None = None) -> list[int]:
         """The address row ids the compiled `Index.search_ids` returns, in the same order."""
-        if not isinstance(q, str):
-            raise QueryError(f"q must be a str, not {type(q).__name__}", parameter="q")
-        limit = operator.index(limit)
-        if limit < 1 or limit > MAX_LIMIT:
-            raise QueryError("limit must be an integer from 1 to 10", parameter="limit")
-        if len(q) > MAX_QUERY_CHARS:
-            raise QueryError("q must be at most 128 characters", code="query_too_long", parameter="q")
+        limit, flat, flon = check_arguments(q, limit, lat, lon)  # the engine's rules, one place
         focus = None
-        if lat is not None or lon is not None:
-            if lat is None or lon is None:
-                raise QueryError("lat and lon go together", parameter="lat" if lat is None else "lon")
-            flat = _coordinate(lat, "lat", 90.0)
-            flon = _coordinate(lon, "lon", 180.0)
+        if flat is not None:
             focus = (flat, flon, math.cos(flat * 3.141592653589793 / 180.0))
         s = Search(limit=limit, focus=focus)
         s.tokens = tokenise(fold_query(q))
