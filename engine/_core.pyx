@@ -1833,8 +1833,6 @@ cdef void _focus_area(const Data* d, Search* s, int digits) noexcept nogil:
 cdef void _read(const Data* d, Search* s) noexcept nogil:
     """Parse the tokens and score every reading of them."""
     cdef int focus = s.has_focus, area
-    if _spent(s):
-        return  # the query's work budget is spent: no further reading
     _parse(d, s, 1)
     _passes(d, s)
     if s.ncand == 0 and s.split_pc:
@@ -2324,6 +2322,12 @@ cdef bint _whole_words_and_number(const Search* s) noexcept nogil:
 cdef void _passes(const Data* d, Search* s) noexcept nogil:
     """Score the interpretations; when nothing is found, again with slips of a key allowed."""
     cdef int ii, wi, pass_, added, ti, max_pass = s.max_pass
+    if _spent(s):
+        # the query's work budget is spent: this reading is not scored (the readings before
+        # it found nothing, or it would not be read), so it finds nothing either
+        s.npool = 0
+        s.ncand = 0
+        return
     if s.area and s.max_pass > 2:
         # within a postcode being typed, slips only in words that match nothing as typed
         # ("kerkstraat 12 2011" is no Parkstraat in 2011, but Kerkstraat near it)

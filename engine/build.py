@@ -127,16 +127,20 @@ class BuildError(Exception):
 
 
 def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bool = True,
-          max_bad_share: float = 0.001, force: bool = False) -> dict:
+          max_bad_share: float = 0.001, force: bool = False, jobs: int | None = None) -> dict:
     """Build the index of `source` into `out_dir` (replaced atomically); return the manifest.
 
-    `out_dir` must be missing, an empty directory or an index (see :func:`check_target`),
-    unless `force` is true; TargetError otherwise, raised before the source is read."""
+    `source` is an address CSV, an LVBAG XML extract (zip or directory) or a PDOK GeoPackage
+    (`engine.source.read_source`); `jobs` processes parse an extract's XML files. `out_dir` must
+    be missing, an empty directory or an index (see :func:`check_target`), unless `force` is
+    true; TargetError otherwise, raised before the source is read."""
     t0 = time.perf_counter()
     source, out_dir = Path(source), Path(out_dir)
     if not force:
         check_target(out_dir)
-    table = read_source(source, progress=progress, max_bad_share=max_bad_share)
+    table = read_source(source, progress=progress, max_bad_share=max_bad_share, jobs=jobs)
+    if table.source_format != "csv":
+        _report_official(table)
     for line, reason in table.errors[:20]:
         _log(f"{source.name}:{line}: {reason}")
     if table.rejected:
@@ -312,6 +316,11 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "format_version": FORMAT_VERSION,
         "source_name": source.name,
         "source_sha256": table.source_sha256,
+        "source_format": table.source_format,
+        "extract_date": table.extract_date,
+        "left_out": table.left_out,
+        "left_out_detail": table.left_out_detail,
+        "skipped": table.skipped,
         "built_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "rows_in": table.rows_in,
         "rows_out": n,
@@ -347,6 +356,21 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     _log(f"built {out_dir} in {manifest['build_seconds']} s: {n:,} addresses, "
          f"{n_groups:,} streets, {len(words):,} tokens")
     return manifest
+
+
+def _report_official(table: ParsedTable) -> None:
+    """Say what an official source held that is no address now, by reason, and what was skipped."""
+    _log(f"{table.source_name}: {table.source_format} of {table.extract_date}")
+    for entry in table.skipped:
+        _log(f"skipped {entry}")
+    detail = table.left_out_detail.get("by_type", {})
+    for reason, n in table.left_out.items():
+        per = ", ".join(f"{k} {v[reason]:,}" for k, v in detail.items() if v.get(reason))
+        _log(f"left out, {reason.replace('_', ' ')}: {n:,}" + (f" ({per})" if per else ""))
+        for example in table.left_out_detail.get("examples", {}).get(reason, [])[:3]:
+            _log(f"  e.g. {example}")
+    if table.left_out_detail.get("note"):
+        _log(table.left_out_detail["note"])
 
 
 def _group_bits(words, g_tok, g_tok_start, bit_of, dtype=np.uint64):

@@ -64,6 +64,14 @@ def built_timestamp(manifest: dict[str, Any]) -> float | None:
         return None
 
 
+def extract_timestamp(manifest: dict[str, Any]) -> float | None:
+    """Seconds since the epoch of the manifest's ``extract_date`` (YYYY-MM-DD, UTC), if any."""
+    try:
+        return datetime.fromisoformat(f"{manifest['extract_date']}T00:00:00+00:00").timestamp()
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 class _IndexCollector(Collector):
     """Age of the index that this worker serves, computed at scrape time."""
 
@@ -85,6 +93,21 @@ class _IndexCollector(Collector):
             "Seconds since the served index was built.",
             value=time.time() - built,
         )
+        # freshness of the register itself: the extract's date (LVBAG delivery document)
+        info = GaugeMetricFamily(
+            "address_index_source_info",
+            "The served index's source format and the register's date it holds (extract_date).",
+            labels=["format", "extract_date"],
+        )
+        info.add_metric([str(manifest.get("source_format", "csv")), str(manifest.get("extract_date") or "")], 1)
+        yield info
+        extract = extract_timestamp(manifest)
+        if extract is not None:
+            yield GaugeMetricFamily(
+                "address_index_extract_timestamp_seconds",
+                "The register's date the served index holds (extract_date), seconds since the epoch.",
+                value=extract,
+            )
 
 
 class Metrics:

@@ -119,6 +119,9 @@ class Ready:
                 "source_name": manifest.get("source_name"),
                 "rows_out": manifest.get("rows_out"),
                 "format_version": manifest.get("format_version"),
+                # freshness: csv, lvbag-xml or gpkg, and the register's date it holds
+                "source_format": manifest.get("source_format", "csv"),
+                "extract_date": manifest.get("extract_date"),
             },
         }
         if self._slot.problem is not None:  # serving the last good index

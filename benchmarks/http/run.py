@@ -81,7 +81,7 @@ class Gunicorn:
         self.log.close()
 
 
-def wrk(url: str, paths: Path, key: str, args: argparse.Namespace) -> dict:
+def wrk(url: str, paths: Path, key: str, args: argparse.Namespace, script: Path = HERE / "queries.lua") -> dict:
     cmd = [
         "wrk",
         f"-t{args.threads}",
@@ -90,13 +90,13 @@ def wrk(url: str, paths: Path, key: str, args: argparse.Namespace) -> dict:
         "--timeout",
         "5s",
         "-s",
-        str(HERE / "queries.lua"),
+        str(script),
         url,
         "--",
         str(paths),
         key,
     ]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=args.duration + 60, check=True).stdout
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=args.duration + 120, check=True).stdout
     line = next(x for x in out.splitlines() if x.startswith("RESULT "))
     result = json.loads(line[len("RESULT ") :])
     result["rps"] = result["requests"] / (result["duration_us"] / 1e6)

@@ -214,6 +214,22 @@ def test_arrays_taken_from_an_index_outlive_close(sample_index_dir):
     assert open_fds() == before
 
 
+def test_a_failed_open_closes_what_it_mapped(sample_index_dir, tmp_path):
+    import shutil
+
+    from engine._core import ARRAYS
+
+    broken = tmp_path / "broken"
+    shutil.copytree(sample_index_dir, broken)
+    (broken / f"{list(ARRAYS)[-1]}.npy").unlink()  # every array before it is mapped first
+    gc.collect()
+    before = open_fds()
+    with pytest.raises(engine.IndexOpenError, match="is incomplete") as failure:
+        engine.AddressIndex.open(broken)
+    assert open_fds() == before, "closed at once, not when the exception and its frames go"
+    assert failure.value.__traceback__ is not None
+
+
 def test_pickle_stores_an_absolute_path(sample_index_dir, tmp_path, monkeypatch):
     monkeypatch.chdir(sample_index_dir.parent)
     index = engine.AddressIndex.open(sample_index_dir.name)  # relative

@@ -192,3 +192,14 @@ def test_no_traceback_in_the_log(server):
     log = server.log.read_text()
     assert "Traceback" not in log, log[-3000:]
     assert "WORKER TIMEOUT" not in log
+
+
+def test_the_gunicorn_limit_settings_apply(live_server):
+    """limit_request_* are gunicorn's settings: changed there, the default worker follows."""
+    live = live_server(env={"GUNICORN_CMD_ARGS": "--limit-request-fields 5 --limit-request-line 200"})
+    ok = b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X-1: a\r\n" * 3 + b"Connection: close\r\n\r\n"
+    assert exchange(live, ok).startswith(b"HTTP/1.1 200 ")
+    status, body = problem(exchange(live, b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X: a\r\n" * 5 + b"\r\n"))
+    assert (status, "over 5 headers") == (431, body["detail"][-14:])
+    status, body = problem(exchange(live, b"GET /healthz?" + b"a" * 300 + b" HTTP/1.1\r\nHost: x\r\n\r\n"))
+    assert (status, body["code"]) == (414, "uri_too_long")
