@@ -7,13 +7,16 @@ engine answers in well under a millisecond and releases the GIL, so it runs on t
 directly (PERF: handing it to a thread pool costs more than the query).
 
 Order of checks on ``/v1/address`` (the contract's "authentication before parameters"):
-routing (404) and method (405) first, as Falcon routes; then the key (401, or 503 if the key
-store is unreadable); then its rate limit (429); then the parameters (400); then the engine.
+routing (404) and method (405) first, as Falcon routes (a CORS preflight is answered there,
+before any key: ``server.cors``); then the key (401, or 503 if the key store is unreadable);
+then whether the key serves the calling page's origin (403); then its rate limit (429); then
+the parameters (400); then the engine.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import falcon
@@ -21,6 +24,7 @@ import orjson
 
 import engine
 from server.auth import Authenticator
+from server.cors import check_origin
 from server.errors import ApiError, method_not_allowed
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import Metrics
@@ -68,6 +72,7 @@ class Address:
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
         record = self._auth.authenticate(req.auth)
         req.context.key_name = record.name
+        check_origin(record, req)
         self._auth.throttle(record)
         query = parse_query(raw_query)
         index = self._slot.index
@@ -150,13 +155,22 @@ def wsgi_raw_query(req: falcon.Request) -> bytes:
         return qs.encode("utf-8", "surrogateescape")
 
 
+def _no_options(req: falcon.Request, resp: falcon.Response) -> None:
+    # NOTE: Falcon answers OPTIONS with 200 by default; the contract allows GET/HEAD only.
+    raise method_not_allowed()
+
+
+OptionsResponder = Callable[[falcon.Request, falcon.Response], None]
+
+
 class WsgiRoute:
-    """Falcon resource of the WSGI app for one endpoint."""
+    """Falcon resource of the WSGI app for one endpoint (``options``: the CORS preflight)."""
 
-    __slots__ = ("_respond",)
+    __slots__ = ("_respond", "_options")
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: Endpoint, options: OptionsResponder = _no_options) -> None:
         self._respond = endpoint.respond
+        self._options = options
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         self._respond(req, resp, wsgi_raw_query(req))
@@ -164,17 +178,17 @@ class WsgiRoute:
     on_head = on_get
 
     def on_options(self, req: falcon.Request, resp: falcon.Response) -> None:
-        # NOTE: Falcon answers OPTIONS with 200 by default; the contract allows GET/HEAD only.
-        raise method_not_allowed()
+        self._options(req, resp)
 
 
 class AsgiRoute:
     """Falcon resource of the ASGI app for one endpoint (same logic, ``async`` responders)."""
 
-    __slots__ = ("_respond",)
+    __slots__ = ("_respond", "_options")
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: Endpoint, options: OptionsResponder = _no_options) -> None:
         self._respond = endpoint.respond
+        self._options = options
 
     async def on_get(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
         self._respond(req, resp, req.scope.get("query_string") or b"")
@@ -182,7 +196,7 @@ class AsgiRoute:
     on_head = on_get
 
     async def on_options(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
-        raise method_not_allowed()
+        self._options(req, resp)
 
 
 class MetricsMiddleware:
