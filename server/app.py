@@ -30,6 +30,7 @@ from server.config import Config
 from server.cors import CorsMiddleware, preflight
 from server.metrics import Metrics
 from server.openapi import spec_bytes
+from server.pages import demo_key_route, page_routes
 from server.resources import (
     Address,
     AsgiRoute,
@@ -104,6 +105,9 @@ def _build(
     app.add_route("/readyz", route(Ready(slot, auth)))
     app.add_route("/metrics", route(MetricsEndpoint(metrics)))
     app.add_route("/openapi.json", route(Static(spec_bytes())))
+    for path, endpoint in page_routes().items():
+        app.add_route(path, route(endpoint))
+    app.add_route("/demo-key", route(demo_key_route(auth, config.demo_rate)))
     return app, _Service(slot, auth, metrics, config)
 
 

@@ -5,6 +5,8 @@
 - ``ADDRESS_KEYSTORE`` (``keys.sqlite3``): SQLite file holding the API keys.
 - ``ADDRESS_KEY_REFRESH_SECONDS`` (``1.0``): how stale a worker's copy of the key table may get.
 - ``ADDRESS_DEFAULT_RATE`` (``100``): requests per second per key per worker, for new keys.
+- ``ADDRESS_DEMO_RATE`` (``0``: none): serve the try-it page at ``/`` with a demo key of its
+  own at this rate (requests per second per worker), usable by this server's own pages only.
 - ``ADDRESS_ACCESS_LOG`` (``0``): ``1`` logs one line per request (key name, never the key).
 - ``PROMETHEUS_MULTIPROC_DIR``: set by ``gunicorn.conf.py``; metrics shared by all workers.
 """
@@ -29,6 +31,7 @@ class Config:
     key_refresh_seconds: float = 1.0
     default_rate: float = 100.0
     access_log: bool = False
+    demo_rate: float = 0.0
 
     def __post_init__(self) -> None:
         if not 0 <= self.key_refresh_seconds < MAX_KEY_REFRESH_SECONDS:
@@ -38,6 +41,8 @@ class Config:
             )
         if not self.default_rate > 0:
             raise ValueError("default_rate must be > 0")
+        if not 0 <= self.demo_rate < float("inf"):
+            raise ValueError("demo_rate must be a number of requests per second >= 0 (0: no demo key)")
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Config:
@@ -49,4 +54,5 @@ class Config:
             key_refresh_seconds=float(env.get("ADDRESS_KEY_REFRESH_SECONDS", "1.0")),
             default_rate=float(env.get("ADDRESS_DEFAULT_RATE", "100")),
             access_log=env.get("ADDRESS_ACCESS_LOG", "0") == "1",
+            demo_rate=float(env.get("ADDRESS_DEMO_RATE", "0")),
         )

@@ -100,6 +100,20 @@ def _ops(summary: str, description: str, responses: dict[str, Any]) -> dict[str,
     }
 
 
+#: The try-it page and the embeddable widget (server/pages.py): path, summary, media type.
+PAGE_FILES = [
+    ("/", "The try-it page", "text/html"),
+    ("/try.js", "The try-it page's script", "text/javascript"),
+    ("/try.css", "The try-it page's style sheet", "text/css"),
+    ("/widget.js", "The embeddable autocomplete (any site's `<script src>`)", "text/javascript"),
+    ("/widget.css", "The embeddable autocomplete's style sheet", "text/css"),
+]
+
+
+def _text(media: str) -> dict[str, Any]:
+    return {"description": "The file.", "content": {media: {"schema": {"type": "string"}}}}
+
+
 def _json(description: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
@@ -346,6 +360,27 @@ def build_spec() -> dict[str, Any]:
                 },
             ),
             "/openapi.json": _ops("This document", "OpenAPI 3.1.", {"200": _json("OpenAPI 3.1.", {"type": "object"})}),
+            **{path: _ops(summary, summary + ".", {"200": _text(media)}) for path, summary, media in PAGE_FILES},
+            "/demo-key": _ops(
+                "The try-it page's demo key",
+                "Only when the server was started with `ADDRESS_DEMO_RATE`: a publishable key "
+                "served to this server's own pages only, at that rate.",
+                {
+                    "200": _json(
+                        "The demo key.",
+                        {
+                            "type": "object",
+                            "required": ["key", "rate", "kind"],
+                            "properties": {
+                                "key": {"type": "string"},
+                                "rate": {"type": "number"},
+                                "kind": {"const": "publishable"},
+                            },
+                        },
+                    ),
+                    "404": _problem(["not_found"], "This server has no demo key."),
+                },
+            ),
         },
         "components": {
             "securitySchemes": {

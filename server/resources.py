@@ -136,14 +136,30 @@ class MetricsEndpoint:
 
 
 class Static:
-    """A fixed JSON document (``/openapi.json``)."""
+    """A fixed document: ``/openapi.json``, the try-it page and its files, the demo key."""
 
-    def __init__(self, body: bytes) -> None:
+    def __init__(
+        self, body: bytes, content_type: str = falcon.MEDIA_JSON, headers: dict[str, str] | None = None
+    ) -> None:
         self._body = body
+        self._content_type = content_type
+        self._headers = headers or {}
 
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
-        resp.content_type = falcon.MEDIA_JSON
+        resp.content_type = self._content_type
         resp.data = self._body
+        if self._headers:
+            resp.set_headers(self._headers)
+
+
+class Missing:
+    """A route that exists only with a setting (``/demo-key``): 404 without it."""
+
+    def __init__(self, detail: str) -> None:
+        self._detail = detail
+
+    def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
+        raise ApiError("not_found", self._detail)
 
 
 def wsgi_raw_query(req: falcon.Request) -> bytes:

@@ -377,3 +377,39 @@ def test_a_key_file_from_before_kinds_is_read_and_migrated(tmp_path):
         "shop": ("publishable", frozenset({SHOP})),
     }
     assert store.revoke("old")
+
+
+# -- the try-it page and its demo key --------------------------------------------------------------
+
+
+def test_demo_key_serves_this_servers_own_pages_only_at_its_rate(app_factory):
+    client = app_factory(demo_rate=3)
+    resp = client.simulate_get("/demo-key")
+    assert resp.status_code == 200 and resp.headers["cache-control"] == "no-store"
+    demo = json.loads(resp.content)
+    assert demo["rate"] == 3 and demo["kind"] == "publishable"
+    same = bearer(demo["key"], **{"Sec-Fetch-Site": "same-origin"})
+    refused = [bearer(demo["key"]), bearer(demo["key"], Origin=SHOP), bearer(demo["key"], Origin="null")]
+    for headers in refused:
+        resp = client.simulate_get("/v1/address", query_string=QUERY, headers=headers)
+        assert (resp.status_code, problem_code(resp)) == (403, "origin_not_allowed")
+    statuses = [client.simulate_get("/v1/address", query_string=QUERY, headers=same).status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+
+
+def test_no_demo_key_unless_configured(client):
+    resp = client.simulate_get("/demo-key")
+    assert (resp.status_code, problem_code(resp)) == (404, "not_found")
+
+
+def test_page_and_widget_headers(client):
+    page = client.simulate_get("/")
+    assert page.headers["content-type"] == "text/html; charset=utf-8"
+    assert "connect-src 'self'" in page.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    widget = client.simulate_get("/widget.js")
+    assert widget.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert widget.headers["cross-origin-resource-policy"] == "cross-origin"
+    assert "content-security-policy" not in widget.headers
+    assert client.simulate_head("/").status_code == 200
+    assert client.simulate_post("/").status_code == 405

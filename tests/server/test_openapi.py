@@ -123,3 +123,14 @@ def test_cors_responses_match_the_document(app_factory, keys, docs_origin):
     )
     assert resp.status_code == 403
     check(resp)
+
+
+def test_the_page_and_the_widget_are_documented_and_served(client):
+    from server.openapi import PAGE_FILES
+
+    for path, _summary, media in PAGE_FILES:
+        resp = client.simulate_get(path)
+        assert resp.status_code == 200, path
+        assert resp.headers["content-type"].split(";")[0] == media
+        assert "200" in SPEC["paths"][path]["get"]["responses"]
+    check(client.simulate_get("/demo-key"), "/demo-key")  # no demo key configured: the 404
