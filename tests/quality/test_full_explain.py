@@ -1,0 +1,55 @@
+"""How a hit matched (engine.explain) on the whole-country index: the README's example and the
+forms only the whole country holds (Amsterdam's Damrak, A'dam, R'dam)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from engine.explain import aliases_from_manifest, explain, highlights
+
+pytestmark = pytest.mark.full
+
+
+@pytest.fixture(scope="module")
+def country():
+    import engine
+
+    path = os.environ.get("ADDRESS_FULL_INDEX")
+    if not path:
+        pytest.fail("set ADDRESS_FULL_INDEX to the whole-country index (make test-full does)")
+    index = engine.AddressIndex.open(path)
+    return index, aliases_from_manifest(index.manifest)
+
+
+def readings(country, q):
+    index, aliases = country
+    hit = index.suggest(q, limit=5)["hits"][0]
+    return hit, [(m.typed, m.kind, m.field, m.span) for m in explain(q, hit, aliases=aliases)]
+
+
+def test_the_readme_example(country):
+    q = "den haag hooistraat 2a"
+    hit, got = readings(country, q)
+    assert hit["lines"] == ["Hooistraat 2A", "2514 BM 's-Gravenhage", "Nederland"]
+    assert got == [("den", "alias", "locality", (8, 21)), ("haag", "alias", "locality", (8, 21)),
+                   ("hooistraat", "exact", "street", (0, 10)), ("2", "exact", "number", (11, 12)),
+                   ("a", "exact", "letter", (12, 13))]
+    assert highlights(q, hit, aliases=country[1]) == [[(0, 10), (11, 13)], [(8, 21)], []]
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    ("damrak 1 (achterhuis) amsterdam", [("damrak", "exact", "street", (0, 6)), ("1", "exact", "number", (7, 8)),
+                                         ("achterhuis", "left_out", None, None),
+                                         ("amsterdam", "exact", "locality", (8, 17))]),
+    ("1012lg1", [("1012lg", "exact", "postcode", (0, 7)), ("1", "exact", "number", (7, 8))]),
+    ("damrak 1 a'dam", [("damrak", "exact", "street", (0, 6)), ("1", "exact", "number", (7, 8)),
+                        ("a'dam", "alias", "locality", (8, 17))]),
+    ("nwe binnenweg 1 r'dam", [("nwe", "alias", "street", (0, 6)), ("binnenweg", "exact", "street", (7, 16)),
+                               ("1", "exact", "number", (17, 18)), ("r'dam", "alias", "locality", (8, 17))]),
+    ("kerkstr 12 utr", [("kerkstr", "prefix", "street", (0, 7)), ("12", "exact", "number", (11, 13)),
+                        ("utr", "prefix", "locality", (8, 11))]),
+])
+def test_whole_country_forms(country, q, want):
+    assert readings(country, q)[1] == want
