@@ -163,6 +163,24 @@ def build_spec() -> dict[str, Any]:
                 "description": "`{street} {number}{letter}[-{addition}]`, `{postal code} {locality}`, `Nederland`.",
             },
             "location": _point("latitude", "longitude"),
+            "highlights": {
+                "type": "array",
+                "description": "Only with `highlight=true`: per line of `lines`, the sorted, "
+                "merged `[start, end)` spans (Unicode code points) of the text the typed words "
+                "matched: whole words, the typed start of a word, abbreviations and slips marked "
+                "on the registered spelling.",
+                "minItems": 3,
+                "maxItems": 3,
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "type": "array",
+                        "prefixItems": [{"type": "integer", "minimum": 0}, {"type": "integer", "minimum": 1}],
+                        "minItems": 2,
+                        "maxItems": 2,
+                    },
+                },
+            },
         },
     }
     problem = {
@@ -175,7 +193,7 @@ def build_spec() -> dict[str, Any]:
             "status": {"type": "integer"},
             "detail": {"type": "string"},
             "code": {"enum": list(CODES)},
-            "parameter": {"enum": ["country", "q", "limit", "lat", "lon"]},
+            "parameter": {"enum": ["country", "q", "limit", "lat", "lon", "highlight"]},
         },
     }
     parameters = [
@@ -207,6 +225,15 @@ def build_spec() -> dict[str, Any]:
             "description": "How many addresses at most, written as a plain decimal `1`..`10` "
             "(`05`, `5.0`, `1e1`, ` 5` are 400 `invalid_parameter`).",
             "schema": {"type": "integer", "minimum": 1, "maximum": 10, "default": DEFAULT_LIMIT},
+        },
+        {
+            "name": "highlight",
+            "in": "query",
+            "required": False,
+            "description": "`true` adds `highlights` to each hit: the spans of its lines that "
+            "the typed text matched. Exactly `true` or `false` (else 400 `invalid_parameter`); "
+            "without it the body is the contract's.",
+            "schema": {"type": "string", "enum": ["true", "false"], "default": "false"},
         },
         {
             # NOTE: one form-exploded object, so the schema can say "both or neither"; on the

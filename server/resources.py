@@ -23,12 +23,13 @@ import falcon
 import orjson
 
 import engine
+from engine.explain import aliases_from_manifest, highlights
 from server.auth import Authenticator
 from server.cors import check_origin
 from server.errors import ApiError, method_not_allowed
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import Metrics
-from server.params import parse_query
+from server.params import Query, parse_query
 
 
 class Index(Protocol):
@@ -37,6 +38,10 @@ class Index(Protocol):
     manifest: dict[str, Any]
 
     def suggest_json(self, q: str, *, limit: int = 5, lat: float | None = None, lon: float | None = None) -> bytes: ...
+
+    def suggest(
+        self, q: str, *, limit: int = 5, lat: float | None = None, lon: float | None = None
+    ) -> dict[str, Any]: ...
 
 
 class IndexSlot:
@@ -68,6 +73,22 @@ class Address:
     def __init__(self, slot: IndexSlot, auth: Authenticator) -> None:
         self._slot = slot
         self._auth = auth
+        self._aliases: tuple[object, dict[str, tuple[str, ...]]] = (None, {})
+
+    def _highlighted(self, index: Index, query: Query) -> bytes:
+        """The answer with ``highlights`` in each hit (``highlight=true``; ``engine.explain``).
+
+        Per line of ``lines``, the sorted, merged ``[start, end)`` code-point spans of the text
+        the typed words matched (whole words, the typed start of a word, abbreviations and slips
+        marked on the registered spelling).
+        """
+        if self._aliases[0] is not index:  # once per index (a HUP may swap it)
+            self._aliases = (index, aliases_from_manifest(index.manifest))
+        aliases = self._aliases[1]
+        answer = index.suggest(query.q, limit=query.limit, lat=query.lat, lon=query.lon)
+        for hit in answer["hits"]:
+            hit["highlights"] = highlights(query.q, hit, aliases=aliases)
+        return orjson.dumps(answer)
 
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
         record = self._auth.authenticate(req.auth)
@@ -79,7 +100,10 @@ class Address:
         if index is None:
             raise ApiError("not_ready", "no index is open", headers={"Retry-After": "5"})
         try:
-            body = index.suggest_json(query.q, limit=query.limit, lat=query.lat, lon=query.lon)
+            if query.highlight:
+                body = self._highlighted(index, query)
+            else:
+                body = index.suggest_json(query.q, limit=query.limit, lat=query.lat, lon=query.lon)
         except engine.QueryError as exc:  # the checks above should leave none
             raise _query_error(exc) from None
         resp.content_type = falcon.MEDIA_JSON

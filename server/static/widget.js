@@ -58,7 +58,7 @@
    *   key        API key (required)
    *   base       origin of the API (default: where widget.js came from)
    *   limit      1..10 (default 5)
-   *   highlight  ask for the matched spans and show them in bold (default false)
+   *   highlight  ask for the matched spans and show them in bold (default true)
    *   onAnswer   function({q, hits, ms, status, error})  after each shown answer
    *   onChoose   function(hit)
    * Returns {refresh(), close()}.
@@ -192,7 +192,7 @@
         setNote("An API key is needed", true);
         return;
       }
-      var highlight = valueOf(opts.highlight) === true;
+      var highlight = valueOf(opts.highlight) !== false;
       var params = new URLSearchParams({ country: "NLD", q: q, limit: String(valueOf(opts.limit) || 5) });
       if (highlight) params.set("highlight", "true");
       var controller = typeof AbortController === "function" ? new AbortController() : null;

@@ -113,9 +113,9 @@ class Server:
         finally:
             conn.close()
 
-    def hits(self, q: str, limit: int = 5) -> list[dict]:
+    def hits(self, q: str, limit: int = 5, highlight: bool = False) -> list[dict]:
         """The API's answer, asked directly with the secret key."""
-        query = urlencode({"country": "NLD", "q": q, "limit": limit})
+        query = urlencode({"country": "NLD", "q": q, "limit": limit, "highlight": str(highlight).lower()})
         status, body = self.request(f"/v1/address?{query}", {"Authorization": f"Bearer {self.secret}"})
         assert status == 200, body
         return json.loads(body)["hits"]

@@ -39,6 +39,9 @@ return {
     id: o.id,
     selected: o.getAttribute('aria-selected'),
     lines: [o.querySelector('.nla-line1').textContent, o.querySelector('.nla-line2').textContent],
+    bold: [...o.querySelectorAll('.nla-line1, .nla-line2')].map(line =>
+      [...line.querySelectorAll('mark')].filter(m => getComputedStyle(m).fontWeight >= 700)
+        .map(m => m.textContent)),
   })),
 };
 """
@@ -62,6 +65,11 @@ def wait_for_answer(driver, q: str) -> dict:
 
     wait(driver, answered)
     return state
+
+
+def marked(hit: dict) -> list[list[str]]:
+    """The text of each highlighted span, per line (offsets are code points, as Python's)."""
+    return [[line[s:e] for s, e in spans] for line, spans in zip(hit["lines"], hit["highlights"], strict=True)]
 
 
 def lines(hits: list[dict]) -> list[list[str]]:
@@ -141,8 +149,11 @@ def test_typing_letter_by_letter_then_choosing_with_the_keyboard(browser, server
 
     def check(prefix: str) -> None:
         state = wait_for_answer(browser, prefix)
-        want = lines(server.hits(prefix, 5))
+        hits = server.hits(prefix, 5, highlight=True)
+        want = lines(hits)
         assert [o["lines"] for o in state["options"]] == want, prefix
+        # the matched parts in bold, exactly the API's highlights
+        assert [o["bold"] for o in state["options"]] == [marked(hit)[:2] for hit in hits], prefix
         assert state["expanded"] == ("true" if want else "false")
         seen[prefix] = len(want)
 
@@ -288,8 +299,8 @@ def test_axe_finds_no_violations_and_screenshots(browser, server, axe_source, ar
     assert run_axe(browser, axe_source) == []
     browser.save_screenshot(str(artifacts / f"{name}-1-empty.png"))
 
-    type_like_a_person(box, "kerkstraat 1", random.Random(4))
-    wait_for_answer(browser, "kerkstraat 1")
+    type_like_a_person(box, "kerkstr 1 gron", random.Random(4))
+    wait_for_answer(browser, "kerkstr 1 gron")
     box.send_keys(Keys.ARROW_DOWN)
     assert run_axe(browser, axe_source) == []
     browser.save_screenshot(str(artifacts / f"{name}-2-suggestions.png"))

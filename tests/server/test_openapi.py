@@ -48,6 +48,8 @@ def check(resp, path: str = "/v1/address", method: str = "get") -> None:
         "country=BEL&q=a",
         "country=NLD&q=" + "a" * 129,
         "country=NLD&q=a&limit=05",
+        "country=NLD&q=kerkstr+1+gron&highlight=true",
+        "country=NLD&q=a&highlight=yes",
     ],
 )
 def test_address_responses_match_the_document(get, query):
