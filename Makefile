@@ -6,7 +6,7 @@ INDEX_DIR ?= indexes/nl
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install index serve test test-full bench eval asan lint clean
+.PHONY: install index serve test test-full test-matrix bench eval asan lint clean
 
 STAMP := build/.installed
 
@@ -28,6 +28,12 @@ serve: index
 
 test: install
 	ADDRESS_DATA_DIR=$(DATA_DIR) $(PYTHON) -m pytest -m "not full"
+
+# the engine tests on CPython 3.11, 3.12 and 3.13, each in a fresh venv (build/matrix) with the
+# newest numpy pip gives it; MATRIX="3.12" for one
+MATRIX ?= 3.11 3.12 3.13
+test-matrix:
+	ADDRESS_DATA_DIR=$(DATA_DIR) bash .ci/test-matrix $(MATRIX)
 
 test-full: index
 	ADDRESS_FULL_INDEX=$(INDEX_DIR) $(PYTHON) -m pytest -m full tests/quality -s

@@ -13,7 +13,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="build an index directory from a CSV (.csv, .csv.zst, .csv.gz)")
     b.add_argument("source", help=f"the address CSV (e.g. {DEFAULT_SOURCE})")
-    b.add_argument("out_dir", help="the index directory to write (replaced atomically)")
+    b.add_argument("out_dir", help="the index directory to write: missing, empty or an index "
+                   "(replaced atomically)")
+    b.add_argument("--force", action="store_true",
+                   help="replace OUT_DIR even if it is not an index, deleting what it holds")
     b.add_argument("--max-bad-share", type=float, default=0.001,
                    help="fail when more than this share of rows is bad (default 0.001)")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -23,12 +26,12 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--limit", type=int, default=5)
     args = ap.parse_args(argv)
     if args.cmd == "build":
-        from .build import build
+        from .build import TargetError, build
         from .source import SourceError
         try:
             build(args.source, args.out_dir, progress=not args.no_progress,
-                  max_bad_share=args.max_bad_share)
-        except SourceError as e:
+                  max_bad_share=args.max_bad_share, force=args.force)
+        except (SourceError, TargetError) as e:
             print(f"build failed: {e}", file=sys.stderr)
             return 1
         return 0

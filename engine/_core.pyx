@@ -2563,6 +2563,16 @@ cdef const void* _ptr(dict arrays, str name) except NULL:
     return cnp.PyArray_DATA(a)
 
 
+cdef object _last(a):
+    """The last entry of a 1-d array. NOTE: never `a[-1]`: with wraparound off, Cython hands -1
+    to the array as it is, and numpy >= 2.5 reads it as out of bounds (setup.py makes the
+    warning Cython gives for such an index a build error)."""
+    cdef Py_ssize_t n = len(a)
+    if n == 0:
+        raise ValueError("an offset table is empty")
+    return a[n - 1]
+
+
 # words that may end a pasted address line without naming any address: the country, a
 # province or its abbreviation ("hengelo ov"); dropped only when the query finds nothing. The
 # country may also open it ("nederland, groningen, ...")
@@ -2709,7 +2719,7 @@ cdef class Index:
         d.sa_start = <const int32_t*>_ptr(arrays, "sa_start")
         d.sa_addr = <const int32_t*>_ptr(arrays, "sa_addr")
         d.n_sa = len(arrays["sa_off"]) - 1
-        if len(arrays["sa_start"]) != d.n_sa * MAXLIMIT + 1 or arrays["sa_start"][-1] != len(arrays["sa_addr"]):
+        if len(arrays["sa_start"]) != d.n_sa * MAXLIMIT + 1 or _last(arrays["sa_start"]) != len(arrays["sa_addr"]):
             raise ValueError("stored answers do not match their table")
         if len(arrays["sa_addr"]) and (int(arrays["sa_addr"].min()) < 0 or int(arrays["sa_addr"].max()) >= len(arrays["a_number"])):
             raise ValueError("stored answers name addresses that do not exist")
@@ -2768,13 +2778,13 @@ cdef class Index:
             raise ValueError("group or token offsets do not match their tables")
         if len(a["pc_start"]) != len(a["pc_code"]) + 1 or len(a["del_tok"]) != self.d.n_del:
             raise ValueError("postcode or typo index offsets do not match their tables")
-        if g and (a["g_start"][0] != 0 or a["g_start"][-1] != n):
+        if g and (a["g_start"][0] != 0 or _last(a["g_start"]) != n):
             raise ValueError("group address ranges do not cover the address table")
-        if a["g_tok_start"][-1] != len(a["g_tok"]) or a["v_post_start"][-1] != len(a["v_post"]):
+        if _last(a["g_tok_start"]) != len(a["g_tok"]) or _last(a["v_post_start"]) != len(a["v_post"]):
             raise ValueError("token lists do not end where their tables end")
-        if len(a["sp_off"]) != self.d.n_sp + 1 or a["sp_start"][-1] != len(a["sp_group"]):
+        if len(a["sp_off"]) != self.d.n_sp + 1 or _last(a["sp_start"]) != len(a["sp_group"]):
             raise ValueError("short-prefix lists do not match their tables")
-        if a["v_off"][-1] != len(a["v_blob"]) or a["s_off"][-1] != len(a["s_blob"]) or a["add_off"][-1] != len(a["add_blob"]):
+        if _last(a["v_off"]) != len(a["v_blob"]) or _last(a["s_off"]) != len(a["s_blob"]) or _last(a["add_off"]) != len(a["add_blob"]):
             raise ValueError("string offsets do not end where their blobs end")
 
     @property

@@ -6,7 +6,8 @@ The directory holds one `.npy` file per array (memory-mapped by `AddressIndex.op
 `manifest.json` that names every array with its dtype and shape, the source and its sha256,
 and the row counts. The build writes into a temporary sibling directory and renames it into
 place only when everything is written, so a crash never leaves a half-written index where a
-good one was.
+good one was. It replaces only an index (a directory whose manifest names every file in it) or an
+empty directory; anything else is refused unless `force` (`--force`) is given.
 """
 
 from __future__ import annotations
@@ -79,11 +80,58 @@ def _dedupe(t: ParsedTable) -> tuple[np.ndarray, int]:
     return keep, int(len(order) - len(keep))
 
 
+class TargetError(Exception):
+    """The build's output path holds something other than an index; it is left alone."""
+
+
+def check_target(out_dir: str | os.PathLike) -> None:
+    """Raise TargetError unless `out_dir` is missing, an empty directory, or an index.
+
+    An index is a directory whose `manifest.json` names every file it holds; a build replaces
+    only such a directory, so it never deletes a file the user put there."""
+    out_dir = Path(out_dir)
+    why = None
+    if out_dir.is_symlink():
+        why = "it is a symbolic link (build into a new directory and repoint the link: " \
+              "python -m server switch-index)"
+    elif not out_dir.exists():
+        return
+    elif not out_dir.is_dir():
+        why = "it is a file, not a directory"
+    elif held := {p.name for p in out_dir.iterdir()}:
+        index_files = _index_files(out_dir)
+        if others := sorted(held - (index_files or set())):
+            listed = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+            why = (f"it holds {listed} and no index (no readable manifest.json)" if index_files is None
+                   else f"it holds files that are not part of its index: {listed}")
+    if why:
+        raise TargetError(f"refusing to replace {out_dir}: {why}; pick another directory, or give "
+                          f"--force to replace it and delete what it holds")
+
+
+def _index_files(path: Path) -> set[str] | None:
+    """The names of the files of the index in `path` as its manifest lists them (any format
+    version), or None if `path` holds no readable manifest."""
+    try:
+        manifest = json.loads((path / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict) or "format_version" not in manifest \
+            or not isinstance(manifest.get("arrays"), dict):
+        return None
+    return {"manifest.json"} | {f"{name}.npy" for name in manifest["arrays"]}
+
+
 def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bool = True,
-          max_bad_share: float = 0.001) -> dict:
-    """Build the index of `source` into `out_dir` (replaced atomically); return the manifest."""
+          max_bad_share: float = 0.001, force: bool = False) -> dict:
+    """Build the index of `source` into `out_dir` (replaced atomically); return the manifest.
+
+    `out_dir` must be missing, an empty directory or an index (see :func:`check_target`),
+    unless `force` is true; TargetError otherwise, raised before the source is read."""
     t0 = time.perf_counter()
     source, out_dir = Path(source), Path(out_dir)
+    if not force:
+        check_target(out_dir)
     table = read_source(source, progress=progress, max_bad_share=max_bad_share)
     for line, reason in table.errors[:20]:
         _log(f"{source.name}:{line}: {reason}")
@@ -276,6 +324,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr), allow_pickle=False)
         manifest["build_seconds"] = round(time.perf_counter() - t0, 1)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        if not force:
+            check_target(out_dir)  # again: it may have changed while the build ran
         _swap_into_place(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -454,6 +504,9 @@ def _swap_into_place(tmp: Path, out_dir: Path) -> None:
         old = out_dir.with_name(f".{out_dir.name}.old.{os.getpid()}")
         os.rename(out_dir, old)
         os.rename(tmp, out_dir)
-        shutil.rmtree(old, ignore_errors=True)
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old, ignore_errors=True)
+        else:  # a file or a link (only with --force): the link goes, never what it points to
+            old.unlink()
     else:
         os.rename(tmp, out_dir)

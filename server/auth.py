@@ -8,11 +8,18 @@ Key format: ``nlk_<key id: 16 hex>_<secret: 43 url-safe base64 chars>``.
 - SECURITY: the store holds ``sha256(key)`` only. A fast hash is enough (and right for a
   per-request check) because the key has 256 bits of entropy: there is nothing to brute-force,
   unlike a password. The digest is compared with :func:`hmac.compare_digest` (constant time).
-- Every worker keeps a copy of the active keys and re-reads the table when its copy is older
-  than ``Config.key_refresh_seconds`` (1 s; checked on each request), so ``keys revoke`` reaches
-  every worker of every server sharing the file within that time, without a restart.
+- Every worker keeps a copy of the active keys, an immutable :class:`KeyTable`, and a thread
+  of its own (:meth:`Authenticator.start`, called after ``fork``) reads the store again every
+  ``Config.key_refresh_seconds`` (1 s) and swaps the new table in with one assignment, so
+  ``keys revoke`` reaches every worker of every server sharing the file within about that
+  time, without a restart. PERF: a request only reads the current table: a store that is slow
+  or locked (another process holding ``BEGIN EXCLUSIVE``) never slows an answer. Without the
+  thread (an app built in-process, e.g. by the tests) a request re-reads a stale table itself.
 - If the store cannot be read for longer than ``MAX_KEY_REFRESH_SECONDS`` (5 s), the worker
-  stops accepting keys (503 ``not_ready``) rather than honour keys that may have been revoked.
+  stops accepting keys (503 ``not_ready`` with ``Retry-After``) rather than honour keys that may
+  have been revoked; whatever the store does (garbage, a directory, unreadable, locked), reading
+  it never raises out of the reader, no worker fails to boot over it, and the worker recovers
+  by itself once the store can be read again.
   A store that does not exist holds no key: every request is a 401 (and ``/readyz`` a 503).
 - A key is *secret* (server to server; the default) or *publishable* (for web pages, served
   only to the origins it lists; see ``server.cors``). A secret key may list origins too, which
@@ -39,6 +46,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from server.config import MAX_KEY_REFRESH_SECONDS
@@ -162,6 +171,17 @@ class KeyInfo:
     origins: tuple[str, ...] = ()
 
 
+class KeyTable(NamedTuple):
+    """What a worker knows of the store, replaced whole by each read (never changed in place)."""
+
+    keys: MappingProxyType[str, KeyRecord]  # active keys by key id
+    read_at: float  # clock time of the last successful read (-inf: never)
+    missing: bool  # the store does not exist (no key was ever created)
+
+
+_NEVER_READ = KeyTable(MappingProxyType({}), -math.inf, False)
+
+
 class KeyStoreError(Exception):
     """The key store cannot be read, or a CLI action on it is impossible."""
 
@@ -179,19 +199,22 @@ class KeyStore:
 
     @contextlib.contextmanager
     def _connect(self, *, write: bool) -> Iterator[sqlite3.Connection]:
-        if write:
-            conn = sqlite3.connect(self.path, timeout=5.0)
-        else:
-            if not os.path.exists(self.path):
-                raise KeyStoreError(f"key store {self.path!r} does not exist")
-            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=0.5)
+        if not write and not os.path.exists(self.path):
+            raise KeyStoreError(f"key store {self.path!r} does not exist")
+        conn = None
         try:
+            # NOTE: connect() itself fails on a directory or a file this user cannot read
+            if write:
+                conn = sqlite3.connect(self.path, timeout=5.0)
+            else:
+                conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=0.5)
             with conn:  # one transaction
                 yield conn
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise KeyStoreError(f"key store {self.path!r}: {exc}") from exc
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
 
     def create(self, name: str, rate: float, *, kind: str = SECRET, origins: Iterable[str] = ()) -> str:
         """Add a key named ``name`` and return it (the only time it is ever shown).
@@ -320,43 +343,67 @@ class Authenticator:
         self.store = store
         self.refresh_seconds = refresh_seconds
         self._clock = clock
-        self._keys: dict[str, KeyRecord] = {}
+        self._table = _NEVER_READ
         #: Keys that live in this process only (the demo key), by key id; never refreshed away.
         self.own_keys: dict[str, KeyRecord] = {}
         self._origins: tuple[object, frozenset[str]] = (None, frozenset())
         self._buckets: dict[str, TokenBucket] = {}
         self._lock = threading.Lock()
         self._next_refresh = -math.inf
-        self._last_ok = -math.inf
         self._state = ""
-        self.missing = False
+        self._reader: threading.Thread | None = None
+        self._stop = threading.Event()
         self.refresh()
 
     def after_fork(self) -> None:
-        """Start a forked worker with a fresh lock and a fresh read of the table."""
+        """Start a forked worker: fresh buckets and lock, a fresh read, its own reader thread."""
         self._lock = threading.Lock()
         self._buckets = {}
         self._state = ""  # each worker logs what it sees once
+        self._reader = None  # threads do not survive fork
         self.refresh()
+        self.start()
+
+    def start(self) -> None:
+        """Read the store every ``refresh_seconds`` from a daemon thread of this process,
+        instead of on the request path."""
+        self._stop = threading.Event()
+        self._reader = threading.Thread(target=self._read_forever, name="key-store", daemon=True)
+        self._reader.start()
+
+    def stop(self) -> None:
+        """Stop the reader thread (tests)."""
+        self._stop.set()
+        if self._reader is not None:
+            self._reader.join()
+            self._reader = None
+
+    def _read_forever(self) -> None:
+        while not self._stop.wait(max(self.refresh_seconds, 0.05)):
+            self.refresh()
+
+    @property
+    def missing(self) -> bool:
+        """The store does not exist (as of the last read)."""
+        return self._table.missing
 
     def refresh(self) -> bool:
-        """Re-read the active keys now; return whether the store could be read.
+        """Re-read the active keys now; return whether the store could be read. Never raises.
 
         A store that does not exist (no key was ever created, or it was deleted) is a valid,
         empty table: every key is refused with 401, and the worker is not ready.
         """
         now = self._clock()
         self._next_refresh = now + self.refresh_seconds
-        missing = not os.path.exists(self.store.path)
         try:
+            missing = not os.path.exists(self.store.path)
             keys = {} if missing else self.store.active()
-        except KeyStoreError as exc:
-            state = "stale" if self._last_ok + MAX_KEY_REFRESH_SECONDS <= now else "failing"
+        except Exception as exc:  # KeyStoreError, or anything else: the worker must go on
+            state = "stale" if self._table.read_at + MAX_KEY_REFRESH_SECONDS <= now else "failing"
             self._log_state(state, logging.ERROR, "cannot read the key store: %s", exc)
             return False
-        self._keys = keys  # NOTE: one reference swap: readers see the old or the new table
-        self._last_ok = now
-        self.missing = missing
+        # NOTE: one reference swap: a request sees the old table or the new one, whole
+        self._table = KeyTable(MappingProxyType(keys), now, missing)
         if missing:
             self._log_state(
                 "missing",
@@ -377,12 +424,15 @@ class Authenticator:
     @property
     def ready(self) -> bool:
         """Whether the key table exists and is fresh enough to be trusted."""
-        self._maybe_refresh(self._clock())
-        return not self.missing and self._last_ok + MAX_KEY_REFRESH_SECONDS > self._clock()
+        now = self._clock()
+        self._maybe_refresh(now)
+        table = self._table
+        return not table.missing and table.read_at + MAX_KEY_REFRESH_SECONDS > now
 
     def _maybe_refresh(self, now: float) -> None:
-        # Only one thread of a gthread worker re-reads; the others go on with the current table.
-        if now >= self._next_refresh and self._lock.acquire(blocking=False):
+        # Without a reader thread only: one thread of a gthread worker re-reads; the others go
+        # on with the current table.
+        if self._reader is None and now >= self._next_refresh and self._lock.acquire(blocking=False):
             try:
                 if now >= self._next_refresh:
                     self.refresh()
@@ -394,10 +444,11 @@ class Authenticator:
         credentials = parse_bearer(header)
         now = self._clock()
         self._maybe_refresh(now)
-        if self._last_ok + MAX_KEY_REFRESH_SECONDS <= now:
+        table = self._table
+        if table.read_at + MAX_KEY_REFRESH_SECONDS <= now:
             raise ApiError("not_ready", "the API key store is unavailable", headers={"Retry-After": "5"})
         match = _KEY_SHAPE.match(credentials)
-        record = (self._keys.get(match.group(1)) or self.own_keys.get(match.group(1))) if match else None
+        record = (table.keys.get(match.group(1)) or self.own_keys.get(match.group(1))) if match else None
         expected = record.digest if record is not None else _DUMMY_DIGEST
         # SECURITY: constant-time comparison of digests; never log or echo `credentials`.
         if not hmac.compare_digest(hash_key(credentials), expected) or record is None:
@@ -408,11 +459,11 @@ class Authenticator:
         """Whether some active key allows ``origin`` (the test a CORS preflight gets)."""
         now = self._clock()
         self._maybe_refresh(now)
-        if self._last_ok + MAX_KEY_REFRESH_SECONDS <= now:
+        table = self._table
+        if table.read_at + MAX_KEY_REFRESH_SECONDS <= now:
             return False  # fail closed, as authenticate() does
-        keys = self._keys
-        if self._origins[0] is not keys:  # recomputed once per new table, not per request
-            self._origins = (keys, frozenset(o for record in keys.values() for o in record.origins))
+        if self._origins[0] is not table:  # recomputed once per new table, not per request
+            self._origins = (table, frozenset(o for record in table.keys.values() for o in record.origins))
         return origin in self._origins[1]
 
     def throttle(self, record: KeyRecord) -> None:

@@ -36,7 +36,12 @@ CODES: dict[str, tuple[int, str]] = {
     "not_found": (404, "Not found"),
     "method_not_allowed": (405, "Method not allowed"),
     "rate_limited": (429, "Too many requests"),
-    # Not in the contract's table: /readyz when the worker cannot serve, and a bug.
+    # Not in the contract's table: a request the HTTP layer refuses before any route sees it
+    # (server/protocol.py), /readyz when the worker cannot serve, and a bug.
+    "bad_request": (400, "Bad request"),
+    "request_timeout": (408, "Request timeout"),
+    "uri_too_long": (414, "URI too long"),
+    "headers_too_large": (431, "Request header fields too large"),
     "not_ready": (503, "Not ready"),
     "internal_error": (500, "Internal server error"),
 }

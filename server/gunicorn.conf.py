@@ -42,10 +42,12 @@ graceful_timeout = 30  # on HUP/TERM, old workers get this long to finish their 
 max_requests = 0  # never recycle workers on a count (no leak to contain; recycling costs p99)
 
 # -- HTTP limits -------------------------------------------------------------------------------
-# 0 = gunicorn's ceiling (1 MiB) instead of 8190 bytes, so that an overlong `q` gets the
-# contract's own 400 query_too_long rather than gunicorn's HTML error (sync/gthread only; the
-# uvicorn worker has its own parser).
-limit_request_line = 0
+# Applied by every worker: gunicorn's own parser (sync, gthread) and the default uvicorn worker's
+# protocol (server/protocol.py), which also caps the whole head at 32 KiB and closes a request
+# whose headers take longer than ADDRESS_HEADER_TIMEOUT (10 s) to arrive. Refusals are
+# problem+json: 414 uri_too_long, 431 headers_too_large, 408 request_timeout, 400 bad_request.
+# A `q` at the contract's limit (128 code points, each up to 12 bytes percent-encoded) fits.
+limit_request_line = 8190  # bytes of the request line (gunicorn's ceiling)
 limit_request_fields = 50  # headers per request (default 100; the API needs a handful)
 limit_request_field_size = 8190  # bytes per header line (gunicorn's default)
 

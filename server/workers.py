@@ -17,8 +17,9 @@ import sys
 
 import uvicorn
 from gunicorn.arbiter import Arbiter
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn_worker import UvicornWorker as _UvicornWorker
+
+from server.protocol import LimitedProtocol, Limits
 
 #: Long enough for a request already sent on a just-accepted connection to be read.
 DRAIN_SECONDS = 0.25
@@ -26,8 +27,9 @@ DRAIN_SECONDS = 0.25
 IDLE_GRACE = 1.0
 
 
-class _DrainingProtocol(HttpToolsProtocol):
-    """httptools protocol that, once its worker drains, ends each connection after one answer."""
+class _DrainingProtocol(LimitedProtocol):
+    """The limited httptools protocol that, once its worker drains, ends each connection after
+    one answer."""
 
     draining = False  # set for the whole process when the worker starts to stop
 
@@ -58,9 +60,15 @@ class _DrainingServer(uvicorn.Server):
 
 
 class UvicornWorker(_UvicornWorker):
-    """``uvicorn_worker.UvicornWorker`` (uvloop, httptools) that drains before stopping."""
+    """``uvicorn_worker.UvicornWorker`` (uvloop, httptools) with gunicorn's request limits
+    (server/protocol.py), that drains before stopping."""
 
-    CONFIG_KWARGS = {**_UvicornWorker.CONFIG_KWARGS, "http": _DrainingProtocol}
+    # NOTE: no WebSocket: an Upgrade request is answered as a plain HTTP request.
+    CONFIG_KWARGS = {**_UvicornWorker.CONFIG_KWARGS, "http": _DrainingProtocol, "ws": "none"}
+
+    def init_process(self) -> None:
+        _DrainingProtocol.limits = Limits.from_gunicorn(self.cfg)
+        super().init_process()
 
     async def _serve(self) -> None:
         # NOTE: the body of uvicorn_worker's own _serve, with the draining server.

@@ -107,3 +107,23 @@ def _no_multiprocess_metrics(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     # In-process tests expose the app's own registry; the live server test uses the real thing.
     monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
     yield
+
+
+@pytest.fixture
+def live_server(tmp_path: Path, index_dir: Path):
+    """Start a real gunicorn (see liveserver.py): ``live_server(env={...})``; stopped after the
+    test. Each gets its own key store with one key (``.key``, named ``live``) and directory."""
+    from liveserver import Live
+
+    servers = []
+
+    def start(*, env: dict[str, str] | None = None, index: Path | None = None, **kw: object) -> Live:
+        tmp = tmp_path / f"live-{len(servers)}"
+        tmp.mkdir()
+        key = KeyStore(str(tmp / "keys.sqlite3")).create("live", 1e6)
+        servers.append(Live(tmp, index or index_dir, key=key, env=env, **kw))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()

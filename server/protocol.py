@@ -1,0 +1,242 @@
+"""The HTTP/1.1 protocol of the default worker: uvicorn's httptools protocol with limits.
+
+uvicorn's httptools protocol applies no limit to the head of a request, and httptools collects
+a header (and the target) by concatenating what each read brings: a header of 200 MiB sent in
+64 KiB writes takes time quadratic in its size, the worker misses its heartbeat and gunicorn
+kills it. Nor does it close a connection whose head never ends, and it hands HTTP/2.0 and
+HTTP/0.9 request lines to the app (a 500). This protocol enforces, before the app sees anything:
+
+=============================  ================================  ===============================
+what                           limit                             answer
+=============================  ================================  ===============================
+request line                   ``limit_request_line`` (8190 B)   414 ``uri_too_long``
+one header line                ``limit_request_field_size``      431 ``headers_too_large``
+number of headers              ``limit_request_fields`` (50)     431 ``headers_too_large``
+the whole head                 :data:`MAX_HEAD_BYTES` (32 KiB)   431 ``headers_too_large``
+time to send the whole head    ``ADDRESS_HEADER_TIMEOUT`` (10 s) 408 ``request_timeout``
+HTTP version                   1.0 or 1.1                        400 ``bad_request``
+``Host`` (HTTP/1.1)            exactly one (RFC 9112 3.2)        400 ``bad_request``
+not HTTP at all                                                  400 ``bad_request``
+=============================  ================================  ===============================
+
+The three ``limit_request_*`` values are gunicorn's settings (``server/gunicorn.conf.py``), so
+every worker applies the same ones. Each refusal is the contract's problem+json body, sent
+with ``Connection: close``; the connection is closed after it. A connection that sends no byte
+of a request within the header timeout is closed without an answer (it has asked nothing).
+The head is fed to the parser in pieces no longer than what is left of its budget, so no
+single read makes the parser hold more than :data:`MAX_HEAD_BYTES`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from server.errors import ApiError, problem_body
+
+#: The whole head of a request (request line and every header) may not be larger than this.
+MAX_HEAD_BYTES = 32 * 1024
+#: gunicorn's ceilings, used when a ``limit_request_*`` setting is 0 ("unlimited").
+#: How a request line ends (the parser itself checks the rest of it).
+_VERSIONED = re.compile(rb" HTTP/[0-9]\.[0-9]\r?\n\Z")
+_GUNICORN_MAX_LINE = 8190
+_GUNICORN_MAX_FIELDS = 32768
+_GUNICORN_MAX_FIELD_SIZE = 8190
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one request's head may be."""
+
+    request_line: int = _GUNICORN_MAX_LINE
+    fields: int = 100
+    field_size: int = _GUNICORN_MAX_FIELD_SIZE
+    head: int = MAX_HEAD_BYTES
+    header_timeout: float = 10.0
+
+    @classmethod
+    def from_gunicorn(cls, cfg: object, environ: dict[str, str] | None = None) -> Limits:
+        """The limits of gunicorn's settings ``cfg``; the timeout from ``ADDRESS_HEADER_TIMEOUT``."""
+        env = os.environ if environ is None else environ
+        timeout = float(env.get("ADDRESS_HEADER_TIMEOUT", "10"))
+        if not timeout > 0:
+            raise ValueError("ADDRESS_HEADER_TIMEOUT must be a positive number of seconds")
+        return cls(
+            request_line=getattr(cfg, "limit_request_line", 0) or _GUNICORN_MAX_LINE,
+            fields=getattr(cfg, "limit_request_fields", 0) or _GUNICORN_MAX_FIELDS,
+            field_size=getattr(cfg, "limit_request_field_size", 0) or _GUNICORN_MAX_FIELD_SIZE,
+            header_timeout=timeout,
+        )
+
+
+class _Refused(Exception):
+    """Raised from a parser callback to stop the parser; the refusal is in ``_refusal``."""
+
+
+class LimitedProtocol(HttpToolsProtocol):
+    """httptools protocol that refuses oversized, endless or malformed request heads."""
+
+    limits = Limits()  # the worker sets the limits of its gunicorn settings
+
+    def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+        super().__init__(*args, **kwargs)
+        self._in_head = True  # reading a request's line and headers (or waiting for one)
+        self._head_bytes = 0  # bytes of the current head fed to the parser so far
+        self._fields = 0
+        self._line_open = False  # a request has begun and its headers are not all read
+        self._line_read = False  # its request line was read (and looked at)
+        self._line_tail = b""  # the last bytes of the request line read so far
+        self._refusal: ApiError | None = None
+        self._head_timer = None
+
+    # -- the header timeout ---------------------------------------------------------------------
+
+    def connection_made(self, transport) -> None:  # noqa: ANN001
+        super().connection_made(transport)
+        self._arm_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_head_timer()
+        super().connection_lost(exc)
+
+    def _arm_head_timer(self) -> None:
+        self._disarm_head_timer()
+        self._head_timer = self.loop.call_later(self.limits.header_timeout, self._head_timed_out)
+
+    def _disarm_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if self.transport.is_closing() or not self._in_head:
+            return
+        if self._busy():
+            self._arm_head_timer()  # an answer is on its way; the next head starts after it
+            return
+        if self._head_bytes == 0 and not self._line_open:
+            self.transport.close()  # nothing asked: close as an idle keep-alive connection
+            return
+        self._send_problem(ApiError("request_timeout", "the request's headers did not arrive in time"))
+
+    # -- the head's size ------------------------------------------------------------------------
+
+    def data_received(self, data: bytes) -> None:
+        while data and self._refusal is None and not self.transport.is_closing():
+            if self._in_head:
+                room = self.limits.head - self._head_bytes
+                if room < 0:
+                    self._send_problem(
+                        ApiError("headers_too_large", f"the request's head is over {self.limits.head} bytes")
+                    )
+                    return
+                # one byte more than the budget, so that going over it is seen
+                end = room + 1
+                if not self._line_read:  # up to the end of the request line, to look at it
+                    newline = data.find(b"\n", 0, end)
+                    end = end if newline < 0 else newline + 1
+                piece, data = data[:end], data[end:]
+                self._head_bytes += len(piece)
+            else:
+                piece, data = data, b""
+            line_mode = self._in_head and not self._line_read
+            super().data_received(piece)
+            if self._line_open and not self._line_read and not line_mode:
+                self._line_read = True  # began inside a longer piece (pipelined): not looked at
+            elif self._line_open and not self._line_read:
+                self._line_tail = (self._line_tail + piece)[-12:]
+                if piece.endswith(b"\n"):
+                    self._line_read = True
+                    if not _VERSIONED.search(self._line_tail) and self._refusal is None:
+                        # httptools would wait for headers (HTTP/0.9's `GET /path`)
+                        self._send_problem(ApiError("bad_request", "the request line has no HTTP version"))
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._in_head = self._line_open = True
+        self._line_read = False
+        self._line_tail = b""
+        self._fields = 0
+
+    def on_url(self, url: bytes) -> None:
+        super().on_url(url)
+        if len(self.url) > self.limits.request_line:
+            self._refuse(ApiError("uri_too_long", f"the request target is over {self.limits.request_line} bytes"))
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._fields += 1
+        if self._fields > self.limits.fields:
+            self._refuse(ApiError("headers_too_large", f"the request has over {self.limits.fields} headers"))
+        if len(name) + len(value) + 2 > self.limits.field_size:
+            self._refuse(ApiError("headers_too_large", f"a header line is over {self.limits.field_size} bytes"))
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        version = self.parser.get_http_version()
+        if version not in ("1.1", "1.0"):
+            self._refuse(ApiError("bad_request", f"HTTP/{version} is not spoken here; send HTTP/1.1"))
+        if version == "1.1" and sum(name == b"host" for name, _ in self.headers) != 1:
+            self._refuse(ApiError("bad_request", "an HTTP/1.1 request needs exactly one Host header"))
+        self._in_head = self._line_open = False
+        self._head_bytes = 0
+        self._disarm_head_timer()
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._in_head = True
+        self._line_read = False
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.transport.is_closing():
+            return
+        if self._refusal is not None and not self._busy():
+            self._write_problem(self._refusal)  # after the answers to the requests before it
+        else:
+            self._arm_head_timer()
+
+    def _busy(self) -> bool:
+        """Whether an answer is being written or requests wait for theirs (pipelining)."""
+        return bool(self.pipeline) or (self.cycle is not None and not self.cycle.response_complete)
+
+    # -- refusals -------------------------------------------------------------------------------
+
+    def _refuse(self, error: ApiError) -> None:
+        """From a parser callback: stop parsing and answer ``error`` (see send_400_response)."""
+        self._refusal = error
+        raise _Refused
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn calls this when the parser fails: our refusal, or the contract's 400."""
+        error = self._refusal or ApiError("bad_request", "the request is not valid HTTP/1.1")
+        self._send_problem(error)
+
+    def _send_problem(self, error: ApiError) -> None:
+        """Answer ``error`` and close, once the requests before it are answered."""
+        self._refusal = error
+        self._disarm_head_timer()
+        if self._busy():
+            self.flow.pause_reading()  # on_response_complete writes it
+        else:
+            self._write_problem(error)
+
+    def _write_problem(self, error: ApiError) -> None:
+        body = problem_body(error)
+        head = [STATUS_LINE[error.status]]
+        for name, value in self.server_state.default_headers:
+            head += [name, b": ", value, b"\r\n"]
+        for name, value in (error.headers or {}).items():
+            head += [name.encode("latin-1"), b": ", value.encode("latin-1"), b"\r\n"]
+        head += [
+            b"content-type: application/problem+json\r\n",
+            b"content-length: %d\r\n" % len(body),
+            b"connection: close\r\n\r\n",
+            body,
+        ]
+        self.transport.write(b"".join(head))
+        self.transport.close()

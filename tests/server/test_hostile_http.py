@@ -1,0 +1,194 @@
+"""Hostile or odd HTTP against a real gunicorn (the default worker), over raw sockets.
+
+Every answer is the contract's problem+json (or a success), given early; nothing a client sends
+before its headers end can hold a worker or a connection (server/protocol.py).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+HEADER_TIMEOUT = 2.0
+
+
+@pytest.fixture(scope="module")
+def server(request, tmp_path_factory, index_dir):
+    from liveserver import Live
+
+    from server.auth import KeyStore
+
+    tmp = tmp_path_factory.mktemp("hostile")
+    key = KeyStore(str(tmp / "keys.sqlite3")).create("live", 1e6)
+    live = Live(tmp, index_dir, key=key, env={"ADDRESS_HEADER_TIMEOUT": str(HEADER_TIMEOUT)})
+    yield live
+    live.stop()
+
+
+def exchange(server, *chunks: bytes, pause: float = 0.0, timeout: float = 10.0) -> bytes:
+    """Send ``chunks`` on one connection and read until the server closes it."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=timeout) as s:
+        for chunk in chunks:
+            try:
+                s.sendall(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                break  # the server answered and closed before everything was sent
+            time.sleep(pause)
+        out = b""
+        try:
+            while chunk := s.recv(65536):
+                out += chunk
+        except ConnectionResetError:
+            pass
+    return out
+
+
+def problem(raw: bytes) -> tuple[int, dict]:
+    """Status and body of a single problem+json answer."""
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = dict(line.lower().split(": ", 1) for line in lines[1:])
+    assert headers["content-type"] == "application/problem+json", raw[:500]
+    assert headers["connection"] == "close"
+    assert int(headers["content-length"]) == len(body)
+    return status, json.loads(body)
+
+
+@pytest.mark.parametrize(
+    "request_line, detail",
+    [
+        (b"GET /healthz HTTP/2.0", "HTTP/2.0"),
+        (b"GET /healthz HTTP/0.9", "HTTP/0.9"),
+        (b"GET /healthz HTTP/3.1", "HTTP/1.1"),
+        (b"PRI * HTTP/2.0", "HTTP/1.1"),
+    ],
+)
+def test_other_http_versions_are_400_problems(server, request_line, detail):
+    status, body = problem(exchange(server, request_line + b"\r\nHost: x\r\n\r\n"))
+    assert (status, body["code"]) == (400, "bad_request")
+    assert detail in body["detail"]
+
+
+def test_a_request_line_without_version_is_answered_at_once(server):
+    for chunks in ([b"GET /healthz\r\n"], [b"GET /health", b"z\r", b"\n"], [b"GET /healthz\r\n\r\n"]):
+        start = time.monotonic()
+        status, body = problem(exchange(server, *chunks, pause=0.05))
+        assert (status, body["code"]) == (400, "bad_request")
+        assert time.monotonic() - start < HEADER_TIMEOUT  # not the header timeout's 408
+
+
+def test_a_request_line_without_version_after_a_kept_alive_request(server):
+    raw = exchange(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", b"GET /x\r\n", pause=0.1)
+    first, _, rest = raw.partition(b'{"status":"ok"}')
+    assert first.startswith(b"HTTP/1.1 200 ")
+    assert problem(rest)[0] == 400
+
+
+def test_http_1_1_needs_exactly_one_host(server):
+    for head in (b"", b"Host: a\r\nHost: b\r\n"):
+        status, body = problem(exchange(server, b"GET /healthz HTTP/1.1\r\n" + head + b"\r\n"))
+        assert (status, body["code"]) == (400, "bad_request")
+    ok = exchange(server, b"GET /healthz HTTP/1.0\r\n\r\n")  # HTTP/1.0 has no Host rule
+    assert ok.startswith(b"HTTP/1.1 200 ")
+
+
+def test_garbage_is_a_400_problem_not_text(server):
+    status, body = problem(exchange(server, b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 64))
+    assert (status, body["code"]) == (400, "bad_request")
+
+
+def test_an_overlong_target_is_a_414_problem(server):
+    for size in (9000, 70_000, 1_000_000):
+        line = b"GET /v1/address?country=NLD&q=" + b"a" * size + b" HTTP/1.1\r\nHost: x\r\n\r\n"
+        status, body = problem(exchange(server, line))
+        assert (status, body["code"]) == (414, "uri_too_long")
+    # a q at the contract's limit, every code point percent-encoded 4-byte UTF-8, is fine
+    q = "%F0%9F%98%80" * 128
+    line = f"GET /v1/address?country=NLD&q={q} HTTP/1.1\r\n".encode()
+    raw = exchange(server, line + b"Host: x\r\nConnection: close\r\n\r\n")
+    assert problem(raw)[0] == 401  # it reached the app (which wants a key)
+
+
+def test_a_huge_header_is_refused_early_and_the_worker_stays(server):
+    """200 MiB in 64 KiB writes made the parser quadratic until gunicorn killed the worker."""
+    start = time.monotonic()
+    chunk = b"a" * 65536
+    head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: "
+    raw = exchange(server, head, *([chunk] * 3200))  # the server closes long before 200 MiB
+    status, body = problem(raw)
+    assert (status, body["code"]) == (431, "headers_too_large")
+    assert time.monotonic() - start < 10
+    assert "WORKER TIMEOUT" not in server.log.read_text()
+    assert server.get("/healthz", auth=False)[0] == 200
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        b"X-A: " + b"a" * 9000 + b"\r\n",  # one header line over limit_request_field_size
+        b"".join(b"X-%d: a\r\n" % i for i in range(51)),  # over limit_request_fields
+        b"".join(b"X-%d: %s\r\n" % (i, b"a" * 4000) for i in range(10)),  # head over 32 KiB
+        b"".join(b"X: a\r\n" for _ in range(2_000_000)),  # 2,000,000 headers (12 MB)
+    ],
+    ids=["field-size", "field-count", "head-size", "two-million"],
+)
+def test_header_limits_are_431_problems(server, headers):
+    raw = exchange(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n", headers, b"\r\n")
+    status, body = problem(raw)
+    assert (status, body["code"]) == (431, "headers_too_large")
+
+
+def test_headers_within_the_limits_are_served(server):
+    headers = b"".join(b"X-%d: %s\r\n" % (i, b"a" * 500) for i in range(45))
+    raw = exchange(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n", headers, b"Connection: close\r\n\r\n")
+    assert raw.startswith(b"HTTP/1.1 200 ")
+
+
+def test_a_head_that_never_ends_is_closed_with_a_408(server):
+    socks = []
+    try:
+        for _ in range(50):  # many connections held open mid-header
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=HEADER_TIMEOUT * 5)
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            socks.append(s)
+        # one byte a while keeps nothing open either (the timeout counts from the first byte)
+        time.sleep(HEADER_TIMEOUT / 2)
+        for s in socks:
+            s.sendall(b"a")
+        start = time.monotonic()
+        for s in socks:
+            raw = b""
+            while chunk := s.recv(65536):
+                raw += chunk
+            status, body = problem(raw)
+            assert (status, body["code"]) == (408, "request_timeout")
+        assert time.monotonic() - start < HEADER_TIMEOUT * 2
+    finally:
+        for s in socks:
+            s.close()
+
+
+def test_a_connection_that_asks_nothing_is_closed(server):
+    with socket.create_connection(("127.0.0.1", server.port), timeout=HEADER_TIMEOUT * 5) as s:
+        start = time.monotonic()
+        assert s.recv(100) == b""  # closed, without an answer to a question never asked
+        assert time.monotonic() - start < HEADER_TIMEOUT * 2
+
+
+def test_pipelined_requests_are_answered_before_a_refusal(server):
+    ok = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    raw = exchange(server, ok + ok + b"GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n")
+    assert raw.count(b"HTTP/1.1 200 OK") == 2
+    assert problem(raw[raw.rindex(b"HTTP/1.1 ") :])[0] == 400
+
+
+def test_no_traceback_in_the_log(server):
+    log = server.log.read_text()
+    assert "Traceback" not in log, log[-3000:]
+    assert "WORKER TIMEOUT" not in log
