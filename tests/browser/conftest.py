@@ -17,6 +17,7 @@ import http.client
 import http.server
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -149,20 +150,28 @@ def serve(handler: type[http.server.BaseHTTPRequestHandler], port: int) -> http.
     return httpd
 
 
+#: The README's embed snippet: the tests serve it as it is written there.
+SNIPPET_HOST = "https://address.example"
+SNIPPET_KEY = "nlk_YOUR_PUBLISHABLE_KEY"
+
+
+def readme_snippet() -> str:
+    """The ```html block of README.md that loads widget.js."""
+    blocks = re.findall(r"```html\n(.*?)```", (REPO / "README.md").read_text(encoding="utf-8"), re.S)
+    found = [block for block in blocks if "/widget.js" in block]
+    assert len(found) == 1, "README.md must hold one html block with the widget snippet"
+    return found[0]
+
+
 def snippet_page(api: str, key: str) -> bytes:
-    """A shop's form with the README's embed snippet (kept in step with the README by a test)."""
+    """A shop's page holding the README's snippet, pointed at this server with ``key``."""
+    snippet = readme_snippet()
+    assert SNIPPET_HOST in snippet and SNIPPET_KEY in snippet
+    body = snippet.replace(SNIPPET_HOST, api).replace(SNIPPET_KEY, key)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>A shop's checkout</title></head>
 <body><main><h1>Checkout</h1>
-<form action="/order" method="post">
-  <label for="address">Delivery address</label>
-  <input id="address" name="address">
-  <input type="hidden" name="postcode" data-nl="NLD_POSTAL_CODE">
-  <input type="hidden" name="number" data-nl="NLD_HOUSE_NUMBER">
-  <button>Order</button>
-</form>
-<script src="{api}/widget.js" data-key="{key}" data-input="#address"></script>
-</main></body></html>
+{body}</main></body></html>
 """.encode()
 
 
