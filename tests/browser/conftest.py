@@ -19,8 +19,6 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -39,11 +37,10 @@ DEMO_RATE = 10  # requests/s per worker: a person typing fits, a script does not
 
 pytestmark = pytest.mark.slow
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# NOTE: the server tests' helper, imported as they import it (pytest puts their directory on the
+# path only when it collects them)
+sys.path.insert(0, str(REPO / "tests" / "server"))
+from liveserver import Live, free_port  # noqa: E402
 
 
 def cli(keystore: Path, *args: str) -> str:
@@ -59,60 +56,34 @@ def cli(keystore: Path, *args: str) -> str:
 
 
 class Server:
-    """gunicorn serving the sample index, and the keys of the tests."""
+    """gunicorn (tests/server/liveserver.py) with the demo key, and the keys of the tests."""
 
     def __init__(self, tmp: Path, index_dir: Path, page_ports: list[int]) -> None:
-        self.port = free_port()
-        self.origin = f"http://127.0.0.1:{self.port}"
-        self.keystore = tmp / "keys.sqlite3"
-        self.secret = cli(self.keystore, "create", "--name", "tests", "--rate", "1e6")
-        self.page_origins = [f"http://127.0.0.1:{port}" for port in page_ports]
+        keystore = tmp / "keys.sqlite3"
+        self.secret = cli(keystore, "create", "--name", "tests", "--rate", "1e6")
+        page_origins = [f"http://127.0.0.1:{port}" for port in page_ports]
         # a publishable key for the first second page's origin, and one for an origin no page has
-        self.publishable = cli(
-            self.keystore, "create", "--name", "shop", "--publishable", "--origin", self.page_origins[0]
-        )
+        self.publishable = cli(keystore, "create", "--name", "shop", "--publishable", "--origin", page_origins[0])
         self.elsewhere = cli(
-            self.keystore, "create", "--name", "elsewhere", "--publishable", "--origin", "https://elsewhere.example"
+            keystore, "create", "--name", "elsewhere", "--publishable", "--origin", "https://elsewhere.example"
         )
-        # the try-it page with a pasted publishable key that lists this server
-        self.own = cli(self.keystore, "create", "--name", "own", "--publishable", "--origin", self.origin)
-        self.log = tmp / "gunicorn.log"
-        env = {
-            **os.environ,
-            "ADDRESS_INDEX": str(index_dir),
-            "ADDRESS_KEYSTORE": str(self.keystore),
-            "ADDRESS_WORKERS": "2",
-            "ADDRESS_DEMO_RATE": str(DEMO_RATE),
-            "PROMETHEUS_MULTIPROC_DIR": str(tmp / "metrics"),
-        }
-        env.pop("ADDRESS_WORKER", None)
-        with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "-c", "server/gunicorn.conf.py", "-b", f"127.0.0.1:{self.port}"],
-                cwd=REPO,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if self.request("/readyz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"gunicorn did not start:\n{self.log.read_text()}")
+        self.live = Live(tmp, index_dir, key=self.secret, env={"ADDRESS_DEMO_RATE": str(DEMO_RATE)})
+        self.log = self.live.log
+        self.port = self.live.port
+        self.origin = f"http://127.0.0.1:{self.port}"
+        # the try-it page with a pasted publishable key that lists this server (known to every
+        # worker within a second: wait until it is)
+        self.own = cli(keystore, "create", "--name", "own", "--publishable", "--origin", self.origin)
+        query = "/v1/address?country=NLD&q=a"
+        same = {"Authorization": f"Bearer {self.own}", "Sec-Fetch-Site": "same-origin"}
+        deadline = time.monotonic() + 10
+        while not all(self.request(query, same)[0] == 200 for _ in range(4)):
+            assert time.monotonic() < deadline, "the new key did not reach the workers"
             time.sleep(0.1)
 
     def request(self, path: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            conn.request("GET", path, headers=headers or {})
-            resp = conn.getresponse()
-            return resp.status, resp.read()
-        finally:
-            conn.close()
+        status, _, body = self.live.get(path, auth=False, headers=headers)
+        return status, body
 
     def hits(self, q: str, limit: int = 5, highlight: bool = False) -> list[dict]:
         """The API's answer, asked directly with the secret key."""
@@ -122,9 +93,7 @@ class Server:
         return json.loads(body)["hits"]
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=60)
+        self.live.stop()
 
 
 class _Quiet(http.server.BaseHTTPRequestHandler):

@@ -328,12 +328,18 @@ def test_axe_finds_no_violations_and_screenshots(browser, server, axe_source, ar
 # -- another origin: the embed snippet -------------------------------------------------------------
 
 
+def open_snippet(driver, pages, origin: int, name: str, key: str):
+    """Open the README's snippet with ``key`` on the ``origin``-th other origin; return its input."""
+    pages.keys[name] = key
+    set_viewport(driver, DESKTOP)
+    driver.get(f"{pages.origins[origin]}/{name}")
+    box = driver.find_element(By.ID, "address")
+    wait(driver, lambda: box.get_attribute("role") == "combobox")
+    return box
+
+
 def test_snippet_on_another_origin_with_its_publishable_key(browser, server, pages):
-    pages.keys["allowed"] = server.publishable
-    browser.get(pages.origins[0] + "/allowed")
-    set_viewport(browser, DESKTOP)
-    box = browser.find_element(By.ID, "address")
-    wait(browser, lambda: box.get_attribute("role") == "combobox")
+    box = open_snippet(browser, pages, 0, "allowed", server.publishable)
     type_like_a_person(box, "kerkstraat 1", random.Random(5))
     state = wait_for_answer(browser, "kerkstraat 1")
     hits = server.hits("kerkstraat 1")
@@ -353,11 +359,7 @@ def test_snippet_on_another_origin_with_its_publishable_key(browser, server, pag
 
 def test_key_for_another_origin_is_refused_in_the_browser(browser, server, pages):
     """The page's origin is one some key allows, but not this key: a 403 the page can read."""
-    pages.keys["refused"] = server.elsewhere
-    browser.get(pages.origins[0] + "/refused")
-    box = browser.find_element(By.ID, "address")
-    wait(browser, lambda: box.get_attribute("role") == "combobox")
-    box.send_keys("kerk")
+    open_snippet(browser, pages, 0, "refused", server.elsewhere).send_keys("kerk")
     wait(browser, lambda: shown(browser)["error"] == "origin_not_allowed")
     state = shown(browser)
     assert state["hidden"] and state["options"] == []
@@ -366,10 +368,6 @@ def test_key_for_another_origin_is_refused_in_the_browser(browser, server, pages
 
 def test_origin_no_key_allows_fails_its_preflight_in_the_browser(browser, server, pages):
     """No key lists the second origin: the preflight is refused, the browser blocks the request."""
-    pages.keys["unlisted"] = server.publishable
-    browser.get(pages.origins[1] + "/unlisted")
-    box = browser.find_element(By.ID, "address")
-    wait(browser, lambda: box.get_attribute("role") == "combobox")
-    box.send_keys("kerk")
+    open_snippet(browser, pages, 1, "unlisted", server.publishable).send_keys("kerk")
     wait(browser, lambda: shown(browser)["error"] == "unreachable")
     assert shown(browser)["options"] == []
