@@ -11,8 +11,10 @@ DEFAULT_SOURCE = "../shared/data/nl-addresses.csv.zst"
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m engine", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    b = sub.add_parser("build", help="build an index directory from a CSV (.csv, .csv.zst, .csv.gz)")
-    b.add_argument("source", help=f"the address CSV (e.g. {DEFAULT_SOURCE})")
+    b = sub.add_parser("build", help="build an index directory from a CSV (.csv, .csv.zst, .csv.gz), "
+                       "an LVBAG XML extract (zip or directory) or a PDOK GeoPackage")
+    b.add_argument("source", help=f"the address CSV (e.g. {DEFAULT_SOURCE}), lvbag-extract-nl.zip, "
+                   "an unpacked extract's directory, or bag-light.gpkg")
     b.add_argument("out_dir", help="the index directory to write: missing, empty or an index "
                    "(replaced atomically)")
     b.add_argument("--force", action="store_true",
@@ -20,18 +22,20 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--max-bad-share", type=float, default=0.001,
                    help="fail when more than this share of rows is bad (default 0.001)")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
+    b.add_argument("--jobs", type=int, default=None,
+                   help="processes that parse an LVBAG extract's XML (default: one per core)")
     q = sub.add_parser("query", help="ask an index, print the JSON response")
     q.add_argument("index")
     q.add_argument("q")
     q.add_argument("--limit", type=int, default=5)
     args = ap.parse_args(argv)
     if args.cmd == "build":
-        from .build import TargetError, build
+        from .build import BuildError, TargetError, build
         from .source import SourceError
         try:
             build(args.source, args.out_dir, progress=not args.no_progress,
-                  max_bad_share=args.max_bad_share, force=args.force)
-        except (SourceError, TargetError) as e:
+                  max_bad_share=args.max_bad_share, force=args.force, jobs=args.jobs)
+        except (SourceError, TargetError, BuildError) as e:
             print(f"build failed: {e}", file=sys.stderr)
             return 1
         return 0

@@ -29,6 +29,7 @@ cdef enum:
     DEL_BUCKET_BITS = 20
     UNFOLD_MAX = 96
     MAX_CONSIDER = 2000  # groups scored per interpretation at most
+    WORK_PER_GROUP = 16  # a group scored costs this many postings walked (_core.pyx _spent)
     TOKEN_CAP_MIN = 8
     PC_PREFIX_CAP = 4000
     DROP_MAX_TOKENS = 12 # a query that finds nothing is tried again with its words spaced
@@ -201,6 +202,7 @@ cdef struct Search:
     float floor         # score a group must beat to enter the full pool
     int pool_cap        # groups kept: only the best `limit` can reach the answer
     int considered      # groups scored for the current interpretation
+    int64_t work        # postings walked + WORK_PER_GROUP per group scored, for the whole query
     float min_pen       # least penalty of the words other than the one being scanned
     float tok_pen       # penalty of the scanned word on the token being scanned
     int others          # words of the interpretation besides the scanned one

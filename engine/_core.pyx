@@ -1401,9 +1401,10 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept 
     cdef Interp* it = &s.interp[ii]
     # PERF: a bound on the work of one query; only inputs of a few very common letters reach
     # it ("de ha"), where the groups seen first (highest prior) are the ones to show anyway
-    if s.considered >= MAX_CONSIDER:
+    if s.considered >= MAX_CONSIDER or _spent(s):
         return
     s.considered += 1
+    s.work += WORK_PER_GROUP
     if s.province >= 0 and d.g_province[g] != s.province:
         return
     if not _group_text(d, s, it, g, &text_pen, &loc):
@@ -1532,6 +1533,9 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
             # each token's postings are in prior order: stop a token once out of reach
             for t in range(w.lo[r], w.hi[r]):
                 s.tok_pen = _tok_pen(d, s, best, r, t)
+                if _spent(s):
+                    return
+                s.work += d.v_post_start[t + 1] - d.v_post_start[t]
                 for p in range(d.v_post_start[t], d.v_post_start[t + 1]):
                     # PERF: the signature rejects most groups without touching them
                     if (d.v_post_sig[p] & need) == need:
@@ -1554,6 +1558,9 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                 pe = d.v_post_start[t + 1]
                 if t != w.exact and pe - p > cap:
                     pe = p + cap
+                if _spent(s):
+                    return
+                s.work += pe - p
                 while p < pe:
                     if (d.v_post_sig[p] & need) == need:
                         if _beyond_reach(s, d.v_post_prior[p]):
@@ -1715,9 +1722,30 @@ cdef void _select(Search* s, int* out, int* nout) noexcept nogil:
     nout[0] = n
 
 
+# PERF: the work of one query, whatever it is, is bounded (issue 11): queries of many one-letter
+# words and numbers ("d b br br 1 o b b 9288 b br") have many readings, each retried with
+# slips, respaced and without some words, and every reading walks postings and scores groups;
+# their product took 15 ms. Each posting walked counts 1 and each group scored WORK_PER_GROUP;
+# once a query has spent _work_budget, no further group is scored and no further reading is
+# tried: the answer is the best found so far (deterministic: the same query stops at the same
+# point). No query of the public set comes near it (see benchmarks/fuzz.py).
+cdef int64_t _work_budget = 25000
+
+
+def _set_work_budget(int64_t budget):
+    """Set the work budget of a query (benchmarks/fuzz.py calibrates it; not for serving)."""
+    global _work_budget
+    _work_budget = budget
+
+
+cdef inline bint _spent(const Search* s) noexcept nogil:
+    return s.work >= _work_budget
+
+
 cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     """Run one query (already folded into s.q); write up to s.limit address ids to out."""
     cdef int n = 0
+    s.work = 0
     _tokenise(s)
     if s.ntok == 0:
         return 0
@@ -1803,6 +1831,8 @@ cdef void _focus_area(const Data* d, Search* s, int digits) noexcept nogil:
 cdef void _read(const Data* d, Search* s) noexcept nogil:
     """Parse the tokens and score every reading of them."""
     cdef int focus = s.has_focus, area
+    if _spent(s):
+        return  # the query's work budget is spent: no further reading
     _parse(d, s, 1)
     _passes(d, s)
     if s.ncand == 0 and s.split_pc:

@@ -26,7 +26,7 @@ import orjson
 
 from . import _core
 from .params import PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
-from .source import ParsedTable, read_source
+from .source import ParsedTable, SourceError, read_source
 from .vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 
 FORMAT_VERSION = 7
@@ -122,23 +122,33 @@ def _index_files(path: Path) -> set[str] | None:
     return {"manifest.json"} | {f"{name}.npy" for name in manifest["arrays"]}
 
 
+class BuildError(Exception):
+    """The index could not be written (the old one, if any, is left as it was)."""
+
+
 def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bool = True,
-          max_bad_share: float = 0.001, force: bool = False) -> dict:
+          max_bad_share: float = 0.001, force: bool = False, jobs: int | None = None) -> dict:
     """Build the index of `source` into `out_dir` (replaced atomically); return the manifest.
 
-    `out_dir` must be missing, an empty directory or an index (see :func:`check_target`),
-    unless `force` is true; TargetError otherwise, raised before the source is read."""
+    `source` is an address CSV, an LVBAG XML extract (zip or directory) or a PDOK GeoPackage
+    (`engine.source.read_source`); `jobs` processes parse an extract's XML files. `out_dir` must
+    be missing, an empty directory or an index (see :func:`check_target`), unless `force` is
+    true; TargetError otherwise, raised before the source is read."""
     t0 = time.perf_counter()
     source, out_dir = Path(source), Path(out_dir)
     if not force:
         check_target(out_dir)
-    table = read_source(source, progress=progress, max_bad_share=max_bad_share)
+    table = read_source(source, progress=progress, max_bad_share=max_bad_share, jobs=jobs)
+    if table.source_format != "csv":
+        _report_official(table)
     for line, reason in table.errors[:20]:
         _log(f"{source.name}:{line}: {reason}")
     if table.rejected:
         more = table.rejected - min(20, len(table.errors))
         _log(f"rejected {table.rejected} of {table.rows_in} rows" + (f" ({more} more not shown)" if more > 0 else ""))
     keep, merged = _dedupe(table)
+    if len(keep) == 0:  # a header and no rows (or no good row): there is nothing to index
+        raise SourceError(f"{source}: no address rows to index ({table.rows_in:,} read, {table.rejected:,} bad)")
     _log(f"read {table.rows_in:,} rows in {time.perf_counter() - t0:.1f} s; "
          f"{merged:,} duplicate address rows merged; {table.rejected:,} rejected")
 
@@ -306,6 +316,11 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "format_version": FORMAT_VERSION,
         "source_name": source.name,
         "source_sha256": table.source_sha256,
+        "source_format": table.source_format,
+        "extract_date": table.extract_date,
+        "left_out": table.left_out,
+        "left_out_detail": table.left_out_detail,
+        "skipped": table.skipped,
         "built_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "rows_in": table.rows_in,
         "rows_out": n,
@@ -317,22 +332,45 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "derived_abbreviations": {k: sorted(v) for k, v in sorted(derived.items())},
         "arrays": {k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in arrays.items()},
     }
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    tmp = None
     try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
         for name, arr in arrays.items():
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr), allow_pickle=False)
         manifest["build_seconds"] = round(time.perf_counter() - t0, 1)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        for file in tmp.iterdir():  # served memory-mapped: a write or truncation is a SIGBUS
+            file.chmod(0o444)
         if not force:
             check_target(out_dir)  # again: it may have changed while the build ran
         _swap_into_place(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException as exc:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError):  # a full disk, a read-only or vanished directory
+            raise BuildError(
+                f"cannot write the index into {out_dir.parent}: {exc.strerror or exc}; "
+                f"{out_dir} was left as it was") from exc
         raise
     _log(f"built {out_dir} in {manifest['build_seconds']} s: {n:,} addresses, "
          f"{n_groups:,} streets, {len(words):,} tokens")
     return manifest
+
+
+def _report_official(table: ParsedTable) -> None:
+    """Say what an official source held that is no address now, by reason, and what was skipped."""
+    _log(f"{table.source_name}: {table.source_format} of {table.extract_date}")
+    for entry in table.skipped:
+        _log(f"skipped {entry}")
+    detail = table.left_out_detail.get("by_type", {})
+    for reason, n in table.left_out.items():
+        per = ", ".join(f"{k} {v[reason]:,}" for k, v in detail.items() if v.get(reason))
+        _log(f"left out, {reason.replace('_', ' ')}: {n:,}" + (f" ({per})" if per else ""))
+        for example in table.left_out_detail.get("examples", {}).get(reason, [])[:3]:
+            _log(f"  e.g. {example}")
+    if table.left_out_detail.get("note"):
+        _log(table.left_out_detail["note"])
 
 
 def _group_bits(words, g_tok, g_tok_start, bit_of, dtype=np.uint64):

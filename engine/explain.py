@@ -11,25 +11,26 @@ internals, so it explains any hit the same way, from the library or from the HTT
 sides are folded as the engine folds them (`normalize`: lower case, no diacritics, punctuation a
 separator, ``ij`` = ``y``, a letter followed by a digit split, an apostrophe between a lone letter
 and a word glued), each folded letter remembering the code points it came from, so a span always
-points at the registered spelling (``sudwest`` marks ``Súdwest`` in ``Súdwest-Fryslân``, ``ys``
-the ``IJs`` of ``IJsselmeer``).
+points at the registered spelling (``afkelansdijk`` marks ``Afkelânsdyk``, ``ys`` the ``IJs``
+of ``IJsselstraat``).
 
 Then each typed word is given the word of the hit that best accounts for it, one registered word
-answering one typed word (as in the search): the readings of the whole query are searched
-(branch and bound over the typed words) for the one with the lowest total cost, where a word
-matched as typed costs nothing, an abbreviation or other name of the registered word
+answering one typed word (as in the search): of the readings of the whole query (dynamic
+programming over the typed words, `_best`) the one with the lowest total cost is taken, where a
+word matched as typed costs nothing, an abbreviation or other name of the registered word
 (`burg`/Burgemeester, `den haag`/'s-Gravenhage, `2e`/Tweede) a little, a word still being typed
 (the start of a registered word) more, a slip (one edit in a word of 5+ letters, two in one of
-9+ typed 7+ long, as the engine allows) more again, and a word the hit does not account for
-most. Words typed glued or apart where the register spaces them otherwise are read both ways
-(``vanhallstraat``: Van Hallstraat; ``kerk straat``: Kerkstraat; ``1012lg1``, ``12a``,
+9+ typed 7+ long, as the engine allows; looked for only in a word that matches nothing of the hit
+as typed) more again, and a word the hit does not account for most. The last word, when it may
+still be being typed, is the start of a word before it is an abbreviation of it (`v`: the V of
+Van). Words typed glued or apart where the register spaces them otherwise are read both ways
+(``vanaerssenstraat``: Van Aerssenstraat; ``kerk straat``: Kerkstraat; ``1012lg1``, ``12a``,
 ``129711lj``: a number, its letter, a postcode). Words the hit cannot account for (a floor,
 ``achterhuis``, a part of town, a stray word) are ``left_out``.
 """
 
 from __future__ import annotations
 
-import itertools
 import operator
 import re
 from collections.abc import Iterable, Mapping
@@ -92,11 +93,43 @@ def _is_letter(c: str) -> bool:
     return ord(c) < FOLD_LIMIT and _TABLE[ord(c)][:1].isalpha()
 
 
+# PERF: most text is ASCII, where each character folds to one (a-z, 0-9 or a separator): one
+# `translate` and a regular expression find the words; `_fold_any` is the general path
+_ASCII_FOLD = str.maketrans({chr(i): _TABLE[i] for i in range(128)})
+_ASCII_WORD = re.compile(r"[0-9]+[a-z]*|[a-z]+")   # a letter followed by a digit: two words
+
+
 def _fold_words(text: str, glue: bool) -> tuple[_Word, ...]:
     """Fold `text` as `normalize.fold` does, keeping where each folded letter came from.
 
     `glue`: an apostrophe between a lone letter and a word joins them (``A'dam``), as the query
     parser reads it; the register's names are folded without that."""
+    if not text.isascii() or (glue and ("'" in text or "`" in text)):
+        return _fold_any(text, glue)
+    words = []
+    for m in _ASCII_WORD.finditer(text.translate(_ASCII_FOLD)):
+        a, b = m.span()
+        t = m.group()
+        if "ij" not in t:
+            words.append(_Word(t, tuple(range(a, b)), tuple(range(a + 1, b + 1)), b - a))
+            continue
+        letters, starts, ends = [], [], []
+        k = a
+        while k < b:
+            starts.append(k)
+            if t[k - a] == "i" and k + 1 < b and t[k + 1 - a] == "j":
+                letters.append("y")
+                k += 2
+            else:
+                letters.append(t[k - a])
+                k += 1
+            ends.append(k)
+        words.append(_Word("".join(letters), tuple(starts), tuple(ends), b - a))
+    return tuple(words)
+
+
+def _fold_any(text: str, glue: bool) -> tuple[_Word, ...]:
+    """`_fold_words` for any text, one code point at a time."""
     chars: list[tuple[str, int]] = []
     n = len(text)
     for i, c in enumerate(text):
@@ -143,7 +176,6 @@ def _fold_words(text: str, glue: bool) -> tuple[_Word, ...]:
     return tuple(words)
 
 
-_query_words = lru_cache(maxsize=4096)(lambda q: _fold_words(q, True))
 _name_words = lru_cache(maxsize=65536)(lambda text: _fold_words(text, False))
 
 
@@ -194,15 +226,21 @@ for _word, _province in REGION_PROVINCE.items():
         _with(_REGION_ALIASES, fold(_province), (_word,))
 _with(_REGION_ALIASES, "nederland", [w for w in COUNTRY_WORDS if w != "the"] + ["the netherlands"])
 
-# the alias tables passed in, each read once into folded words with a serial number, so the
-# targets of a hit are cached per table (the table is held here, so its id is not reused while
-# the serial stands for it)
-_TABLES: dict[int, tuple[Mapping[str, Iterable[str]], int]] = {}
-_SERIALS: dict[int, dict[str, tuple[str, ...]]] = {}
-_NEXT_SERIAL = itertools.count(1)
+class _Table:
+    """An alias table read once into folded words; hashed by identity, so the targets of a hit
+    are cached per table (and a table in use is never looked up where it may have gone)."""
+
+    __slots__ = ("words",)
+
+    def __init__(self, words: dict[str, tuple[str, ...]]) -> None:
+        self.words = words
 
 
-def _serial(aliases: Mapping[str, Iterable[str]] | None) -> int:
+# the tables passed in, by id (each held here, so its id is not reused while it is in use)
+_TABLES: dict[int, tuple[Mapping[str, Iterable[str]], _Table]] = {}
+
+
+def _table(aliases: Mapping[str, Iterable[str]] | None) -> _Table:
     if aliases is None:
         aliases = default_aliases()
     got = _TABLES.get(id(aliases))
@@ -210,20 +248,19 @@ def _serial(aliases: Mapping[str, Iterable[str]] | None) -> int:
         return got[1]
     if not isinstance(aliases, Mapping):
         raise TypeError(f"aliases must map words to their other spellings, not {type(aliases).__name__}")
-    table: dict[str, tuple[str, ...]] = {}
+    words: dict[str, tuple[str, ...]] = {}
     for key, alts in aliases.items():
-        if not isinstance(key, str) or isinstance(alts, str) or not all(isinstance(a, str) for a in alts):
+        spellings = list(alts) if isinstance(alts, Iterable) and not isinstance(alts, str) else None
+        if not isinstance(key, str) or spellings is None or not all(isinstance(a, str) for a in spellings):
             raise TypeError(f"aliases must map words to lists of words: {key!r}: {alts!r}")
-        _with(table, fold(key), [fold(a) for a in alts])
+        _with(words, fold(key), [fold(a) for a in spellings])
     if len(_TABLES) >= 32:      # callers that build a table per call: forget the old ones
         _TABLES.clear()
-        _SERIALS.clear()
         _hit_targets.cache_clear()
         _name_targets.cache_clear()
-    serial = next(_NEXT_SERIAL)
-    _TABLES[id(aliases)] = (aliases, serial)
-    _SERIALS[serial] = table
-    return serial
+    table = _Table(words)
+    _TABLES[id(aliases)] = (aliases, table)
+    return table
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,7 +321,7 @@ def _hit_key(hit: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...], tuple
         raise TypeError(f"hit must be one element of a response's 'hits' (a dict), not {type(hit).__name__}")
     comps = hit.get("components")
     lines = hit.get("lines")
-    if not isinstance(comps, list) or not isinstance(lines, list):
+    if not isinstance(comps, (list, tuple)) or not isinstance(lines, (list, tuple)):
         raise ValueError("hit must hold 'components' (a list) and 'lines' (a list of strings)")
     try:
         fields = tuple([(_TYPES[c["type"]], str(c["value"])) for c in comps])
@@ -306,7 +343,7 @@ def _place_in(line: str | None, text: str, at_end: bool) -> int:
 
 
 @lru_cache(maxsize=8192)
-def _hit_targets(fields: tuple[tuple[str, str], ...], lines: tuple[str, ...], serial: int) -> _Hit:
+def _hit_targets(fields: tuple[tuple[str, str], ...], lines: tuple[str, ...], table: _Table) -> _Hit:
     """Every word of a hit a typed word may stand for, with where it is shown. Each field has
     bits of its own in the masks (16 apiece), so a name's words are built once for every hit
     that holds the name."""
@@ -333,7 +370,7 @@ def _hit_targets(fields: tuple[tuple[str, str], ...], lines: tuple[str, ...], se
         line, text_line = {"street": (0, line0), "locality": (1, line1), "country": (2, line2)}.get(
             field, (None, None))
         at = _place_in(text_line, name, field == "locality")
-        targets, run = _name_targets(field, name, line if at >= 0 else None, at, slot, serial)
+        targets, run = _name_targets(field, name, line if at >= 0 else None, at, slot, table)
         out.extend(targets)
         runs.append(run)
     return _Hit(tuple(out), tuple(runs), number)
@@ -355,11 +392,11 @@ def _plain(text: str, field: str, line: int, at: int, mask: int) -> _Target:
 
 
 @lru_cache(maxsize=16384)
-def _name_targets(field: str, name: str, line: int | None, at: int, slot: int, serial: int
+def _name_targets(field: str, name: str, line: int | None, at: int, slot: int, aliases: _Table
                   ) -> tuple[tuple[_Target, ...], tuple[_Target, ...]]:
     """The words of one name at offset `at` of its line, with their other spellings; and the
     name's own words in order. Their mask bits are those of slot `slot`."""
-    table = _SERIALS[serial]
+    table = aliases.words
     out: list[_Target] = []
     pens = _pens(field)
     words = _name_words(name)
@@ -451,12 +488,21 @@ def _cuts(w: _Word) -> tuple[tuple[_Piece, ...], ...]:
 class _Query:
     words: tuple[_Word, ...]
     cuts: tuple[tuple[tuple[_Piece, ...], ...], ...]
+    typing: bool         # the last word runs to the end of q: it may still be being typed
 
 
-@lru_cache(maxsize=4096)
 def _query(q: str) -> _Query:
+    """The typed words of `q` and their pieces (kept for the next hit of the same query; a text
+    longer than any query is not kept)."""
+    return _query_kept(q) if len(q) <= 256 else _read_query(q)
+
+
+def _read_query(q: str) -> _Query:
     words = _fold_words(q, True)
-    return _Query(words, tuple(_cuts(w) for w in words))
+    return _Query(words, tuple(_cuts(w) for w in words), bool(words) and words[-1].ends[-1] == len(q))
+
+
+_query_kept = lru_cache(maxsize=4096)(_read_query)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -467,7 +513,7 @@ def _query(q: str) -> _Query:
 EXACT, ALIAS_WHOLE, PREFIX, ALIAS_PREFIX, SLIP, SLIP_EDIT, PREFIX_SLIP = 0.0, 0.6, 1.0, 1.5, 3.0, 0.5, 3.5
 RESPACE = 0.2            # per extra word of a glued or respaced reading
 LEFT_OUT = 10.0          # per word left out, plus a little per letter (a longer piece matched wins)
-_MAX_NODES = 20000       # the search of readings stops there (keeping the best found)
+_BEAM = 64               # sets of registered words kept after each typed word (the cheapest)
 
 _PC_SHAPE = re.compile(r"[0-9]{4}[a-z]{2}")
 
@@ -556,9 +602,13 @@ def _slip_readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
     return out
 
 
-def _readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
-    """Each registered word the piece alone may stand for, the cheapest first (at most 6)."""
+def _readings(p: _Piece, hit: _Hit, after: bool, typing: bool = False) -> list[_Reading]:
+    """Each registered word the piece alone may stand for, the cheapest first (at most 6).
+
+    `typing`: the piece is the end of the text, still being typed: where it is both the start of
+    a registered word and an abbreviation of it (`v` for Van, `p` for Pieter), it is the start."""
     found: list[_Reading] = []
+    whole_alias = ALIAS_WHOLE + (PREFIX if typing else 0.0)
     t = p.text
     role = p.role
     for g in hit.targets:
@@ -567,7 +617,7 @@ def _readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
         gt = g.text
         if t == gt:
             if g.alias:
-                found.append((ALIAS_WHOLE + g.pens[after], g, "alias", g.span))
+                found.append((whole_alias + g.pens[after], g, "alias", g.span))
             else:
                 found.append((EXACT + g.pens[after], g, "exact", g.span))
         elif gt.startswith(t):
@@ -678,6 +728,7 @@ def _extend(partial: list[tuple[float, int, tuple[_Match, ...]]], p: _Piece, rea
 
 def _options(query: _Query, i: int, hit: _Hit, after: bool) -> list[_Option]:
     """The readings of typed word i (and of the words after it it may be glued to)."""
+    typing = query.typing and i == len(query.words) - 1
     opts: list[_Option] = []
     words = query.words
     for pieces in query.cuts[i]:
@@ -689,7 +740,7 @@ def _options(query: _Query, i: int, hit: _Hit, after: bool) -> list[_Option]:
             for cost, extra, mask, ms in _glues(last, words, i + 1, hit, after):
                 opts.extend(_Option(c + cost, 1 + extra, m | mask, pms + ms)
                             for c, m, pms in partial if not m & mask)
-        partial = _extend(partial, last, _readings(last, hit, after))
+        partial = _extend(partial, last, _readings(last, hit, after, typing))
         opts.extend(_Option(c, 1, m, ms) for c, m, ms in partial)
     opts.extend(_splits(query.cuts[i][0][0], hit, after))
     opts.sort(key=_per_word)
@@ -713,47 +764,40 @@ def _number_at(words: tuple[_Word, ...], number: str) -> int:
 
 
 def _best(opts: list[list[_Option]], n: int) -> list[_Option]:
-    """The reading of the query with the lowest cost whose registered words are all distinct
-    (branch and bound; the options of each word come cheapest first)."""
-    low = [min((o.cost / o.ntok for o in opts[i]), default=0.0) for i in range(n)]
+    """The reading of the query with the lowest cost whose registered words are all distinct.
+
+    Dynamic programming over the typed words: after each word, the cheapest reading for each
+    set of registered words used so far (a set used twice costs more than once, so only the
+    cheaper reading of it can be the best), at most _BEAM sets a word (the cheapest)."""
+    layers: list[dict[int, tuple[float, tuple[int, int, _Option] | None]]] = [{} for _ in range(n + 1)]
+    layers[0][0] = (0.0, None)
     for i in range(n):
-        for o in opts[i]:
-            for k in range(i + 1, min(n, i + o.ntok)):
-                low[k] = min(low[k], o.cost / o.ntok)
-    bound = [0.0] * (n + 1)
-    for i in range(n - 1, -1, -1):
-        bound[i] = bound[i + 1] + low[i]
-    best_cost = float("inf")
-    best: list[_Option] = []
-    # depth first without recursion (a query may be long): each level holds the word it is at,
-    # the registered words used and the cost so far, and the next option to try there
-    chosen: list[_Option] = []
-    levels: list[tuple[int, int, float, int]] = []
-    i, mask, cost, k = 0, 0, 0.0, 0
-    nodes = 0
-    while True:
-        nodes += 1
-        step = None
-        if cost + bound[i] < best_cost - 1e-9 and nodes <= _MAX_NODES:
-            if i == n:
-                best_cost, best = cost, list(chosen)
-            else:
-                here = opts[i]
-                while k < len(here):
-                    o = here[k]
-                    k += 1
-                    if not o.mask & mask and i + o.ntok <= n:
-                        step = o
-                        break
-        if step is not None:
-            levels.append((i, mask, cost, k))
-            chosen.append(step)
-            i, mask, cost, k = i + step.ntok, mask | step.mask, cost + step.cost, 0
-            continue
-        if not levels:
-            return best
-        i, mask, cost, k = levels.pop()
-        chosen.pop()
+        layer = layers[i]
+        states = sorted(layer.items(), key=_cost_of)[:_BEAM] if len(layer) > _BEAM else layer.items()
+        for mask, (cost, _) in states:
+            for o in opts[i]:
+                j = i + o.ntok
+                if o.mask & mask or j > n:
+                    continue
+                m = mask | o.mask
+                c = cost + o.cost
+                old = layers[j].get(m)
+                if old is None or c < old[0] - 1e-9:
+                    layers[j][m] = (c, (i, mask, o))
+    mask = min(layers[n].items(), key=_cost_of)[0]
+    out = []
+    j = n
+    while j > 0:
+        back = layers[j][mask][1]
+        assert back is not None
+        j, mask, o = back
+        out.append(o)
+    out.reverse()
+    return out
+
+
+def _cost_of(item: tuple[int, tuple[float, object]]) -> float:
+    return item[1][0]
 
 
 def explain(q: str, hit: Mapping[str, Any], *, aliases: Mapping[str, Iterable[str]] | None = None
@@ -775,7 +819,7 @@ def explain(q: str, hit: Mapping[str, Any], *, aliases: Mapping[str, Iterable[st
     if not isinstance(q, str):
         raise TypeError(f"q must be a str, not {type(q).__name__}")
     fields, lines = _hit_key(hit)
-    h = _hit_targets(fields, lines, _serial(aliases))
+    h = _hit_targets(fields, lines, _table(aliases))
     query = _query(q)
     words = query.words
     if not words:

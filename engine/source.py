@@ -16,9 +16,10 @@ import hashlib
 import logging
 import os
 import sys
+import zipfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
@@ -83,6 +84,11 @@ class ParsedTable:
     source_name: str
     source_sha256: str
     bytes_read: int                  # bytes of the file as stored (compressed)
+    source_format: str = "csv"       # csv, lvbag-xml, gpkg
+    extract_date: str | None = None  # the register's date (LVBAG: its delivery document)
+    left_out: dict[str, int] = field(default_factory=dict)   # records not addresses now, by reason
+    left_out_detail: dict = field(default_factory=dict)      # the same by object type, examples
+    skipped: list[str] = field(default_factory=list)         # entries of the source not read
 
     def __len__(self) -> int:
         """Number of accepted rows."""
@@ -173,8 +179,11 @@ def read_source(
     progress: bool = True,
     max_bad_share: float = 0.001,
     chunk_size: int = CHUNK_SIZE,
+    jobs: int | None = None,
 ) -> ParsedTable:
-    """Parse and validate an address CSV file (`.csv`, `.csv.zst` or `.csv.gz`).
+    """Parse and validate an address CSV file (`.csv`, `.csv.zst` or `.csv.gz`), or read the
+    official BAG: an LVBAG XML extract (zip or directory) or a PDOK GeoPackage, recognised by
+    their content (`engine.lvbag`, `engine.gpkg`; `jobs` worker processes parse the XML).
 
     Every data row is checked; bad rows are rejected, counted and listed in
     `errors` (line number, reason).  Raises SourceError when the file does not
@@ -183,6 +192,8 @@ def read_source(
     number of decompressed bytes fed to the parser at a time.
     """
     path = Path(path)
+    if path.is_dir() or (path.is_file() and _official_format(path)):
+        return _read_official(path, progress=progress, max_bad_share=max_bad_share, jobs=jobs)
     if not path.is_file():
         raise SourceError(f"source file not found: {path}")
     if chunk_size < 1:
@@ -230,6 +241,76 @@ def read_source(
             "%s: rejected %d of %d rows; first: line %d: %s",
             path.name, table.rejected, table.rows_in, *table.errors[0],
         )
+    return table
+
+
+def _official_format(path: Path) -> str | None:
+    """'lvbag' or 'gpkg' when the file is one of the official formats, else None."""
+    with open(path, "rb") as f:
+        head = f.read(16)
+    if head.startswith(b"SQLite format 3\0"):
+        return "gpkg"
+    if head.startswith(b"PK\x03\x04"):
+        from .lvbag import is_lvbag
+        if is_lvbag(path):
+            return "lvbag"
+        raise SourceError(f"{path}: a zip that holds no LVBAG extract (no NUM, VBO, ... files)")
+    return None
+
+
+def _sha256(path: Path) -> tuple[str, int]:
+    """sha256 and size of a file, or of every file of a directory in name order."""
+    h, n = hashlib.sha256(), 0
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for p in files:
+        if path.is_dir():
+            h.update(p.relative_to(path).as_posix().encode() + b"\0")
+        with open(p, "rb") as f:
+            while block := f.read(1 << 20):
+                h.update(block)
+                n += len(block)
+    return h.hexdigest(), n
+
+
+def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: int | None) -> ParsedTable:
+    """An LVBAG extract or a PDOK GeoPackage, through the CSV parser's checks."""
+    if path.is_dir() or _official_format(path) == "lvbag":
+        from .lvbag import LvbagError, parse_result, read_lvbag
+        try:
+            res = read_lvbag(path, progress=progress, jobs=jobs)
+        except (LvbagError, zipfile.BadZipFile, OSError) as e:
+            raise SourceError(f"{path}: {e}") from e
+        except Exception as e:   # lxml's XMLSyntaxError and friends: a broken file
+            if type(e).__module__.startswith("lxml"):
+                raise SourceError(f"{path}: broken XML: {e}") from e
+            raise
+        fmt = "lvbag-xml"
+    else:
+        from .gpkg import GpkgError, read_gpkg
+        from .lvbag import parse_result
+        try:
+            res = read_gpkg(path)
+        except GpkgError as e:
+            raise SourceError(f"{path}: {e}") from e
+        fmt = "gpkg"
+    sha, size = _sha256(path)
+    table = ParsedTable(
+        **parse_result(res), source_name=path.name, source_sha256=sha, bytes_read=size,
+        source_format=fmt, extract_date=res.extract_date, left_out=res.left_out,
+        left_out_detail={"by_type": res.left_out_by_type, "examples": res.examples, "note": res.note},
+        skipped=res.skipped)
+    # what the register holds but is no address now is counted, not bad; a reference to
+    # nothing (dangling) and a value the checks reject are bad, and share the CSV's limit
+    dangling = res.left_out.get("dangling_reference", 0)
+    bad = dangling + table.rejected
+    total = table.rows_in + dangling
+    if total and bad / total > max_bad_share:
+        shown = [f"  {e}" for e in res.examples.get("dangling_reference", [])]
+        shown += [f"  {reason}" for _, reason in table.errors[:_SHOWN_ERRORS]]
+        raise SourceError(
+            f"{path.name}: {bad} of {total} addresses bad ({bad / total:.4%}: {dangling} dangling "
+            f"references, {table.rejected} rejected values), more than the limit of "
+            f"{max_bad_share:.4%}; first:\n" + "\n".join(shown[:2 * _SHOWN_ERRORS]))
     return table
 
 

@@ -4,14 +4,21 @@ Index life cycle under gunicorn (``preload_app = True``, see ``gunicorn.conf.py`
 
 - The master imports the app once (``get_app()``): it resolves ``ADDRESS_INDEX`` (usually a
   ``current`` symlink) to a real directory and opens it, so a bad path fails at start with the
-  engine's message. It then drops its own copy (``when_ready``), so it never pins an old index.
-- Every worker opens the index itself right after ``fork`` (``post_fork``). The index is
-  memory-mapped, so all workers share its pages through the page cache anyway.
+  engine's message. The master keeps that index open as the *last good index*: mapped, never
+  read by the master itself, it costs no memory, and every forked worker inherits it.
+- Every worker opens the index directory itself right after ``fork`` (``post_fork``); the
+  pages are shared through the page cache anyway. If it cannot (the directory was deleted or
+  damaged), it resolves ``ADDRESS_INDEX`` again, and failing that serves the last good index
+  it inherited, says so in the log and in ``/readyz`` (``"index_problem"``), and never fails to
+  boot: a worker that cannot boot makes gunicorn's master shut the whole service down. With no
+  good index at all the worker answers 503 ``not_ready`` until a HUP brings a good one.
 - ``kill -HUP`` on the master: gunicorn re-reads its config but, with ``preload_app``, does NOT
-  re-import the app. The ``on_reload`` hook resolves ``ADDRESS_INDEX`` again and opens the new
-  directory once in the master to check it; the new workers then open it, and gunicorn stops the
-  old ones gracefully (they finish their requests) only after the new ones are up. If the new
-  index cannot be opened, the error is logged and the new workers keep serving the old one.
+  re-import the app. The ``on_reload`` hook resolves ``ADDRESS_INDEX`` again and opens it in
+  the master; if it opens, it becomes the last good index and the new workers serve it, and
+  gunicorn stops the old ones gracefully only after the new ones are up. If it cannot be
+  opened, the error is logged and the new workers keep serving the old one.
+- The build leaves the index files read-only, and ``switch-index`` opens (checks) an index
+  before pointing the link at it: a file truncated under a running worker is a SIGBUS.
 """
 
 from __future__ import annotations
@@ -103,7 +110,7 @@ def _build(
     app.add_route("/v1/address", route(Address(slot, auth), preflight(auth)))
     app.add_route("/healthz", route(Health()))
     app.add_route("/readyz", route(Ready(slot, auth)))
-    app.add_route("/metrics", route(MetricsEndpoint(metrics)))
+    app.add_route("/metrics", route(MetricsEndpoint(metrics, config.metrics_token)))
     app.add_route("/openapi.json", route(Static(spec_bytes())))
     for path, endpoint in page_routes().items():
         app.add_route(path, route(endpoint))
@@ -130,11 +137,34 @@ def resolve_index(path: str) -> tuple[str, engine.AddressIndex]:
     return directory, engine.AddressIndex.open(directory)
 
 
+def _files_of(directory: str) -> dict[str, tuple[int, int, int]]:
+    """``(device, inode, size)`` of every file of an index just opened."""
+    files = {}
+    for entry in os.scandir(directory):
+        st = entry.stat()
+        files[entry.name] = (st.st_dev, st.st_ino, st.st_size)
+    return files
+
+
+def _still_mapped_whole(directory: str, files: dict[str, tuple[int, int, int]]) -> bool:
+    """Whether an index opened earlier can still be read: a file deleted or replaced by a new
+    one leaves the mapped one intact; a file truncated in place makes reading it a SIGBUS."""
+    for name, (dev, ino, size) in files.items():
+        try:
+            st = os.stat(os.path.join(directory, name))
+        except OSError:
+            continue  # gone: the mapping holds the old file
+        if (st.st_dev, st.st_ino) == (dev, ino) and st.st_size != size:
+            return False
+    return True
+
+
 def _from_env(*, asgi: bool) -> falcon.App:
     config = Config.from_env()
     directory, index = resolve_index(config.index_path)
     log.info("serving index %s", directory)
     app, service = _build(index, config, asgi=asgi, directory=directory)
+    service.slot.files = _files_of(directory)
     _SERVICES.append(service)
     return app
 
@@ -153,42 +183,57 @@ def get_asgi_app() -> falcon.asgi.App:
 
 
 def master_ready() -> None:
-    """In the master, once the app is loaded: drop the master's own copy of the index."""
-    for service in _SERVICES:
-        service.slot.index = None
+    """In the master, once the app is loaded: the index it opened stays as the last good one
+    (see the module's docstring)."""
 
 
 def master_reload() -> None:
-    """In the master, on HUP: check the index ``ADDRESS_INDEX`` now points at, adopt it if good."""
+    """In the master, on HUP: open the index ``ADDRESS_INDEX`` now points at; adopt it if good."""
     for service in _SERVICES:
         try:
             directory, index = resolve_index(service.config.index_path)
-        except engine.IndexOpenError as exc:
-            log.error("HUP: %s; new workers keep serving %s", exc, service.slot.directory)
-            continue
-        except Exception:
-            log.exception(
-                "HUP: cannot open %s; new workers keep serving %s",
+        except Exception as exc:  # engine.IndexOpenError, or anything else: keep the good one
+            log.error(
+                "HUP: cannot open the index %s (%s); new workers keep serving %s",
                 service.config.index_path,
+                exc,
                 service.slot.directory,
             )
             continue
-        del index  # opened only to check it; the workers open their own
         if directory != service.slot.directory:
             log.info("HUP: switching from index %s to %s", service.slot.directory, directory)
-        service.slot.directory = directory
+        service.slot.directory, service.slot.index = directory, index
+        service.slot.files = _files_of(directory)
+        service.slot.problem = None
+
+
+def _open_in_worker(service: _Service) -> None:
+    """Open the worker's own copy of the index; never raise (see the module's docstring)."""
+    inherited, directory = service.slot.index, service.slot.directory
+    errors = []
+    for path in (directory, service.config.index_path):
+        if path is None:
+            continue
+        try:
+            service.slot.directory, service.slot.index = resolve_index(path)
+            service.slot.problem = None
+            return
+        except Exception as exc:
+            errors.append(str(exc))
+    problem = "; ".join(errors) or "no index was ever opened"
+    service.slot.problem = f"cannot open the index: {problem}"
+    if inherited is not None and not _still_mapped_whole(directory, service.slot.files):
+        service.slot.index = inherited = None  # truncated in place: reading it would crash
+    if inherited is not None:
+        log.error("%s; serving the last good index %s", service.slot.problem, directory)
+    else:
+        log.error("%s; answering 503 until a HUP brings a good one", service.slot.problem)
 
 
 def worker_init() -> None:
     """In a worker, right after fork: open the index, read the key table, start metrics."""
     for service in _SERVICES:
-        try:
-            service.slot.index = engine.AddressIndex.open(service.slot.directory)
-        except engine.IndexOpenError:
-            # The directory the master chose is gone (an old index deleted without a HUP):
-            # fall back to whatever ADDRESS_INDEX points at now.
-            log.exception("cannot open %s; resolving ADDRESS_INDEX again", service.slot.directory)
-            service.slot.directory, service.slot.index = resolve_index(service.config.index_path)
+        _open_in_worker(service)
         service.auth.after_fork()
         service.metrics.start_flusher()
 

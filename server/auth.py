@@ -28,6 +28,11 @@ Key format: ``nlk_<key id: 16 hex>_<secret: 43 url-safe base64 chars>``.
 - Rate limits are a token bucket per key *per worker process*: with ``W`` workers a key gets
   up to ``W x rate`` requests per second in the worst case. Buckets start full (a burst of
   ``max(1, rate)`` requests) and are kept across refreshes of the key table.
+- The bucket counts cost, not only requests: a request takes one token before it is served,
+  and after the engine has answered, one more per ``COST_UNIT_SECONDS`` (0.2 ms) of engine
+  time it took (:meth:`Authenticator.charge`; the bucket may go into debt down to minus its
+  capacity). A typical query (well under 0.2 ms) costs 1; a key sending the most expensive
+  queries gets several times fewer of them, so it cannot take the machine from other keys.
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ log = logging.getLogger("server.auth")
 
 KEY_PREFIX = "nlk_"
 _KEY_ID_HEX = 16
+#: A request costs one token more per this much engine time (issue 11).
+COST_UNIT_SECONDS = 0.0002
 _KEY_SHAPE = re.compile(r"nlk_([0-9a-f]{16})_[A-Za-z0-9_-]{43}\Z")
 NAME_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 #: Compared against when the key id is unknown, so that path costs the same as a wrong secret.
@@ -318,6 +325,11 @@ class TokenBucket:
         self.stamp = now
         self._lock = threading.Lock()
 
+    def charge(self, tokens: float) -> None:
+        """Take ``tokens`` more after the fact (down to minus the capacity)."""
+        with self._lock:
+            self.tokens = max(-self.capacity, self.tokens - tokens)
+
     def take(self, now: float) -> float:
         """Take a token; return 0.0, or the seconds until one is available."""
         with self._lock:
@@ -465,6 +477,14 @@ class Authenticator:
         if self._origins[0] is not table:  # recomputed once per new table, not per request
             self._origins = (table, frozenset(o for record in table.keys.values() for o in record.origins))
         return origin in self._origins[1]
+
+    def charge(self, record: KeyRecord, engine_seconds: float) -> None:
+        """Charge the key's bucket for the engine time a request took (see the module doc)."""
+        extra = int(engine_seconds / COST_UNIT_SECONDS)
+        if extra > 0:
+            bucket = self._buckets.get(record.key_id)
+            if bucket is not None:
+                bucket.charge(extra)
 
     def throttle(self, record: KeyRecord) -> None:
         """Take one request from the key's bucket or raise the 429 with ``Retry-After``."""

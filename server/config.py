@@ -8,6 +8,9 @@
 - ``ADDRESS_DEMO_RATE`` (``0``: none): serve the try-it page at ``/`` with a demo key of its
   own at this rate (requests per second per worker), usable by this server's own pages only.
 - ``ADDRESS_ACCESS_LOG`` (``0``): ``1`` logs one line per request (key name, never the key).
+- ``ADDRESS_METRICS_TOKEN`` (unset): when set, ``/metrics`` answers only requests with
+  ``Authorization: Bearer <this token>`` (401 otherwise); unset, it is open to anyone who can
+  reach the port (it names the keys, never a key): set it, or keep the port internal.
 - ``PROMETHEUS_MULTIPROC_DIR``: set by ``gunicorn.conf.py``; metrics shared by all workers.
 """
 
@@ -32,6 +35,7 @@ class Config:
     default_rate: float = 100.0
     access_log: bool = False
     demo_rate: float = 0.0
+    metrics_token: str | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.key_refresh_seconds < MAX_KEY_REFRESH_SECONDS:
@@ -55,4 +59,5 @@ class Config:
             default_rate=float(env.get("ADDRESS_DEFAULT_RATE", "100")),
             access_log=env.get("ADDRESS_ACCESS_LOG", "0") == "1",
             demo_rate=float(env.get("ADDRESS_DEMO_RATE", "0")),
+            metrics_token=env.get("ADDRESS_METRICS_TOKEN") or None,
         )

@@ -378,12 +378,14 @@ def build_spec() -> dict[str, Any]:
             ),
             "/metrics": _ops(
                 "Prometheus metrics",
-                "Text exposition of all workers.",
+                "Text exposition of all workers, at most 2 s old. When the operator sets "
+                "ADDRESS_METRICS_TOKEN, only with `Authorization: Bearer <that token>`.",
                 {
                     "200": {
                         "description": "Prometheus text format 0.0.4.",
                         "content": {"text/plain": {"schema": {"type": "string"}}},
-                    }
+                    },
+                    "401": _problem(["unauthorized"], "A metrics token is set and was not sent.", _AUTHENTICATE),
                 },
             ),
             "/openapi.json": _ops("This document", "OpenAPI 3.1.", {"200": _json("OpenAPI 3.1.", {"type": "object"})}),

@@ -15,6 +15,7 @@ the parameters (400); then the engine.
 
 from __future__ import annotations
 
+import hmac
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -24,12 +25,12 @@ import orjson
 
 import engine
 from engine.explain import aliases_from_manifest, highlights
-from server.auth import Authenticator
+from server.auth import Authenticator, hash_key, parse_bearer
 from server.cors import check_origin
-from server.errors import ApiError, method_not_allowed
+from server.errors import ApiError, method_not_allowed, unauthorized
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import Metrics
-from server.params import Query, parse_query
+from server.params import parse_query
 
 
 class Index(Protocol):
@@ -47,11 +48,13 @@ class Index(Protocol):
 class IndexSlot:
     """The index this process serves; swapped by the gunicorn hooks (see ``server.app``)."""
 
-    __slots__ = ("index", "directory")
+    __slots__ = ("index", "directory", "problem", "files")
 
     def __init__(self, index: Index | None, directory: str | None) -> None:
         self.index = index
         self.directory = directory
+        self.problem: str | None = None  # why the worker serves the last good index (or none)
+        self.files: dict[str, tuple[int, int, int]] = {}  # (device, inode, size) by file name
 
 
 class Endpoint(Protocol):
@@ -75,7 +78,7 @@ class Address:
         self._auth = auth
         self._aliases: tuple[object, dict[str, tuple[str, ...]]] = (None, {})
 
-    def _highlighted(self, index: Index, query: Query) -> bytes:
+    def _highlighted(self, index: Index, q: str, answer: dict[str, Any]) -> bytes:
         """The answer with ``highlights`` in each hit (``highlight=true``; ``engine.explain``).
 
         Per line of ``lines``, the sorted, merged ``[start, end)`` code-point spans of the text
@@ -85,9 +88,8 @@ class Address:
         if self._aliases[0] is not index:  # once per index (a HUP may swap it)
             self._aliases = (index, aliases_from_manifest(index.manifest))
         aliases = self._aliases[1]
-        answer = index.suggest(query.q, limit=query.limit, lat=query.lat, lon=query.lon)
         for hit in answer["hits"]:
-            hit["highlights"] = highlights(query.q, hit, aliases=aliases)
+            hit["highlights"] = highlights(q, hit, aliases=aliases)
         return orjson.dumps(answer)
 
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
@@ -99,13 +101,21 @@ class Address:
         index = self._slot.index
         if index is None:
             raise ApiError("not_ready", "no index is open", headers={"Retry-After": "5"})
+        start = time.perf_counter()
         try:
             if query.highlight:
-                body = self._highlighted(index, query)
+                answer = index.suggest(query.q, limit=query.limit, lat=query.lat, lon=query.lon)
             else:
                 body = index.suggest_json(query.q, limit=query.limit, lat=query.lat, lon=query.lon)
         except engine.QueryError as exc:  # the checks above should leave none
             raise _query_error(exc) from None
+        finally:
+            self._auth.charge(record, time.perf_counter() - start)  # the limiter counts cost
+        if query.highlight:
+            # NOTE: not charged: the search is what a key can make expensive; the spans take
+            # ~0.1-0.4 ms per hit (q <= 128 code points, <= 10 hits), and a page asks for them
+            # on every letter, which at 0.2 ms a token would cost a publishable key 5-10 tokens.
+            body = self._highlighted(index, query.q, answer)
         resp.content_type = falcon.MEDIA_JSON
         resp.data = body
 
@@ -130,31 +140,41 @@ class Ready:
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
         index = self._slot.index
         if index is None:
-            raise ApiError("not_ready", "no index is open", headers={"Retry-After": "5"})
+            detail = self._slot.problem or "no index is open"
+            raise ApiError("not_ready", detail, headers={"Retry-After": "5"})
         if not self._auth.ready:
             raise ApiError("not_ready", "the API key store is unreadable", headers={"Retry-After": "5"})
         manifest = index.manifest
+        body = {
+            "status": "ready",
+            "index": {
+                "built_at": manifest.get("built_at"),
+                "source_name": manifest.get("source_name"),
+                "rows_out": manifest.get("rows_out"),
+                "format_version": manifest.get("format_version"),
+                # freshness: csv, lvbag-xml or gpkg, and the register's date it holds
+                "source_format": manifest.get("source_format", "csv"),
+                "extract_date": manifest.get("extract_date"),
+            },
+        }
+        if self._slot.problem is not None:  # serving the last good index
+            body["index_problem"] = self._slot.problem
         resp.content_type = falcon.MEDIA_JSON
-        resp.data = orjson.dumps(
-            {
-                "status": "ready",
-                "index": {
-                    "built_at": manifest.get("built_at"),
-                    "source_name": manifest.get("source_name"),
-                    "rows_out": manifest.get("rows_out"),
-                    "format_version": manifest.get("format_version"),
-                },
-            }
-        )
+        resp.data = orjson.dumps(body)
 
 
 class MetricsEndpoint:
-    """``GET /metrics``: Prometheus text exposition of every worker."""
+    """``GET /metrics``: Prometheus text exposition of every worker; behind ``token`` if given."""
 
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: Metrics, token: str | None = None) -> None:
         self._metrics = metrics
+        self._token = None if token is None else hash_key(token)
 
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
+        if self._token is not None:
+            # SECURITY: compared as digests, in constant time, like the API keys
+            if not hmac.compare_digest(hash_key(parse_bearer(req.auth)), self._token):
+                raise unauthorized("wrong metrics token")
         resp.content_type = METRICS_CONTENT_TYPE
         resp.data = self._metrics.render()
 

@@ -7,6 +7,7 @@ which characters of the hit's lines are to be shown in bold.
 
 from __future__ import annotations
 
+import importlib
 import random
 
 import pytest
@@ -112,6 +113,18 @@ def test_abbreviations_both_ways(sample_index, aliases, q, street_start, want):
     got = table(q, hit, aliases)
     assert got[0] == want
     assert all(kind == "exact" for _, kind, _, _ in got[1:]), got
+
+
+def test_an_abbreviation_still_being_typed_is_the_start_of_the_word(sample_index, aliases):
+    """`v` typed last may be the V of Van being typed: the start is marked, not the whole word;
+    `v ` (a space after it, or words after it) is the abbreviation of Van."""
+    hit = first_hit(sample_index, "v aerssenstraat 1", "Van Aerssenstraat 1")
+    assert table("v", hit, aliases) == [("v", "prefix", "street", "V")]
+    assert table("v ", hit, aliases) == [("v", "alias", "street", "Van")]
+    assert table("aerssenstraat v", hit, aliases)[1] == ("v", "prefix", "street", "V")
+    # where the start is no reading, the abbreviation is one, typed last or not
+    hit = first_hit(sample_index, "st amandusstraat 1", "Sint Amandusstraat 1")
+    assert table("amandusstraat st", hit, aliases)[1] == ("st", "alias", "street", "Sint")
 
 
 def test_everyday_place_names_mark_the_registered_name(sample_index, aliases):
@@ -320,6 +333,22 @@ def test_a_callers_own_alias_table(sample_index):
         explain("hs 12", hit, aliases=["hs"])
     with pytest.raises(TypeError, match="aliases must map words to lists"):
         explain("hs 12", hit, aliases={"herestraat": "hs"})
+    with pytest.raises(TypeError, match="aliases must map words to lists"):
+        explain("hs 12", hit, aliases={"herestraat": 5})
+    # any iterable of spellings, a generator too (read once)
+    table = {"herestraat": (w for w in ["hs"])}
+    assert explain("hs 12", hit, aliases=table)[0].kind == "alias"
+    assert explain("hs 12", hit, aliases=table)[0].kind == "alias"
+
+
+def test_many_alias_tables_one_after_another(sample_index):
+    """A caller that makes a new table for every call (not what one should do) still gets the
+    right answer from each, while old tables are let go."""
+    hit = first_hit(sample_index, "herestraat 12 groningen", "Herestraat 12")
+    for i in range(100):
+        word = "qz" + chr(97 + i % 26) + chr(97 + i // 26)
+        assert explain(f"{word} 12", hit, aliases={"herestraat": [word]})[0].kind == "alias"
+        assert explain(f"{word} 12", hit, aliases={"groningen": [word]})[0].field == "locality"
 
 
 def test_bad_arguments_are_refused_clearly(sample_index):
@@ -334,9 +363,48 @@ def test_bad_arguments_are_refused_clearly(sample_index):
         explain("herestraat", {"components": [{"type": "X", "value": 1}], "lines": []})
     with pytest.raises(ValueError, match="derived_abbreviations"):
         aliases_from_manifest({"derived_abbreviations": {"wg": "weg"}})
+    with pytest.raises(ValueError, match="lines must be strings"):
+        explain("herestraat", {"components": hit["components"], "lines": [1, 2]})
+    # tuples serve as lists do
+    frozen = {"components": tuple(hit["components"]), "lines": tuple(hit["lines"])}
+    assert explain("herestraat 1", frozen) == explain("herestraat 1", hit)
     assert explain("", hit) == () and explain(" ,. ", hit) == ()
     assert highlights("", hit) == [[], [], []]
     assert match_score(()) == 0.0
+
+
+def test_many_words_that_could_each_be_several(sample_index, aliases):
+    """The same short word typed many times, where each could stand for several registered
+    words: the best reading is still found (each registered word answers one typed word)."""
+    hit = first_hit(sample_index, "van de spiegelstraat 2", "Van de Spiegelstraat 2")
+    q = "van de " * 12
+    matches = explain(q, hit, aliases=aliases)
+    check_invariants(q, hit, matches)
+    assert [(m.typed, m.kind) for m in matches[:2]] == [("van", "exact"), ("de", "exact")]
+    assert all(m.kind == "left_out" for m in matches[2:])
+
+
+def test_threads_get_the_answers_one_thread_gets(sample_index, aliases):
+    """Batch matching explains hits from several threads at once: the caches are shared, the
+    answers are those of a plain loop."""
+    import threading
+
+    queries = ["den haag hooistraat 2a", "herestrat 12", "9711 lj 12", "v aerssenstraat 1", "ijlst",
+               "kerk straat 1", "st amandusstraat 1", "afkelansdijk sneek", "herestraat 1 (achterhuis)"]
+    pairs = [(q, h) for q in queries for h in sample_index.suggest(q, limit=10)["hits"]]
+    want = [explain(q, h, aliases=aliases) for q, h in pairs]
+    got: dict[int, list] = {}
+
+    def work(k):
+        importlib.import_module("engine.explain")._hit_targets.cache_clear()
+        got[k] = [explain(q, h, aliases=aliases) for q, h in pairs * 5]
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(got[k] == want * 5 for k in range(4))
 
 
 def test_a_long_text_is_explained_word_by_word(sample_index, aliases):
@@ -372,6 +440,28 @@ def test_typed_hits_from_another_index_still_explain(sample_index, aliases):
     ]
     # spans touching each other merge; the separators between words are not bold
     assert highlights("damrak 1a-2", hit) == [[(0, 6), (7, 9), (10, 11)], [], []]
+
+
+def test_folding_keeps_where_each_letter_came_from():
+    """The words found in a text are the engine's own (normalize.fold for the register, the
+    query reader's tokens for a query: A'dam glued), and each points back at the characters
+    that fold to it; plain ASCII takes a quicker path to the same words."""
+    from engine._reference import fold_query, tokenise
+    from engine.explain import _fold_any, _fold_words
+
+    rng = random.Random(5)
+    alphabet = "abcdeijklsxyz IJAZ0129'`-./()éÂßĳŒ’ñ\u0301"
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16)))
+        for glue in (False, True):
+            words = _fold_words(text, glue)
+            assert words == _fold_any(text, glue), text
+            want = [t.text for t in tokenise(fold_query(text))] if glue else fold(text).split()
+            assert [w.text for w in words] == want, (text, glue)
+            for w in words:
+                assert len(w.starts) == len(w.ends) == len(w.text)
+                piece = text[w.starts[0]:w.ends[-1]]
+                assert fold(piece).replace(" ", "").replace("ij", "y") == w.text, (text, w)
 
 
 # ---------------------------------------------------------------------------------------------

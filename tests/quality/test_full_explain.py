@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from engine.explain import aliases_from_manifest, explain, highlights
+from engine.explain import aliases_from_manifest, explain, highlights, match_score
 
 pytestmark = pytest.mark.full
 
@@ -37,6 +37,7 @@ def test_the_readme_example(country):
                    ("hooistraat", "exact", "street", (0, 10)), ("2", "exact", "number", (11, 12)),
                    ("a", "exact", "letter", (12, 13))]
     assert highlights(q, hit, aliases=country[1]) == [[(0, 10), (11, 13)], [(8, 21)], []]
+    assert round(match_score(explain(q, hit, aliases=country[1])), 2) == 0.96
 
 
 @pytest.mark.parametrize(("q", "want"), [

@@ -259,6 +259,9 @@ def test_readyz_names_the_index(client, index):
     assert resp.status_code == 200
     assert resp.json["status"] == "ready"
     assert resp.json["index"]["built_at"] == index.manifest["built_at"]
+    # the sample index is built from the CSV, which names no extract date
+    assert resp.json["index"]["source_format"] == "csv"
+    assert resp.json["index"]["extract_date"] is None
 
 
 def test_without_a_key_store_every_key_is_401_and_readyz_is_503(index, tmp_path, flavour):
@@ -303,6 +306,7 @@ def test_metrics_count_requests_by_status_and_key(client, auth):
     assert 'address_api_key_requests_total{key="alice",status="200"} 1.0' in text
     assert "address_http_request_duration_seconds_bucket" in text
     assert "address_index_age_seconds" in text
+    assert 'address_index_source_info{extract_date="",format="csv"} 1.0' in text
     assert "nlk_" not in text
 
 

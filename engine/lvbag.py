@@ -1,0 +1,683 @@
+"""Read the Kadaster's LVBAG XML extract (BAG 2.0) into the records of the CSV reader.
+
+    table = read_lvbag("lvbag-extract-nl.zip")      # or a municipality extract, or a directory
+
+The source is recognised by its content: a zip or a directory holding the object files
+(`9999NUM08112026.zip`, `0221NUM15092020-000001.xml`, ...), zips of zips included; the
+nested zips are streamed, never unpacked to disk. Junk (`.DS_Store`, `__MACOSX/`), the
+`Inactief` / `InOnderzoek` / `NietBag` zips (no part of the current register) and the panden
+(no address) are skipped and listed in `skipped`.
+
+Each XML file is parsed by lxml's `iterparse`, one object at a time, each object cleared once
+read (memory stays flat whatever the file's size), in a pool of worker processes (`jobs`);
+the chosen versions are joined with numpy, the points converted from RD New to WGS84 with
+pyproj, and the addresses fed as CSV lines to the same compiled parser as a CSV file, so they
+pass the same checks and come out as the same records. The rules that decide which records
+are addresses now are in README.md ("Building from the official BAG") and below (`*_OK`).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import datetime as dt
+import io
+import multiprocessing
+import os
+import re
+import struct
+import sys
+import time
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from lxml import etree
+from tqdm import tqdm
+
+from . import _csv
+from .municipalities import municipalities
+
+__all__ = ["is_lvbag", "read_lvbag", "LEFT_OUT_REASONS"]
+
+#: Statuses under which a record is a real, current thing; any other is left out ("status").
+NUM_OK = frozenset({"Naamgeving uitgegeven"})
+OPR_OK = frozenset({"Naamgeving uitgegeven"})
+WPL_OK = frozenset({"Woonplaats aangewezen"})
+VBO_OK = frozenset({"Verblijfsobject gevormd", "Verblijfsobject in gebruik",
+                    "Verblijfsobject in gebruik (niet ingemeten)", "Verbouwing verblijfsobject",
+                    "Verblijfsobject buiten gebruik"})
+PLAATS_OK = frozenset({"Plaats aangewezen"})
+STATUS_OK = {"NUM": NUM_OK, "OPR": OPR_OK, "WPL": WPL_OK, "VBO": VBO_OK, "LIG": PLAATS_OK,
+             "STA": PLAATS_OK}
+
+LEFT_OUT_REASONS = ("history", "status", "dangling_reference", "no_postcode", "no_position")
+KINDS = ("WPL", "OPR", "NUM", "VBO", "LIG", "STA")
+TAGS = {"WPL": "Woonplaats", "OPR": "OpenbareRuimte", "NUM": "Nummeraanduiding",
+        "VBO": "Verblijfsobject", "LIG": "Ligplaats", "STA": "Standplaats"}
+_OBJECT_FILE = re.compile(r"^(\d{4})(WPL|OPR|NUM|VBO|LIG|STA|PND)(\d{8})(-\d+)?\.(zip|xml)$", re.I)
+_NOT_CURRENT = re.compile(r"Inactief|InOnderzoek|NietBag|Mutatie|\d{4}(IA|IO|NB)[A-Z]{3}\d{8}", re.I)
+_FOREVER = 99_999_999
+_ZIP_MAGIC = b"PK\x03\x04"
+_HEADER = b"straat;huisnummer;huisletter;huisnummertoevoeging;postcode;woonplaats;gemeente;provincie;lat;lon\n"
+
+
+class LvbagError(ValueError):
+    """The extract is not readable as an LVBAG extract (raised as SourceError by source.py)."""
+
+
+# ------------------------------------------------------------------ finding the files
+
+class _Slice(io.RawIOBase):
+    """A read-only, seekable window [start, start + size) of a seekable file."""
+
+    def __init__(self, f, start: int, size: int) -> None:
+        self._f, self._start, self._size, self._pos = f, start, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._pos, 2: self._size}[whence]
+        self._pos = max(0, min(self._size, base + pos))
+        return self._pos
+
+    def read(self, n: int = -1) -> bytes:
+        left = self._size - self._pos
+        n = left if n is None or n < 0 else min(n, left)
+        self._f.seek(self._start + self._pos)
+        data = self._f.read(n)
+        self._pos += len(data)
+        return data
+
+    def readinto(self, b) -> int:
+        data = self.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+
+def _member(z: zipfile.ZipFile, name: str, fileobj):
+    """A seekable file of member `name` of `z` (read from `fileobj`): a window of the outer
+    file when the member is stored (the Kadaster stores its inner zips), else a stream."""
+    info = z.getinfo(name)
+    if info.compress_type == zipfile.ZIP_STORED:
+        fileobj.seek(info.header_offset)
+        head = fileobj.read(30)
+        if head[:4] != _ZIP_MAGIC:
+            raise LvbagError(f"{name}: bad zip member header")
+        n, m = struct.unpack("<HH", head[26:30])
+        return _Slice(fileobj, info.header_offset + 30 + n + m, info.file_size)
+    return z.open(info)
+
+
+@contextlib.contextmanager
+def _open_chain(root: str, members: tuple[str, ...]):
+    """The bytes of the last of `members`, each a member of the zip before it (root first)."""
+    with open(root, "rb") as f:
+        cur = f
+        for name in members:
+            cur = _member(zipfile.ZipFile(cur), name, cur)
+        yield cur
+
+
+@dataclass
+class _Found:
+    files: list[tuple[str, tuple[str, ...], str, int]] = field(default_factory=list)  # kind, chain, name, size
+    gwr: list[tuple[str, ...]] = field(default_factory=list)
+    delivery: tuple[str, ...] | None = None
+    skipped: list[str] = field(default_factory=list)
+    stamps: set[str] = field(default_factory=set)
+
+
+def _list(chain: tuple[str, ...]) -> list[tuple[str, int]]:
+    """(name, size) of the members of the zip that `chain` opens."""
+    with _open_chain(chain[0], chain[1:]) as f:
+        return [(i.filename, i.file_size) for i in zipfile.ZipFile(f).infolist()]
+
+
+def _classify(chain: tuple[str, ...], size: int, found: _Found, shown: str) -> None:
+    """Sort one entry (a file or a zip member, opened by `chain`) into `found`."""
+    name = chain[-1]
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    low = base.lower()
+    if not base or "__MACOSX/" in name or base.startswith("."):
+        found.skipped.append(f"{shown} (junk)")
+    elif low.startswith("leveringsdocument") and low.endswith(".xml"):
+        found.delivery = chain
+    elif low.startswith("gem-wpl-relatie") and low.endswith(".xml"):
+        found.gwr.append(chain)
+    elif _NOT_CURRENT.search(base):
+        found.skipped.append(f"{shown} (not the current register)")
+    elif (m := _OBJECT_FILE.match(base)) and m.group(2).upper() == "PND":
+        found.stamps.add(m.group(3))
+        found.skipped.append(f"{shown} (panden hold no address)")
+    elif m and low.endswith(".xml"):
+        found.stamps.add(m.group(3))
+        found.files.append((m.group(2).upper(), chain, base, size))
+    elif low.endswith(".zip"):    # an object zip, GEM-WPL-RELATIE, or a wrapper: look inside
+        for inner, isize in _list(chain):
+            _classify(chain + (inner,), isize, found, f"{shown}/{inner}")
+    else:
+        found.skipped.append(f"{shown} (not an LVBAG file)")
+
+
+def _find(root: Path) -> _Found:
+    found = _Found()
+    if root.is_dir():
+        for p in sorted(q for q in root.rglob("*") if q.is_file()):
+            _classify((str(p),), p.stat().st_size, found, p.relative_to(root).as_posix())
+    else:
+        for name, size in _list((str(root),)):
+            _classify((str(root), name), size, found, name)
+    return found
+
+
+def is_lvbag(path: Path) -> bool:
+    """Whether `path` (a directory or a zip) holds LVBAG object files."""
+    if path.is_dir():
+        return any(_OBJECT_FILE.match(p.name) for p in path.rglob("*"))
+    with open(path, "rb") as f:
+        if f.read(4) != _ZIP_MAGIC:
+            return False
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = [n.rsplit("/", 1)[-1] for n in z.namelist()]
+    except zipfile.BadZipFile:
+        return False
+    return any(_OBJECT_FILE.match(n) or n.lower().startswith("leveringsdocument") for n in names)
+
+
+# ------------------------------------------------------------------ parsing one file
+
+def _date(text: str | None) -> int:
+    if not text:
+        return 0
+    return int(text[:10].replace("-", ""))
+
+
+def _ids(texts: list[str], dtype=np.int64) -> np.ndarray:
+    """Identifications as integers (-1 for one that is not all digits)."""
+    return np.array([int(x) if x.isdigit() else -1 for x in texts], dtype=dtype)
+
+
+def _parse_file(kind: str, chain: tuple[str, ...]) -> dict:
+    """Every record (version) of one XML object file, as columns (run in a worker process).
+
+    PERF: one pass over each object's children with the tags compared as strings; the
+    object is cleared when read and the stands before it dropped, so memory does not grow
+    with the file (lxml keeps only the open path)."""
+    ident, vk, begin, end, inactive, status = [], [], [], [], [], []
+    a1, a2, a3, a4, a5, a6 = [], [], [], [], [], []     # the kind's own columns
+    side_n: list[int] = []
+    ok = STATUS_OK[kind]
+    t: dict[str, str] = {}
+    h: dict[str, str] = {}
+    pos_tags: tuple[str, str] = ("", "")
+    with _open_chain(chain[0], chain[1:]) as f:
+        for _, el in etree.iterparse(f, events=("end",), tag=f"{{*}}{TAGS[kind]}", huge_tree=True):
+            if not t:
+                ns = el.tag[:el.tag.index("}") + 1]
+                t = {n: ns + n for n in (
+                    "identificatie", "huisnummer", "huisletter", "huisnummertoevoeging", "postcode",
+                    "status", "ligtIn", "ligtAan", "voorkomen", "naam", "heeftAlsHoofdadres",
+                    "heeftAlsNevenadres", "geometrie")}
+                T_ID, T_STATUS, T_VK, T_NUMBER = t["identificatie"], t["status"], t["voorkomen"], t["huisnummer"]
+                T_LETTER, T_ADD, T_PC, T_NAAM = t["huisletter"], t["huisnummertoevoeging"], t["postcode"], t["naam"]
+                T_IN, T_AAN, T_MAIN, T_SIDE, T_GEOM = (t["ligtIn"], t["ligtAan"], t["heeftAlsHoofdadres"],
+                                                       t["heeftAlsNevenadres"], t["geometrie"])
+            i_ = s_ = ""
+            v_ = b_ = 0
+            e_ = _FOREVER
+            ina = False
+            x1 = x2 = x3 = x4 = x6 = ""
+            x5: list[str] = []
+            px = py = np.nan
+            for c in el:
+                ct = c.tag
+                if ct == T_ID:
+                    i_ = c.text or ""
+                elif ct == T_STATUS:
+                    s_ = c.text or ""
+                elif ct == T_VK:
+                    for hv in c[0] if len(c) else ():
+                        ht = hv.tag
+                        if not h:
+                            hns = ht[:ht.index("}") + 1] if "}" in ht else ""
+                            h.update(id=hns + "voorkomenidentificatie", b=hns + "beginGeldigheid",
+                                     e=hns + "eindGeldigheid", i=hns + "tijdstipInactief")
+                        if ht == h["id"]:
+                            v_ = int(hv.text)
+                        elif ht == h["b"]:
+                            b_ = _date(hv.text)
+                        elif ht == h["e"]:
+                            e_ = _date(hv.text) or _FOREVER
+                        elif ht.startswith(h["i"]):
+                            ina = True
+                elif ct == T_NUMBER:
+                    x1 = c.text or ""
+                elif ct == T_LETTER:
+                    x2 = c.text or ""
+                elif ct == T_ADD:
+                    x3 = c.text or ""
+                elif ct == T_PC or ct == T_NAAM:
+                    x4 = c.text or ""
+                elif ct == T_IN:
+                    x5 = [(c[0].text or "") if len(c) else ""]
+                elif ct == T_AAN:
+                    x6 = (c[0].text or "") if len(c) else ""
+                elif ct == T_MAIN:
+                    x1 = (c[0].text or "") if len(c) else ""
+                elif ct == T_SIDE:
+                    x5 = [r.text or "" for r in c]
+                elif ct == T_GEOM:
+                    if not pos_tags[0]:
+                        pos_tags = (_GML + "pos", _GML + "posList")
+                    px, py = _point(c, pos_tags)
+            ident.append(i_)
+            vk.append(v_)
+            begin.append(b_)
+            end.append(e_)
+            inactive.append(ina)
+            status.append(s_ in ok)
+            if kind == "NUM":
+                a1.append(int(x1) if x1.isdigit() else -1)
+                a2.append(x2)
+                a3.append(x3)
+                a4.append(x4)
+                a5.append(x5[0] if x5 else "")
+                a6.append(x6)
+            elif kind == "OPR" or kind == "WPL":
+                a4.append(x4)
+                a5.append(x5[0] if x5 else "")
+            else:
+                a1.append(x1)
+                side_n.append(len(x5))
+                a5.extend(x5)
+                a2.append(px)
+                a3.append(py)
+            # PERF: drop what was read: the object's elements and the stands before it
+            el.clear()
+            stand = el.getparent()
+            if stand is not None:
+                stand = stand.getparent()
+            if stand is not None:
+                parent = stand.getparent()
+                if parent is not None:
+                    while stand.getprevious() is not None:
+                        del parent[0]
+    out = {"id": _ids(ident), "vk": np.array(vk, dtype=np.int32), "begin": np.array(begin, dtype=np.int32),
+           "end": np.array(end, dtype=np.int32), "inactive": np.array(inactive, dtype=bool),
+           "status_ok": np.array(status, dtype=bool)}
+    if kind == "NUM":
+        out.update(number=np.array(a1, dtype=np.int64), letter=a2, addition=a3, postcode=a4,
+                   wpl=_ids(a5, np.int32), opr=_ids(a6))
+    elif kind in ("OPR", "WPL"):
+        out.update(name=a4, wpl=_ids(a5, np.int32))
+    else:
+        out.update(main=_ids(a1), side=_ids(a5), side_n=np.array(side_n, dtype=np.int32),
+                   x=np.array(a2, dtype=np.float64), y=np.array(a3, dtype=np.float64))
+    return out
+
+
+_GML = "{http://www.opengis.net/gml/3.2}"
+
+
+def _point(geom, tags: tuple[str, str]) -> tuple[float, float]:
+    """The address point of a geometry: a gml:pos as it is, a polygon's exterior ring by the
+    centroid of its area (holes ignored; a ring of no area: the mean of its points)."""
+    for e in geom.iter(*tags):
+        if e.tag == tags[0]:
+            v = e.text.split()
+            return float(v[0]), float(v[1])
+        dim = 2
+        a = e
+        while a is not None and a is not geom:
+            d = a.get("srsDimension")
+            if d:
+                dim = int(d)
+                break
+            a = a.getparent()
+        v = np.array(e.text.split(), dtype=np.float64)
+        return _centroid(v[: len(v) // dim * dim].reshape(-1, dim)[:, :2])
+    return np.nan, np.nan
+
+
+def _centroid(pts: np.ndarray) -> tuple[float, float]:
+    if len(pts) == 0:
+        return np.nan, np.nan
+    # shift to the first point: keeps the cross products small (RD metres)
+    o = pts[0]
+    p = pts - o
+    x0, y0, x1, y1 = p[:-1, 0], p[:-1, 1], p[1:, 0], p[1:, 1]
+    c = x0 * y1 - x1 * y0
+    a = c.sum()
+    if abs(a) < 1e-9:
+        m = pts.mean(axis=0)
+        return float(m[0]), float(m[1])
+    return float(((x0 + x1) * c).sum() / (3 * a) + o[0]), float(((y0 + y1) * c).sum() / (3 * a) + o[1])
+
+
+# ------------------------------------------------------------------ small files
+
+def _texts(chain: tuple[str, ...], local: str) -> list[str]:
+    with _open_chain(chain[0], chain[1:]) as f:
+        return [e.text or "" for _, e in etree.iterparse(f, events=("end",), tag=f"{{*}}{local}")]
+
+
+def _relations(chains: list[tuple[str, ...]], day: int) -> dict[int, int]:
+    """woonplaats code -> municipality code, the relation valid on `day` (definitief first)."""
+    best: dict[int, tuple[int, int]] = {}
+    for chain in chains:
+        with _open_chain(chain[0], chain[1:]) as f:
+            for _, el in etree.iterparse(f, events=("end",), tag="{*}GemeenteWoonplaatsRelatie"):
+                begin = end = 0
+                wpl = gem = None
+                final = 0
+                for e in el.iter():
+                    local = e.tag[e.tag.index("}") + 1:] if "}" in e.tag else e.tag
+                    if local == "begindatumTijdvakGeldigheid":
+                        begin = _date(e.text)
+                    elif local == "einddatumTijdvakGeldigheid":
+                        end = _date(e.text)
+                    elif local == "status":
+                        final = 1 if (e.text or "").strip() == "definitief" else 0
+                    elif local == "identificatie":
+                        parent = e.getparent().tag
+                        if parent.endswith("gerelateerdeWoonplaats"):
+                            wpl = int(e.text)
+                        elif parent.endswith("gerelateerdeGemeente"):
+                            gem = int(e.text)
+                el.clear()
+                if wpl is None or gem is None or not (begin <= day < (end or _FOREVER)):
+                    continue
+                if wpl not in best or final >= best[wpl][1]:
+                    best[wpl] = (gem, final)
+    return {w: g for w, (g, _) in best.items()}
+
+
+# ------------------------------------------------------------------ the whole extract
+
+@dataclass
+class LvbagResult:
+    csv: Iterator[bytes]            # the addresses as CSV (header first), in pieces
+    line_ids: np.ndarray            # NUM id of each CSV line (line 2 is index 0)
+    extract_date: str
+    left_out: dict[str, int]
+    left_out_by_type: dict[str, dict[str, int]]
+    skipped: list[str]
+    examples: dict[str, list[str]]
+    files: int
+    note: str = ""
+
+
+def _current(t: dict, day: int) -> tuple[np.ndarray, int]:
+    """Indices of the version valid on `day` of each object (the highest voorkomen among the
+    valid ones), and how many records are other versions (history)."""
+    n = len(t["id"])
+    valid = (t["begin"] <= day) & (t["end"] > day) & ~t["inactive"] & (t["id"] >= 0)
+    idx = np.nonzero(valid)[0]
+    order = idx[np.lexsort((t["vk"][idx], t["id"][idx]))]
+    ids = t["id"][order]
+    last = np.ones(len(order), dtype=bool)
+    last[:-1] = ids[1:] != ids[:-1]
+    chosen = np.sort(order[last])
+    return chosen, n - len(chosen)
+
+
+def _concat(parts: list[dict]) -> dict:
+    if not parts:
+        return {}
+    out = {}
+    for k in parts[0]:
+        if isinstance(parts[0][k], np.ndarray):
+            out[k] = np.concatenate([p[k] for p in parts])
+        else:
+            out[k] = [x for p in parts for x in p[k]]
+    return out
+
+
+def _lookup(keys: np.ndarray, table_ids: np.ndarray) -> np.ndarray:
+    """Position of each key in the sorted `table_ids`, -1 where absent."""
+    if len(table_ids) == 0:
+        return np.full(len(keys), -1, dtype=np.int64)
+    pos = np.searchsorted(table_ids, keys)
+    pos = np.minimum(pos, len(table_ids) - 1)
+    return np.where(table_ids[pos] == keys, pos, -1)
+
+
+def _quote(s: str) -> str:
+    if ";" in s or '"' in s or "\n" in s or "\r" in s:
+        return '"' + s.replace('"', '""') + '"'
+    return s
+
+
+def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | None = None) -> LvbagResult:
+    """Read an LVBAG extract (zip, zip of zips, or directory) into CSV lines of the addresses."""
+    root = Path(path)
+    t0 = time.perf_counter()
+    found = _find(root)
+    if not found.files:
+        raise LvbagError(f"{root}: no LVBAG object files (NUM, VBO, ...) found")
+    kinds = {k for k, *_ in found.files}
+    missing = [k for k in KINDS if k not in kinds]
+    if missing:
+        raise LvbagError(f"{root}: no {', '.join(missing)} files: an extract holds WPL, OPR, NUM, VBO, LIG and STA")
+
+    # the extract's date: the delivery document, else the object files' names
+    gem_selected: list[str] = []
+    if found.delivery:
+        dates = _texts(found.delivery, "StandTechnischeDatum")
+        gem_selected = _texts(found.delivery, "GemeenteIdentificatie")
+        if not dates:
+            raise LvbagError(f"{root}: the delivery document names no StandTechnischeDatum")
+        extract_date = dates[0][:10]
+    elif len(found.stamps) == 1:
+        s = next(iter(found.stamps))
+        extract_date = f"{s[4:]}-{s[2:4]}-{s[:2]}"
+    else:
+        raise LvbagError(f"{root}: no delivery document (Leveringsdocument-BAG-Extract.xml) and the "
+                         f"files name several dates: {sorted(found.stamps)}")
+    try:
+        day = int(dt.date.fromisoformat(extract_date).strftime("%Y%m%d"))
+    except ValueError:
+        raise LvbagError(f"{root}: unreadable extract date {extract_date!r}") from None
+
+    order = sorted(range(len(found.files)), key=lambda i: KINDS.index(found.files[i][0]))
+    files = [found.files[i] for i in order]
+    total = sum(s for *_, s in files)
+    parts: dict[str, list[dict]] = {k: [] for k in KINDS}
+    results: list[dict | None] = [None] * len(files)
+    interactive = sys.stderr.isatty()
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    with tqdm(total=total, desc=f"reading {root.name}", unit="B", unit_scale=True, unit_divisor=1024,
+              disable=not progress, mininterval=0.5 if interactive else 30.0,
+              dynamic_ncols=interactive) as bar:
+        if jobs == 1:
+            for i, (kind, chain, name, size) in enumerate(files):
+                bar.set_description(f"reading {name}", refresh=False)
+                results[i] = _parse_file(kind, chain)
+                bar.update(size)
+        else:
+            ctx = multiprocessing.get_context("spawn")
+            with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                pending: dict[cf.Future, int] = {}
+                nxt = 0
+                while nxt < len(files) or pending:
+                    while nxt < len(files) and len(pending) < 2 * jobs:
+                        kind, chain, name, size = files[nxt]
+                        pending[pool.submit(_parse_file, kind, chain)] = nxt
+                        nxt += 1
+                    done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                    for fut in done:
+                        i = pending.pop(fut)
+                        results[i] = fut.result()
+                        bar.update(files[i][3])
+                    if pending:   # the file the workers have been at longest
+                        bar.set_description(f"reading {files[min(pending.values())][2]}", refresh=False)
+    for (kind, *_), r in zip(files, results, strict=True):
+        parts[kind].append(r)
+    tables = {k: _concat(parts[k]) for k in KINDS}
+    t1 = time.perf_counter()
+    res = _join(root, tables, found, extract_date, day, gem_selected, len(files))
+    res.note = (f"parsed {len(files)} XML files ({total / 2**30:.2f} GiB) in {t1 - t0:.1f} s with {jobs} "
+                f"processes; joined in {time.perf_counter() - t1:.1f} s")
+    return res
+
+
+def _join(root: Path, tables: dict, found: _Found, extract_date: str, day: int,
+          gem_selected: list[str], nfiles: int) -> LvbagResult:
+    by_type = {k: dict.fromkeys(LEFT_OUT_REASONS, 0) for k in KINDS}
+    examples: dict[str, list[str]] = {r: [] for r in LEFT_OUT_REASONS}
+    cur: dict[str, np.ndarray] = {}
+    ok: dict[str, np.ndarray] = {}
+    for k in KINDS:
+        t = tables[k]
+        chosen, hist = _current(t, day)
+        by_type[k]["history"] = hist
+        good = t["status_ok"][chosen]
+        by_type[k]["status"] = int((~good).sum())
+        cur[k] = chosen               # current versions (any status)
+        ok[k] = good
+
+    def sorted_ids(k):
+        ids = tables[k]["id"][cur[k]]
+        o = np.argsort(ids, kind="stable")
+        return ids[o], cur[k][o], ok[k][o]
+
+    wpl_ids, wpl_rows, wpl_ok = sorted_ids("WPL")
+    opr_ids, opr_rows, opr_ok = sorted_ids("OPR")
+
+    # woonplaats -> municipality
+    rel = _relations(found.gwr, day) if found.gwr else {}
+    if not found.gwr:
+        if len(gem_selected) != 1:
+            raise LvbagError(f"{root}: no GEM-WPL-RELATIE file, and the delivery document does not name "
+                             "one municipality: cannot tell the municipality of each woonplaats")
+        only = int(gem_selected[0])
+        rel = {int(w): only for w in wpl_ids.tolist()}
+    table = municipalities()
+
+    # addressable objects: one (NUM id -> point) per reference, main addresses first
+    refs_num, refs_x, refs_y, refs_rank = [], [], [], []
+    for rank_base, k in enumerate(("VBO", "LIG", "STA")):
+        t = tables[k]
+        rows = cur[k][ok[k]]
+        if len(rows) == 0:
+            continue
+        side_start = np.concatenate([[0], np.cumsum(t["side_n"])])
+        refs_num.append(t["main"][rows])
+        refs_x.append(t["x"][rows])
+        refs_y.append(t["y"][rows])
+        refs_rank.append(np.full(len(rows), rank_base, dtype=np.int32))
+        n_side = t["side_n"][rows]
+        if n_side.sum():
+            idx = np.concatenate([np.arange(side_start[r], side_start[r + 1]) for r in rows[n_side > 0]])
+            refs_num.append(t["side"][idx])
+            refs_x.append(np.repeat(t["x"][rows], n_side))
+            refs_y.append(np.repeat(t["y"][rows], n_side))
+            refs_rank.append(np.full(len(idx), 3 + rank_base, dtype=np.int32))
+    if refs_num:
+        rn = np.concatenate(refs_num)
+        rx, ry = np.concatenate(refs_x), np.concatenate(refs_y)
+        rr = np.concatenate(refs_rank)
+        seq = np.arange(len(rn))
+        o = np.lexsort((seq, rr, rn))
+        rn, rx, ry = rn[o], rx[o], ry[o]
+        first = np.ones(len(rn), dtype=bool)
+        first[1:] = rn[1:] != rn[:-1]
+        rn, rx, ry = rn[first], rx[first], ry[first]
+    else:
+        rn = np.zeros(0, np.int64)
+        rx = ry = np.zeros(0, np.float64)
+
+    # the addresses: current, issued nummeraanduidingen, in file order
+    t = tables["NUM"]
+    rows = cur["NUM"][ok["NUM"]]
+    ids = t["id"][rows]
+    counts = by_type["NUM"]
+
+    def drop(mask: np.ndarray, reason: str, why) -> np.ndarray:
+        nonlocal rows, ids
+        if mask.any():
+            counts[reason] += int(mask.sum())
+            for i in np.nonzero(mask)[0][:5]:
+                if len(examples[reason]) < 5:
+                    examples[reason].append(f"nummeraanduiding {ids[i]:016d}: {why(i)}")
+        return ~mask
+
+    # the street: present and issued
+    op = _lookup(t["opr"][rows], opr_ids)
+    keep = drop(op < 0, "dangling_reference",
+                lambda i: f"openbare ruimte {t['opr'][rows][i]:016d} is not in the extract")
+    rows, ids, op = rows[keep], ids[keep], op[keep]
+    keep = drop(~opr_ok[op], "status", lambda i: f"openbare ruimte {opr_ids[op[i]]:016d} is withdrawn")
+    rows, ids, op = rows[keep], ids[keep], op[keep]
+    # the woonplaats: the address's own ligtIn, else the street's
+    wpl_code = np.where(t["wpl"][rows] >= 0, t["wpl"][rows], tables["OPR"]["wpl"][opr_rows[op]]).astype(np.int64)
+    wp = _lookup(wpl_code, wpl_ids)
+    keep = drop(wp < 0, "dangling_reference", lambda i: f"woonplaats {wpl_code[i]:04d} is not in the extract")
+    rows, ids, op, wp, wpl_code = rows[keep], ids[keep], op[keep], wp[keep], wpl_code[keep]
+    keep = drop(~wpl_ok[wp], "status", lambda i: f"woonplaats {wpl_code[i]:04d} is withdrawn")
+    rows, ids, op, wp, wpl_code = rows[keep], ids[keep], op[keep], wp[keep], wpl_code[keep]
+    gem = np.array([rel.get(int(w), -1) for w in wpl_code], dtype=np.int64)
+    keep = drop(gem < 0, "dangling_reference",
+                lambda i: f"woonplaats {wpl_code[i]:04d} has no municipality in GEM-WPL-RELATIE")
+    rows, ids, op, wp, gem = rows[keep], ids[keep], op[keep], wp[keep], gem[keep]
+    unknown = sorted({f"{g:04d}" for g in gem.tolist()} - set(table))
+    if unknown:
+        raise LvbagError(f"{root}: municipality codes {', '.join(unknown)} are not in engine/data/municipalities.csv; "
+                         "update it (python -m engine.municipalities, see its docstring)")
+    postcodes = [t["postcode"][r] for r in rows.tolist()]
+    keep = drop(np.array([not p.strip() for p in postcodes], dtype=bool), "no_postcode", lambda i: "no postcode")
+    rows, ids, op, wp, gem = rows[keep], ids[keep], op[keep], wp[keep], gem[keep]
+    pos = _lookup(ids, rn)
+    keep = drop(pos < 0, "no_position", lambda i: "no current verblijfsobject, ligplaats or standplaats has it")
+    rows, ids, op, wp, gem, pos = rows[keep], ids[keep], op[keep], wp[keep], gem[keep], pos[keep]
+
+    from pyproj import Transformer
+    to_wgs = Transformer.from_crs("EPSG:28992", "EPSG:4326", always_xy=True)
+    lon, lat = to_wgs.transform(rx[pos], ry[pos])
+
+    gem_names = {g: table[f"{g:04d}"] for g in set(gem.tolist())}
+    opr_name = tables["OPR"]["name"]
+    wpl_name = tables["WPL"]["name"]
+    number, letter, addition, postcode = t["number"], t["letter"], t["addition"], t["postcode"]
+
+    def chunks(step: int = 50_000):
+        """The CSV, a piece at a time (PERF: never the whole text in memory at once)."""
+        yield _HEADER
+        for start in range(0, len(rows), step):
+            sl = slice(start, start + step)
+            lines = []
+            for r, o, w, g, la, lo in zip(rows[sl].tolist(), opr_rows[op[sl]].tolist(), wpl_rows[wp[sl]].tolist(),
+                                          gem[sl].tolist(), lat[sl].tolist(), lon[sl].tolist(), strict=True):
+                m = gem_names[g]
+                lines.append(
+                    f"{_quote(opr_name[o])};{number[r]};{_quote(letter[r])};{_quote(addition[r])};"
+                    f"{_quote(postcode[r])};{_quote(wpl_name[w])};{_quote(m.name)};{_quote(m.province)};"
+                    f"{la:.6f};{lo:.6f}\n")
+            yield "".join(lines).encode()
+
+    left_out = {r: sum(by_type[k][r] for k in KINDS) for r in LEFT_OUT_REASONS}
+    return LvbagResult(csv=chunks(), line_ids=ids, extract_date=extract_date, left_out=left_out,
+                       left_out_by_type=by_type, skipped=found.skipped, examples=examples, files=nfiles)
+
+
+def parse_result(res: LvbagResult) -> dict:
+    """Feed the CSV lines of `res` to the compiled CSV parser; return its fields."""
+    parser = _csv.Parser()
+    for chunk in res.csv:
+        parser.feed(chunk)
+    out = parser.finish()
+    # a bad value is named by its nummeraanduiding, not by a line of the CSV made here
+    out["errors"] = [(line, f"nummeraanduiding {res.line_ids[line - 2]:016d}: {reason}")
+                     for line, reason in out["errors"]]
+    return out

@@ -1,0 +1,354 @@
+"""Building from the official BAG formats: the Kadaster's LVBAG XML extract and PDOK's GeoPackage.
+
+The expectations are written by hand from the real samples in ADDRESS_DATA_DIR/bag (see its
+README): the Doesburg LVBAG extract (2020-09-15) and PDOK's Amsterdam GeoPackage. Variants
+(an unpacked copy, an edited copy, a small bag-light GeoPackage) are made in tmp_path.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import sqlite3
+import struct
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.build import build
+from engine.municipalities import by_name, municipalities
+from engine.source import SourceError, read_source
+
+REPO = Path(__file__).resolve().parents[2]
+DATA_DIR = Path(os.environ.get("ADDRESS_DATA_DIR", REPO.parent / "shared" / "data"))
+BAG = DATA_DIR / "bag"
+DOESBURG_ZIP = BAG / "lvbag-doesburg" / "BAGNLDL-15092020-small.zip"
+EXPANDED = BAG / "lvbag-doesburg" / "expanded"
+GPKG = BAG / "pdok-amsterdam-addresses.gpkg"
+
+
+def rows(table) -> dict[tuple, tuple]:
+    """(street, number, letter, addition, postcode) -> (place, municipality, province, lat, lon)."""
+    out = {}
+    for i in range(len(table)):
+        pc = int(table.postcode[i])
+        postcode = f"{pc // 676:04d}{chr(65 + pc % 676 // 26)}{chr(65 + pc % 26)}"
+        key = (table.streets[table.street[i]], int(table.number[i]),
+               chr(table.letter[i]) if table.letter[i] else "", table.additions[table.addition[i]], postcode)
+        out[key] = (table.localities[table.locality[i]], table.municipalities[table.municipality[i]],
+                    table.provinces[table.province[i]], table.lat[i] / 1e6, table.lon[i] / 1e6)
+    return out
+
+
+def rd_to_wgs(x: float, y: float) -> tuple[float, float]:
+    from pyproj import Transformer
+    lon, lat = Transformer.from_crs("EPSG:28992", "EPSG:4326", always_xy=True).transform(x, y)
+    return round(lat, 6), round(lon, 6)
+
+
+def metres(a: tuple[float, float], b: tuple[float, float]) -> float:
+    dy = (a[0] - b[0]) * 111_195.0
+    dx = (a[1] - b[1]) * 111_195.0 * math.cos(math.radians(a[0]))
+    return math.hypot(dx, dy)
+
+
+# The address points, by hand from the XML: a verblijfsobject's gml:pos, and the area centroid
+# of a ligplaats' or standplaats' exterior ring (computed once with the shoelace formula).
+KOSTERSTRAAT_4 = (206335.699, 447529.842)         # VBO 0221010000330226, all four versions
+KOPPENBERCH_2 = (207439.6967, 446264.6487)        # LIG 0221020000330152 (a parallelogram)
+KOPPENBERCH_20 = (207641.5091, 446166.9083)       # LIG 0221020000330154
+HOORNWERCK_1 = (206272.8391, 447164.2890)         # STA 0221030000330172 (five corners)
+HOORNWERCK_4 = (206280.7422, 447133.0093)         # STA 0221030000330174
+
+DOESBURG = {
+    ("Koppenberch", 2, "", "", "6982CZ"): KOPPENBERCH_2,
+    ("Koppenberch", 20, "", "", "6982CZ"): KOPPENBERCH_20,
+    ("Het Hoornwerck", 1, "", "", "6981ED"): HOORNWERCK_1,
+    ("Het Hoornwerck", 4, "", "", "6981ED"): HOORNWERCK_4,
+    ("Kosterstraat", 4, "", "", "6981CH"): KOSTERSTRAAT_4,
+}
+
+
+def check_doesburg(got: dict, expected: dict) -> None:
+    assert set(got) == set(expected)
+    for key, (x, y) in expected.items():
+        place, mun, prov, lat, lon = got[key]
+        assert (place, mun, prov) == ("Doesburg", "Doesburg", "Gelderland"), key
+        assert metres((lat, lon), rd_to_wgs(x, y)) < 0.2, key
+
+
+@pytest.fixture(scope="module")
+def doesburg_zip():
+    if not DOESBURG_ZIP.exists():
+        pytest.fail(f"the LVBAG sample is missing: {DOESBURG_ZIP} (set ADDRESS_DATA_DIR)")
+    return read_source(DOESBURG_ZIP, progress=False, jobs=1)
+
+
+def test_lvbag_zip_gives_the_current_addresses(doesburg_zip):
+    """The nested zip: ligplaatsen and standplaatsen (polygon centroids) and the verblijfsobject,
+    each address in the version valid on 2020-09-15."""
+    t = doesburg_zip
+    assert (t.source_format, t.extract_date) == ("lvbag-xml", "2020-09-15")
+    check_doesburg(rows(t), DOESBURG)
+    assert t.rejected == 0
+
+
+def test_lvbag_right_version_and_counts(doesburg_zip):
+    """Nummeraanduiding 0221200000330998 is Het Hoornwerck 4x (version 1, never ended) and 9x
+    (version 3, 2019-03-05, no postcode): the highest valid version wins, so 4x is history and
+    9x is left out for its missing postcode; so are 9y (...999) and 9l (...229, whose version 1
+    was 9b with postcode 6981EA, ended 2013). The verblijfsobject of Kosterstraat 4 has four
+    versions; its earlier three are history, as are three older street versions."""
+    t = doesburg_zip
+    got = rows(t)
+    for letter in "xyblX":
+        assert not [k for k in got if k[1] in (4, 9) and k[2] == letter]
+    assert t.left_out == {"history": 12, "status": 0, "dangling_reference": 0, "no_postcode": 3,
+                          "no_position": 0}
+    by_type = t.left_out_detail["by_type"]
+    assert by_type["NUM"]["history"] == 6 and by_type["VBO"]["history"] == 3
+    assert by_type["OPR"]["history"] == 3
+    assert sorted(t.left_out_detail["examples"]["no_postcode"]) == [
+        "nummeraanduiding 0221200000330229: no postcode",
+        "nummeraanduiding 0221200000330998: no postcode",
+        "nummeraanduiding 0221200000330999: no postcode"]
+
+
+def test_lvbag_junk_is_skipped_and_listed(doesburg_zip):
+    skipped = doesburg_zip.skipped
+    assert ".DS_Store (junk)" in skipped
+    assert "9999OPR15092020.zip/__MACOSX/._0221OPR15092020-000001.xml (junk)" in skipped
+    for name in ("9999Inactief15092020.zip", "9999InOnderzoek15092020.zip", "9999NietBag15092020.zip"):
+        assert f"{name} (not the current register)" in skipped
+    assert "9999PND15092020.zip (panden hold no address)" in skipped
+
+
+def _unzip_all(src: Path, dest: Path, *, inner: bool = True) -> None:
+    """Unpack a zip as a person would; with `inner`, each inner zip into a folder of its name."""
+    with zipfile.ZipFile(src) as z:
+        z.extractall(dest)
+    if inner:
+        for p in sorted(dest.rglob("*.zip")):
+            _unzip_all(p, p.with_suffix(""))
+            p.unlink()
+
+
+@pytest.mark.slow
+def test_lvbag_zip_and_unpacked_directory_give_the_same_index(tmp_path):
+    """The zip, the directory it unpacks to (inner zips left packed) and the directory with every
+    zip unpacked give byte for byte the same index arrays."""
+    outer_only, all_unpacked = tmp_path / "outer", tmp_path / "all"
+    _unzip_all(DOESBURG_ZIP, outer_only, inner=False)
+    _unzip_all(DOESBURG_ZIP, all_unpacked)
+    manifests = {}
+    for name, src in (("zip", DOESBURG_ZIP), ("outer", outer_only), ("all", all_unpacked)):
+        manifests[name] = build(src, tmp_path / f"idx-{name}", progress=False, jobs=1)
+    assert manifests["all"]["left_out"] == manifests["zip"]["left_out"] == manifests["outer"]["left_out"]
+    for arr in manifests["zip"]["arrays"]:
+        a = np.load(tmp_path / "idx-zip" / f"{arr}.npy")
+        for other in ("outer", "all"):
+            assert np.array_equal(a, np.load(tmp_path / f"idx-{other}" / f"{arr}.npy")), (other, arr)
+
+
+def test_lvbag_dangling_reference_counts_against_the_bad_share():
+    """The unpacked sample holds one record more: 0362200001221879 on street 0363300000003944,
+    which is not in the extract. It is counted as a dangling reference, and with 1 bad of 6 the
+    default limit (0.1 %) fails the build, naming it."""
+    with pytest.raises(SourceError, match="0362200001221879: openbare ruimte 0363300000003944 is not in"):
+        read_source(EXPANDED, progress=False, jobs=1)
+    t = read_source(EXPANDED, progress=False, jobs=1, max_bad_share=0.2)
+    assert t.left_out["dangling_reference"] == 1
+    assert t.left_out["no_postcode"] == 3
+    # no GEM-WPL-RELATIE here: the delivery document selects one municipality, 0221 Doesburg
+    check_doesburg(rows(t), DOESBURG)
+
+
+def _edited(tmp_path: Path) -> Path:
+    """The unpacked sample, edited: street 0363300000003944 (Teststraat, in Doesburg) and
+    woonplaats 1050 (Testdorp) added; 0362200001221879 (9y, ligtIn 1050) gets postcode 6981ZZ
+    and a verblijfsobject at the RD origin; 0221200000330999 (9y, a nevenadres of verblijfsobject
+    0221010000330999 and of standplaats 0221030000330174) gets postcode 6981EA."""
+    d = tmp_path / "edited"
+    shutil.copytree(EXPANDED, d)
+    opr = d / "0221OPR15092020-000001.xml"
+    text = opr.read_text()
+    first = text.index("<sl:stand>")
+    end = text.index("</sl:stand>", first) + len("</sl:stand>")
+    stand = text[first:end]
+    start = stand.index("<Objecten:identificatie")
+    stop = stand.index("</Objecten:identificatie>")
+    new = (stand[:start] + '<Objecten:identificatie domein="NL.IMBAG.Openbareruimte">0363300000003944'
+           + stand[stop:])
+    name = stand[stand.index("<Objecten:naam>") + 15:stand.index("</Objecten:naam>")]
+    new = new.replace(f"<Objecten:naam>{name}</Objecten:naam>", "<Objecten:naam>Teststraat</Objecten:naam>")
+    opr.write_text(text[:end] + new + text[end:])
+
+    wpl = d / "0221WPL15092020-000001.xml"
+    text = wpl.read_text()
+    first = text.index("<sl:stand>")
+    end = text.index("</sl:stand>", first) + len("</sl:stand>")
+    stand = text[first:end].replace(">2142<", ">1050<").replace(">Doesburg<", ">Testdorp<")
+    wpl.write_text(text[:end] + stand + text[end:])
+
+    num = d / "0221NUM15092020-000001.xml"
+    text = num.read_text()
+    at = text.index("0362200001221879")
+    hn = text.index("</Objecten:huisletter>", at) + len("</Objecten:huisletter>")
+    text = text[:hn] + "<Objecten:postcode>6981ZZ</Objecten:postcode>" + text[hn:]
+    # the last record of ...999 (version 3, duplicated at the end of the file) gets a postcode
+    for at in [i for i in range(len(text)) if text.startswith(">0221200000330999<", i)]:
+        block_end = text.index("</Objecten:Nummeraanduiding>", at)
+        if "voorkomenidentificatie>3<" in text[at:block_end]:
+            hn = text.index("</Objecten:huisletter>", at) + len("</Objecten:huisletter>")
+            text = text[:hn] + "<Objecten:postcode>6981EA</Objecten:postcode>" + text[hn:]
+    num.write_text(text)
+
+    vbo = d / "0221VBO15092020-000001.xml"
+    text = vbo.read_text()
+    first = text.index("<sl:stand>")
+    end = text.index("</sl:stand>", first) + len("</sl:stand>")
+    stand = (text[first:end].replace("0221200000330227", "0362200001221879")
+             .replace(">0221010000330226<", ">0362010000000001<")
+             .replace("206335.699 447529.842 0.0", "155000.0 463000.0 0.0")
+             .replace("<Historie:eindGeldigheid>2019-01-15</Historie:eindGeldigheid>", ""))
+    vbo.write_text(text[:end] + stand + text[end:])
+    return d
+
+
+def test_lvbag_ligtin_overrides_the_street_and_nevenadres_has_a_position(tmp_path):
+    """An address's own woonplaats (ligtIn) beats its street's; a nevenadres of both a
+    verblijfsobject and a standplaats takes the verblijfsobject's point. The point at the RD
+    origin (155000, 463000) lands within 1 m of its published WGS84 position (52.15517440 N,
+    5.38720621 E, RDNAPTRANS): the accuracy this build states."""
+    t = read_source(_edited(tmp_path), progress=False, jobs=1)
+    got = rows(t)
+    place, mun, prov, lat, lon = got[("Teststraat", 9, "y", "", "6981ZZ")]
+    assert (place, mun, prov) == ("Testdorp", "Doesburg", "Gelderland")
+    assert metres((lat, lon), (52.15517440, 5.38720621)) < 1.0
+    (key,) = [k for k in got if k[1:] == (9, "y", "", "6981EA")]
+    assert got[key][:3] == ("Doesburg", "Doesburg", "Gelderland")
+    assert metres(got[key][3:], rd_to_wgs(206289.487, 447359.374)) < 0.2
+    assert t.left_out["dangling_reference"] == 0
+    assert t.left_out["no_postcode"] == 2          # ...229 (9l) and ...998 (9x) still have none
+
+
+def test_lvbag_not_an_extract_is_a_clear_error(tmp_path):
+    junk = tmp_path / "junk.zip"
+    with zipfile.ZipFile(junk, "w") as z:
+        z.writestr("readme.txt", "hello")
+    with pytest.raises(SourceError, match="holds no LVBAG extract"):
+        read_source(junk, progress=False)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(SourceError, match="no LVBAG object files"):
+        read_source(empty, progress=False)
+
+
+def test_lvbag_broken_xml_is_a_clear_error(tmp_path):
+    d = tmp_path / "broken"
+    shutil.copytree(EXPANDED, d)
+    p = d / "0221NUM15092020-000001.xml"
+    p.write_bytes(p.read_bytes()[:20_000])
+    with pytest.raises(SourceError, match="broken XML"):
+        read_source(d, progress=False, jobs=1)
+
+
+def test_lvbag_unknown_municipality_code_says_how_to_update(tmp_path):
+    d = tmp_path / "unknown"
+    shutil.copytree(EXPANDED, d)
+    p = d / "Leveringsdocument-BAG-Extract.xml"
+    p.write_text(p.read_text().replace(">0221<", ">0003<"))
+    with pytest.raises(SourceError, match="codes 0003 are not in engine/data/municipalities.csv"):
+        read_source(d, progress=False, jobs=1, max_bad_share=0.2)
+
+
+# ---------------------------------------------------------------- GeoPackage
+
+def test_gpkg_flat_layout():
+    """PDOK's sample (older flat layout): 1,836 verblijfsobject addresses, 67 ligplaatsen, one
+    standplaats; one address has no postcode. Municipality from the nummeraanduiding's code 0363."""
+    t = read_source(GPKG, progress=False)
+    assert t.source_format == "gpkg" and t.extract_date == "2021-10-28"
+    assert t.rows_in == 1_836 + 67 + 1 - 1
+    assert t.left_out["no_postcode"] == 1
+    assert "main addresses only" in t.skipped[0]
+    got = rows(t)
+    place, mun, prov, lat, lon = got[("Barentszplein", 1, "", "H", "1013NJ")]
+    assert (place, mun, prov) == ("Amsterdam", "Amsterdam", "Noord-Holland")
+    assert metres((lat, lon), rd_to_wgs(121223.0, 489163.0)) < 1.0
+    assert ("Van Diemenkade", 14, "", "", "1013CR") in got          # a ligplaats
+
+
+def _gp_point(x: float, y: float) -> bytes:
+    """A GeoPackage geometry blob: header (no envelope, little endian) + WKB point."""
+    return b"GP\x00\x01" + struct.pack("<i", 28992) + struct.pack("<BIdd", 1, 1, x, y)
+
+
+def test_gpkg_bag_light_layout(tmp_path):
+    """Today's bag-light columns on the tables verblijfsobject, ligplaats, standplaats."""
+    p = tmp_path / "bag-light.gpkg"
+    con = sqlite3.connect(p)
+    con.executescript(
+        "CREATE TABLE gpkg_contents (table_name TEXT, data_type TEXT, identifier TEXT, description TEXT,"
+        " last_change TEXT, min_x, min_y, max_x, max_y, srs_id INTEGER);"
+        "CREATE TABLE gpkg_geometry_columns (table_name TEXT, column_name TEXT, geometry_type_name TEXT,"
+        " srs_id INTEGER, z INTEGER, m INTEGER);")
+    for table in ("verblijfsobject", "ligplaats", "standplaats"):
+        con.execute("INSERT INTO gpkg_contents VALUES (?, 'features', ?, '', '2026-11-01T04:00:00Z', 0,0,0,0, 28992)",
+                    (table, table))
+        con.execute("INSERT INTO gpkg_geometry_columns VALUES (?, 'geom', 'POINT', 28992, 0, 0)", (table,))
+        con.execute(f"CREATE TABLE {table} (fid INTEGER PRIMARY KEY, geom BLOB, identificatie TEXT,"
+                    " nummeraanduiding_hoofdadres_identificatie TEXT, openbare_ruimte_naam TEXT, huisnummer INTEGER,"
+                    " huisletter TEXT, toevoeging TEXT, postcode TEXT, woonplaats_naam TEXT, status TEXT)")
+    con.execute("INSERT INTO verblijfsobject VALUES (1, ?, '0599010000000001', '0599200000000001', 'Coolsingel',"
+                " 40, NULL, NULL, '3011AD', 'Rotterdam', 'Verblijfsobject in gebruik')",
+                (_gp_point(92800.0, 437700.0),))
+    con.execute("INSERT INTO ligplaats VALUES (1, ?, '0599020000000001', '0599200000000002', 'Maashaven',"
+                " 1, 'a', NULL, '3072AA', 'Rotterdam', 'Plaats aangewezen')", (_gp_point(93000.0, 435000.0),))
+    con.execute("INSERT INTO standplaats VALUES (1, ?, '0599030000000001', '0599200000000003', 'Kampweg',"
+                " 2, NULL, NULL, NULL, 'Rotterdam', 'Plaats aangewezen')", (_gp_point(93100.0, 435100.0),))
+    con.commit()
+    con.close()
+    t = read_source(p, progress=False)
+    got = rows(t)
+    assert set(got) == {("Coolsingel", 40, "", "", "3011AD"), ("Maashaven", 1, "a", "", "3072AA")}
+    assert got[("Coolsingel", 40, "", "", "3011AD")][:3] == ("Rotterdam", "Rotterdam", "Zuid-Holland")
+    assert metres(got[("Coolsingel", 40, "", "", "3011AD")][3:], rd_to_wgs(92800.0, 437700.0)) < 0.2
+    assert t.left_out["no_postcode"] == 1 and t.extract_date == "2026-11-01"
+
+
+# ---------------------------------------------------------------- the municipality table
+
+def test_municipality_table_covers_the_register():
+    """342 municipalities (the 2023 layout our CSV uses), four-digit codes, twelve provinces;
+    every municipality of the sample is in it under the same name."""
+    table = municipalities()
+    assert len(table) == 342
+    assert all(len(c) == 4 and c.isdigit() for c in table)
+    assert len({m.province for m in table.values()}) == 12
+    assert table["0221"] == ("0221", "Doesburg", "Gelderland")
+    assert table["0518"].name == "'s-Gravenhage" and table["1900"].name == "Súdwest-Fryslân"
+    for name in ("'s-Gravenhage", "'s-Hertogenbosch", "Groningen", "Maastricht", "Súdwest-Fryslân"):
+        assert name in by_name()
+
+
+# ---------------------------------------------------------------- the round trip, on the sample
+
+@pytest.mark.slow
+def test_lvbag_round_trip_on_the_sample(tmp_path, sample_source, capsys):
+    """benchmarks/lvbag_roundtrip.py on the sample: an extract written from the CSV (nested zips,
+    history versions, nevenadressen, LIG/STA polygons, records to leave out) builds the same
+    addresses, every point within 1 m, and the left-out counts are exactly those written."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import lvbag_roundtrip
+    finally:
+        sys.path.pop(0)
+    rc = lvbag_roundtrip.main(["--source", str(sample_source), "--work", str(tmp_path), "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "round trip: same addresses" in out

@@ -1,0 +1,67 @@
+"""The rate limit counts what a request costs, not only that it came (issue 11, defect 6)."""
+
+from __future__ import annotations
+
+import time
+
+import falcon.testing
+import pytest
+
+from server.app import create_app
+from server.auth import COST_UNIT_SECONDS, Authenticator, KeyStore, TokenBucket
+from server.config import Config
+from server.errors import ApiError
+
+
+class SlowIndex:
+    """An index whose every answer takes ``seconds`` of engine time."""
+
+    manifest = {"built_at": "2026-01-01T00:00:00+00:00"}
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def suggest_json(self, q, *, limit=5, lat=None, lon=None):
+        end = time.perf_counter() + self.seconds
+        while time.perf_counter() < end:
+            pass
+        return b'{"results":[]}'
+
+
+@pytest.mark.parametrize("asgi", [False, True])
+def test_expensive_queries_use_up_the_bucket_sooner(tmp_path, asgi):
+    store = KeyStore(str(tmp_path / "k.sqlite3"))
+    key = store.create("k", 20)  # a burst of 20 requests
+    headers = {"Authorization": f"Bearer {key}"}
+    answered = {}
+    for name, seconds in [("cheap", 0.0), ("expensive", COST_UNIT_SECONDS * 5)]:
+        client = falcon.testing.TestClient(
+            create_app(SlowIndex(seconds), Config(keystore_path=store.path), asgi=asgi)
+        )
+        statuses = [client.simulate_get("/v1/address", query_string="country=NLD&q=a", headers=headers).status_code
+                    for _ in range(20)]
+        answered[name] = statuses.count(200)
+        assert set(statuses) <= {200, 429}
+    assert answered["cheap"] >= 19  # (a token refills now and then)
+    assert answered["expensive"] <= 5  # each costs at least 1 + 5 tokens
+
+
+def test_a_charge_is_a_debt_paid_back_over_time():
+    bucket = TokenBucket(rate=10.0, now=0.0)
+    assert bucket.take(0.0) == 0.0
+    bucket.charge(100)  # never below minus the capacity
+    assert bucket.tokens == -10.0
+    assert bucket.take(0.0) == pytest.approx(1.1)  # 11 tokens to go at 10 a second
+    assert bucket.take(2.0) == 0.0
+
+
+def test_cheap_requests_cost_one_token(tmp_path):
+    store = KeyStore(str(tmp_path / "k.sqlite3"))
+    store.create("k", 3)
+    record = next(iter(store.active().values()))
+    auth = Authenticator(store, refresh_seconds=1.0, clock=lambda: 0.0)
+    for _ in range(3):
+        auth.throttle(record)
+        auth.charge(record, COST_UNIT_SECONDS * 0.9)
+    with pytest.raises(ApiError):
+        auth.throttle(record)
