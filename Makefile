@@ -6,14 +6,14 @@ INDEX_DIR ?= indexes/nl
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install index serve test test-full test-matrix wheel-test docs bench eval asan lint clean
+.PHONY: install index serve test test-full test-matrix wheel-test docs bench bench-index bench-baseline bench-compare eval asan lint clean
 
 STAMP := build/.installed
 
 install: $(STAMP)
 
 # (re)install when the build inputs change: compiles the Cython extensions in place
-$(STAMP): pyproject.toml setup.py engine/*.pyx engine/*.pxd
+$(STAMP): pyproject.toml setup.py engine/*.pyx engine/*.pxd engine/*.pxi
 	$(PYTHON) -m pip install -q --upgrade pip setuptools wheel
 	$(PYTHON) -m pip install -q -e ".[server,test,docs]"
 	mkdir -p build && touch $(STAMP)
@@ -47,8 +47,21 @@ docs: install
 test-full: index
 	ADDRESS_FULL_INDEX=$(INDEX_DIR) $(PYTHON) -m pytest -m full tests/quality -s
 
-bench: index
-	ADDRESS_FULL_INDEX=$(INDEX_DIR) $(PYTHON) -m pytest benchmarks --benchmark-group-by=param:limit
+# the benchmarks read INDEX_DIR as it is: never (re)built here (`make index` builds it)
+BENCH = ADDRESS_FULL_INDEX=$(INDEX_DIR) $(PYTHON) -P -m pytest benchmarks
+bench-index:
+	@test -f $(INDEX_DIR)/manifest.json || { echo "no index at $(INDEX_DIR): build one with \
+	make index INDEX_DIR=$(INDEX_DIR), or point INDEX_DIR at one"; exit 1; }
+
+bench: install bench-index
+	$(BENCH)
+
+# the regression pair: save a baseline, then compare against it (a first compare saves one)
+bench-baseline: install bench-index
+	$(BENCH) --benchmark-autosave
+
+bench-compare: install bench-index
+	$(BENCH) --benchmark-compare --benchmark-compare-fail=median:10%
 
 eval: index
 	$(PYTHON) ../shared/eval/evaluate.py ../shared/eval/queries-public.jsonl --engine $(INDEX_DIR)

@@ -126,7 +126,7 @@ def _target(r: dict) -> tuple:
 
 
 def _rank(index, q: str, limit: int, target: tuple) -> int | None:
-    for pos, h in enumerate(index.suggest(q, limit=limit)["hits"], 1):
+    for pos, h in enumerate([h.to_dict() for h in index.suggest(q, limit=limit)], 1):
         if hit_key(h) == target:
             return pos
     return None

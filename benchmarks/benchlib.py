@@ -82,9 +82,10 @@ def form_queries(rows: list[dict], form: str) -> list[str]:
 
 
 def workloads(rows: list[dict]) -> dict[str, list[str]]:
-    """The named query lists; `all` is what the per-limit figures are measured over."""
+    """The named query lists: `full` the public queries as typed in full, `prefixes` the
+    typing prefixes, `all` both in keystroke order, `typo` the queries of form typo."""
     return {"all": keystroke_stream(rows), "typo": form_queries(rows, "typo"),
-            "prefixes": typing_prefixes(rows)}
+            "prefixes": typing_prefixes(rows), "full": [r["q"] for r in rows]}
 
 
 # -- per-call timing -------------------------------------------------------------------------

@@ -133,7 +133,7 @@ def main() -> None:
         forms["postcode_typing"] = f"{street} {number} {postcode[:4]}"
         forms["postcode_typing_letter"] = f"{street} {number} {postcode[:4]} {postcode[4]}".lower()
         for form, q in forms.items():
-            hits = index.suggest(q, limit=5)["hits"]
+            hits = [h.to_dict() for h in index.suggest(q, limit=5)]
             keys = [hit_key(h) for h in hits]
             n = counts[form]
             n["n"] += 1

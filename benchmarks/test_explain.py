@@ -26,7 +26,7 @@ PAIRS = 20000       # (query, hit) pairs timed
 def pairs(full_index, workload) -> list[tuple[str, dict]]:
     out = []
     for q in workload["all"]:
-        out.extend((q, hit) for hit in full_index.suggest(q, limit=5)["hits"])
+        out.extend((q, hit) for hit in (h.to_dict() for h in full_index.suggest(q, limit=5)))
         if len(out) >= PAIRS:
             break
     return out[:PAIRS]

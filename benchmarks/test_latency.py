@@ -5,9 +5,12 @@ iterations=1, the query handed in by an untimed setup), so the table's median is
 rounds walk the list exactly once. p50 / p90 / p99 / max per call come from the same round
 timings and are stored in `extra_info` (and printed in the summary at the end).
 
-Lists (benchlib.workloads): `all` = every public query plus the typing prefixes the evaluator's
-keystroke simulation asks; `typo` = the queries of form `typo`; `prefixes` = the typing prefixes
-alone.
+Lists (benchlib.workloads): `full` = every public query as typed in full; `prefixes` = the
+typing prefixes the evaluator's keystroke simulation asks; `typo` = the queries of form `typo`;
+`all` = full queries and prefixes in keystroke order (the focus benchmark).
+
+Each benchmark has its group (stored in the saved JSON): full-queries, typing-prefixes (each at
+limit 1, 5, 10), typo, focus, threads; test_batch.py adds batch.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ GIL_BATCH = 4000
 GIL_ROUNDS = 15
 
 
-def _per_call(benchmark, index, queries: list[str], limit: int, label: str, summary, **extra) -> None:
+def _per_call(benchmark, index, queries: list[str], limit: int, label: str, summary, call=None,
+              **extra) -> None:
     it = itertools.cycle(queries)
     kwargs = {"limit": limit, **extra}
 
@@ -34,7 +38,7 @@ def _per_call(benchmark, index, queries: list[str], limit: int, label: str, summ
         return (next(it),), kwargs
 
     benchmark.extra_info.update(workload=label, calls=len(queries), distinct=len(set(queries)))
-    benchmark.pedantic(index.suggest_json, setup=setup, rounds=len(queries),
+    benchmark.pedantic(call or index.suggest_json, setup=setup, rounds=len(queries),
                        warmup_rounds=min(WARMUP_ROUNDS, len(queries)), iterations=1)
     data = benchmark.stats.stats.data
     assert len(data) == len(queries)
@@ -44,18 +48,29 @@ def _per_call(benchmark, index, queries: list[str], limit: int, label: str, summ
                    f"  p90 {s['p90_us']:7.1f}  p99 {s['p99_us']:7.1f}  max {s['max_us']:8.1f}")
 
 
+@pytest.mark.benchmark(group="full-queries")
 @pytest.mark.parametrize("limit", LIMITS, ids=lambda v: f"limit={v}")
-def test_suggest_json(benchmark, full_index, workload, summary, limit):
-    """All public queries + typing prefixes, at limit 1, 5 and 10."""
-    _per_call(benchmark, full_index, workload["all"], limit, "all", summary)
+def test_full_queries(benchmark, full_index, workload, summary, limit, full_query_call):
+    """The public queries as typed in full, at limit 1, 5 and 10 (`full_query_call`: the call
+    a deliberate ENGINE_BENCH_SLOWDOWN slows, conftest.py)."""
+    _per_call(benchmark, full_index, workload["full"], limit, "full", summary, call=full_query_call)
 
 
+@pytest.mark.benchmark(group="typing-prefixes")
+@pytest.mark.parametrize("limit", LIMITS, ids=lambda v: f"limit={v}")
+def test_typing_prefixes(benchmark, full_index, workload, summary, limit):
+    """The typing prefixes (short, open input: the widest candidate ranges), at each limit."""
+    _per_call(benchmark, full_index, workload["prefixes"], limit, "prefixes", summary)
+
+
+@pytest.mark.benchmark(group="typo")
 @pytest.mark.parametrize("limit", [5], ids=lambda v: f"limit={v}")
 def test_suggest_json_typo(benchmark, full_index, workload, summary, limit):
     """The `typo` form queries only (the deletion-neighbourhood path)."""
     _per_call(benchmark, full_index, workload["typo"], limit, "typo", summary)
 
 
+@pytest.mark.benchmark(group="focus")
 @pytest.mark.parametrize("limit", [5], ids=lambda v: f"limit={v}")
 def test_suggest_json_focus(benchmark, full_index, workload, summary, limit):
     """All public queries + typing prefixes with a focus point (Utrecht centre): the ranking
@@ -63,12 +78,7 @@ def test_suggest_json_focus(benchmark, full_index, workload, summary, limit):
     _per_call(benchmark, full_index, workload["all"], limit, "focus", summary, lat=52.0907, lon=5.1214)
 
 
-@pytest.mark.parametrize("limit", [5], ids=lambda v: f"limit={v}")
-def test_suggest_json_prefixes(benchmark, full_index, workload, summary, limit):
-    """The typing prefixes only (short, open input: the widest candidate ranges)."""
-    _per_call(benchmark, full_index, workload["prefixes"], limit, "prefixes", summary)
-
-
+@pytest.mark.benchmark(group="threads")
 @pytest.mark.parametrize("limit", [5], ids=lambda v: f"limit={v}")
 def test_gil_released(benchmark, full_index, workload, summary, limit):
     """The same batch of GIL_BATCH queries in 1 thread vs dealt over 2 threads (pandas asv

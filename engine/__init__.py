@@ -16,14 +16,21 @@ import json
 import math
 import mmap
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import orjson
 
-from ._core import ARRAYS, Index, IndexClosedError, QueryError
+from ._core import ARRAYS, Index, IndexClosedError, QueryError, _search_scored
+from .hits import Hit, make_hits
+from .match import Match, match_texts
 
-__all__ = ["AddressIndex", "IndexOpenError", "IndexClosedError", "QueryError", "FORMAT_VERSION", "__version__"]
+if TYPE_CHECKING:
+    from .explain import WordMatch
+
+__all__ = ["AddressIndex", "IndexOpenError", "IndexClosedError", "QueryError", "FORMAT_VERSION", "__version__",
+           "Hit", "Match"]
 
 try:  # NOTE: one source, pyproject.toml's version, read from the installed package's metadata
     __version__ = _metadata.version("nl-address-autocomplete")
@@ -160,9 +167,47 @@ class AddressIndex(Index):
         return index
 
     def suggest(self, q: str, *, limit: int = 5, lat: float | None = None,
-                lon: float | None = None) -> dict:
-        """Return the response of the contract for `q` as Python objects."""
-        return orjson.loads(self.suggest_json(q, limit=limit, lat=lat, lon=lon))
+                lon: float | None = None) -> list[Hit]:
+        """Return the hits for `q`, best first, as typed `Hit` objects (`engine.hits`).
+
+        The same addresses in the same order as `suggest_json`, whose bytes (the HTTP response
+        body) stay the fast path; `Hit.to_json` gives one hit's object of that body."""
+        scored, found = _search_scored(self, q, limit, lat, lon)
+        return make_hits(self, q, scored, found)
+
+    def search_scored(self, q: str, *, limit: int = 5, lat: float | None = None,
+                      lon: float | None = None) -> list[tuple[int, float]]:
+        """Return (address id, score) of each hit for `q`, best first: `search_ids` with the
+        ranking score of each (`Hit.score`)."""
+        return _search_scored(self, q, limit, lat, lon)[0]
+
+    def hit(self, address_id: int, *, q: str = "", score: float = 0.0, found: str = "typed") -> Hit:
+        """Return address row `address_id` of this index as a `Hit` (IndexError when out of
+        range)."""
+        return make_hits(self, q, [(address_id, score)], found)[0]
+
+    @property
+    def aliases(self) -> dict[str, tuple[str, ...]]:
+        """The alias table of this index (`engine.explain.aliases_from_manifest`), made once."""
+        table: dict[str, tuple[str, ...]] | None = self.__dict__.get("_aliases")
+        if table is None:
+            from .explain import aliases_from_manifest
+
+            table = self.__dict__["_aliases"] = aliases_from_manifest(self.manifest)
+        return table
+
+    def explain(self, hit: Hit) -> tuple[WordMatch, ...]:
+        """Return how each typed word of `hit.query` matched `hit`, with this index's alias
+        table: `Hit.how_matched(index.aliases)`."""
+        return hit.how_matched(self.aliases)
+
+    def match(self, texts: Iterable[object], *, threads: int | None = None,
+              chunk_size: int = 1024) -> Iterator[Match]:
+        """Yield the best match of each text, in order: a `Match` (`engine.match`).
+
+        The searches run without the GIL on `threads` threads (default: one per core); the
+        texts are read lazily, a few chunks ahead, so a generator of any length works."""
+        return match_texts(self, texts, threads=threads, chunk_size=chunk_size)
 
     def _release(self) -> None:
         super()._release()

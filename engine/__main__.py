@@ -1,8 +1,10 @@
-"""Command line: ``python -m engine build SOURCE OUT_DIR`` and ``python -m engine query DIR Q``."""
+"""Command line: ``python -m engine build SOURCE OUT_DIR``, ``python -m engine query DIR Q`` and
+``python -m engine match INPUT --column NAME --out OUTPUT``."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 DEFAULT_SOURCE = "../shared/data/nl-addresses.csv.zst"
@@ -28,7 +30,10 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("index")
     q.add_argument("q")
     q.add_argument("--limit", type=int, default=5)
+    _match_parser(sub)
     args = ap.parse_args(argv)
+    if args.cmd == "match":
+        return _match(args)
     if args.cmd == "build":
         from .build import BuildError, TargetError, build
         from .source import SourceError
@@ -46,6 +51,39 @@ def main(argv: list[str] | None = None) -> int:
     except (IndexOpenError, QueryError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _match_parser(sub) -> None:
+    m = sub.add_parser(
+        "match", help="match a column of free-text addresses in a CSV (.csv, .csv.gz, .csv.zst)",
+        description="Write OUTPUT: the rows of INPUT, each with the best address for its column NAME "
+                    "(match_street ... match_longitude, match_score, match_quality) or, when it has "
+                    "none, the reason (match_reason: no_match, empty, too_long, not_text, missing).")
+    m.add_argument("input", help="the CSV to read (streamed; it needs a header line)")
+    m.add_argument("--column", required=True, help="the header name of the address column")
+    m.add_argument("--out", required=True, help="the CSV to write (.gz / .zst compress it)")
+    m.add_argument("--index", default=os.environ.get("ADDRESS_INDEX", "indexes/nl"),
+                   help="the index directory (default $ADDRESS_INDEX, else indexes/nl)")
+    m.add_argument("--force", action="store_true", help="replace OUTPUT if it exists")
+    m.add_argument("--threads", type=int, default=None, help="search threads (default: one per core)")
+    m.add_argument("--delimiter", default=None, help="the field separator (default: read from the header)")
+    m.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _match(args) -> int:
+    from . import AddressIndex, IndexOpenError
+    from .match import MatchFileError, match_file
+
+    try:
+        index = AddressIndex.open(args.index)
+        counts = match_file(index, args.input, args.column, args.out, force=args.force,
+                            threads=args.threads, delimiter=args.delimiter,
+                            progress=not args.no_progress)
+    except (IndexOpenError, MatchFileError, ValueError) as e:
+        print(f"match failed: {e}", file=sys.stderr)
+        return 1
+    print(" ".join(f"{k}={v}" for k, v in counts.items()), file=sys.stderr)
     return 0
 
 

@@ -3012,3 +3012,6 @@ def _coordinate(value, str name, double bound):
     if not (-bound <= v <= bound):  # NaN too
         raise QueryError(f"{name} must be a number from {-bound:g} to {bound:g}", parameter=name)
     return v
+
+
+include "_batch.pxi"

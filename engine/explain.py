@@ -2,7 +2,7 @@
 
     >>> from engine.explain import aliases_from_manifest, explain, highlights, match_score
     >>> aliases = aliases_from_manifest(index.manifest)      # once per index, then reuse it
-    >>> hit = index.suggest("burg de withstr 1", limit=1)["hits"][0]
+    >>> hit = index.suggest("burg de withstr 1", limit=1)[0].to_dict()   # engine.Hit.how_matched
     >>> explain("burg de withstr 1", hit, aliases=aliases)   # one WordMatch per typed word
     >>> highlights("burg de withstr 1", hit, aliases=aliases)  # per line, the spans to show bold
 

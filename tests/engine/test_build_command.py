@@ -53,7 +53,7 @@ def test_build_replaces_an_index_or_an_empty_directory(mini, tmp_path, capsys):
     more.write_text(mini.read_text() + "Damrak;51;;;1012LG;Amsterdam;Amsterdam;Noord-Holland;52.37;4.89\n")
     assert build(more, empty) == 0  # an index is replaced
     index = engine.AddressIndex.open(empty)
-    assert index.suggest("damrak 51", limit=1)["hits"][0]["lines"][0] == "Damrak 51"
+    assert index.suggest("damrak 51", limit=1)[0].lines[0] == "Damrak 51"
     assert "refusing" not in capsys.readouterr().err
 
 
@@ -81,7 +81,7 @@ def test_build_refuses_anything_else_and_force_replaces_it(mini, tmp_path, capsy
     assert f"refusing to replace {target}" in err and "--force" in err
     assert (sorted(p.name for p in target.iterdir()) if target.is_dir() else target.read_text()) == before
     assert build(mini, target, "--force") == 0
-    assert engine.AddressIndex.open(target).suggest("damrak 1", limit=1)["hits"]
+    assert engine.AddressIndex.open(target).suggest("damrak 1", limit=1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mini.csv", "target"]
 
 
@@ -94,5 +94,5 @@ def test_build_refuses_a_link_and_force_replaces_only_the_link(mini, tmp_path, c
     assert "symbolic link" in capsys.readouterr().err
     assert build(mini, link, "--force") == 0
     assert link.is_dir() and not link.is_symlink()
-    assert engine.AddressIndex.open(real).suggest("damrak 1", limit=1)["hits"]  # untouched
+    assert engine.AddressIndex.open(real).suggest("damrak 1", limit=1)  # untouched
     assert sorted(p.name for p in tmp_path.iterdir()) == ["current", "mini.csv", "real"]

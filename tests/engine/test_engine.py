@@ -51,7 +51,7 @@ def test_postcode_and_number_find_exactly_that_address_first(sample_index, rows)
     for row in rng.sample(rows, 300):
         street, number, letter, addition, postcode, locality = row
         q = f"{postcode.replace(' ', '')} {number}{letter}" + (f" {addition}" if addition else "")
-        hits = sample_index.suggest(q, limit=5)["hits"]
+        hits = [h.to_dict() for h in sample_index.suggest(q, limit=5)]
         assert hits, q
         assert key(hits[0]) == row, q
 
@@ -63,7 +63,7 @@ def test_postcode_forms(sample_index, rows, form):
         pc = row[4]
         q = form.format(pc=pc, pcl=pc.lower(), pcg=pc.replace(" ", "").lower(),
                         pcs=pc.replace(" ", ""), n=row[1])
-        assert key(sample_index.suggest(q, limit=1)["hits"][0]) == row, q
+        assert key(sample_index.suggest(q, limit=1)[0].to_dict()) == row, q
 
 
 def test_street_number_locality_in_any_order_and_case(sample_index, rows):
@@ -72,7 +72,7 @@ def test_street_number_locality_in_any_order_and_case(sample_index, rows):
         street, number, _, _, _, locality = row
         for q in (f"{street} {number} {locality}", f"{locality} {street} {number}",
                   f"{number} {street} {locality}".upper()):
-            keys = [key(h) for h in sample_index.suggest(q, limit=5)["hits"]]
+            keys = [key(h.to_dict()) for h in sample_index.suggest(q, limit=5)]
             assert row in keys, q
 
 
@@ -80,11 +80,10 @@ def test_hits_are_real_rows_and_never_exceed_the_limit(sample_index, rows):
     real = set(rows)
     for q in ["kerkstraat", "a", "1", "groningen 1", "s", "2511", "hoofd", "maastricht", "z 1"]:
         for limit in (1, 3, 5, 10):
-            body = sample_index.suggest(q, limit=limit)
-            assert body["limit"] == limit
-            assert len(body["hits"]) <= limit
-            for hit in body["hits"]:
-                assert key(hit) in real, (q, hit)
+            hits = sample_index.suggest(q, limit=limit)
+            assert len(hits) <= limit
+            for hit in hits:
+                assert key(hit.to_dict()) in real, (q, hit)
 
 
 def test_response_shape_follows_the_contract(sample_index):
@@ -103,14 +102,15 @@ def test_response_shape_follows_the_contract(sample_index):
 
 def test_addition_appears_in_components_and_line(sample_index, rows):
     row = next(r for r in rows if r[3] and not r[2])
-    hit = sample_index.suggest(f"{row[4]} {row[1]}-{row[3]}", limit=1)["hits"][0]
+    hit = [h.to_dict() for h in sample_index.suggest(f"{row[4]} {row[1]}-{row[3]}", limit=1)][0]
     assert comps(hit)["NLD_HOUSE_NUMBER_ADDITION"] == row[3]
     assert hit["lines"][0] == f"{row[0]} {row[1]}-{row[3]}"
 
 
 def test_blank_and_unknown_queries_give_no_hits(sample_index):
     for q in ["", "   ", "qqqqxxzz 12", "!!!", "\x00", "😀"]:
-        assert sample_index.suggest(q) == {"hits": [], "limit": 5}
+        assert sample_index.suggest(q) == []
+        assert sample_index.suggest_json(q) == b'{"hits":[],"limit":5}'
 
 
 def test_same_query_same_body(sample_index):
@@ -119,7 +119,7 @@ def test_same_query_same_body(sample_index):
 
 
 def test_complete_number_before_prefix_and_letters_in_order(sample_index):
-    hits = sample_index.suggest("Hooistraat 2 den haag", limit=10)["hits"]
+    hits = [h.to_dict() for h in sample_index.suggest("Hooistraat 2 den haag", limit=10)]
     numbers = [(comps(h)["NLD_HOUSE_NUMBER"], comps(h).get("NLD_HOUSE_LETTER", "")) for h in hits]
     exact = [n for n in numbers if n[0] == 2]
     assert numbers[: len(exact)] == exact and exact == sorted(exact)
@@ -142,7 +142,7 @@ def test_limit_must_be_an_int(sample_index):
 
 
 def test_128_code_points_is_the_maximum(sample_index):
-    assert sample_index.suggest("é" * 128)["hits"] == []
+    assert [h.to_dict() for h in sample_index.suggest("é" * 128)] == []
     with pytest.raises(engine.QueryError) as e:
         sample_index.suggest("😀" * 129)
     assert e.value.code == "query_too_long"
@@ -262,8 +262,8 @@ def test_the_build_reports_bad_rows_with_their_line(tmp_path, capsys):
     assert manifest["rejected"] == 1 and manifest["rows_out"] == 1999
     assert "mini.csv:43: malformed postcode" in capsys.readouterr().err
     tiny = engine.AddressIndex.open(tmp_path / "idx")  # a tiny index works like a big one
-    assert tiny.suggest("damrak 2000")["hits"][0]["lines"][0] == "Damrak 2000"
-    hits = tiny.suggest("damrak 42", limit=3)["hits"]  # 42 itself was the bad row
+    assert tiny.suggest("damrak 2000")[0].lines[0] == "Damrak 2000"
+    hits = [h.to_dict() for h in tiny.suggest("damrak 42", limit=3)]  # 42 itself was the bad row
     assert [h["lines"][0] for h in hits] == ["Damrak 420", "Damrak 421", "Damrak 422"]
 
 
@@ -278,9 +278,9 @@ def test_a_house_number_with_hundreds_of_additions(tmp_path):
     build(tmp_path / "marina.csv", tmp_path / "idx", progress=False)
     index = engine.AddressIndex.open(tmp_path / "idx")
     for q in ["3151VP 100K K029", "wierstraat 100k-k029 hoek van holland", "3151 vp 100 k k029"]:
-        assert index.suggest(q, limit=1)["hits"][0]["lines"][0] == "Wierstraat 100K-K029", q
+        assert index.suggest(q, limit=1)[0].lines[0] == "Wierstraat 100K-K029", q
     # a typed letter is read as the letter before it is read as the start of an addition
-    assert index.suggest("3151VP 100K", limit=1)["hits"][0]["lines"][0] == "Wierstraat 100K-K001"
+    assert index.suggest("3151VP 100K", limit=1)[0].lines[0] == "Wierstraat 100K-K001"
 
 
 def test_a_slip_in_a_short_word_counts_its_ij_as_typed(tmp_path):
@@ -293,7 +293,7 @@ def test_a_slip_in_a_short_word_counts_its_ij_as_typed(tmp_path):
     (tmp_path / "mini.csv").write_text(header + "".join(rows))
     build(tmp_path / "mini.csv", tmp_path / "idx", progress=False)
     index = engine.AddressIndex.open(tmp_path / "idx")
-    assert index.suggest("zuije 15 schermerhorn", limit=1)["hits"][0]["lines"][0] == "Zuidje 15"
+    assert index.suggest("zuije 15 schermerhorn", limit=1)[0].lines[0] == "Zuidje 15"
 
 
 def test_the_bound_beside_each_posting():

@@ -24,7 +24,7 @@ def aliases(sample_index):
 
 def first_hit(index, q, line0_starts=""):
     """The first hit of `q` (whose street line starts with `line0_starts`)."""
-    for hit in index.suggest(q, limit=10)["hits"]:
+    for hit in (h.to_dict() for h in index.suggest(q, limit=10)):
         if hit["lines"][0].startswith(line0_starts):
             return hit
     raise AssertionError(f"{q!r}: no hit whose street line starts with {line0_starts!r}")
@@ -239,7 +239,7 @@ def test_a_postcode_being_typed(sample_index, aliases):
     for q, want in (("9711", [("9711", "prefix", "postcode", "9711")]),
                     ("9711 l", [("9711", "exact", "postcode", "9711"), ("l", "prefix", "postcode", "L")]),
                     ("9711l", [("9711l", "prefix", "postcode", "9711 L")])):
-        hit = sample_index.suggest(q, limit=1)["hits"][0]
+        hit = sample_index.suggest(q, limit=1)[0].to_dict()
         assert table(q, hit, aliases) == want, q
 
 
@@ -352,7 +352,7 @@ def test_many_alias_tables_one_after_another(sample_index):
 
 
 def test_bad_arguments_are_refused_clearly(sample_index):
-    hit = sample_index.suggest("herestraat 1", limit=1)["hits"][0]
+    hit = sample_index.suggest("herestraat 1", limit=1)[0].to_dict()
     with pytest.raises(TypeError, match="q must be a str"):
         explain(b"herestraat", hit)
     with pytest.raises(TypeError, match="hit must be"):
@@ -391,7 +391,7 @@ def test_threads_get_the_answers_one_thread_gets(sample_index, aliases):
 
     queries = ["den haag hooistraat 2a", "herestrat 12", "9711 lj 12", "v aerssenstraat 1", "ijlst",
                "kerk straat 1", "st amandusstraat 1", "afkelansdijk sneek", "herestraat 1 (achterhuis)"]
-    pairs = [(q, h) for q in queries for h in sample_index.suggest(q, limit=10)["hits"]]
+    pairs = [(q, h) for q in queries for h in [h.to_dict() for h in sample_index.suggest(q, limit=10)]]
     want = [explain(q, h, aliases=aliases) for q, h in pairs]
     got: dict[int, list] = {}
 
@@ -492,7 +492,7 @@ def test_random_prefixes_of_real_addresses(sample_index, aliases, typed_addresse
     for typed in typed_addresses:
         for k in sorted({len(typed), *rng.sample(range(1, len(typed) + 1), 3)}):
             q = typed[:k]
-            for hit in sample_index.suggest(q, limit=3)["hits"]:
+            for hit in (h.to_dict() for h in sample_index.suggest(q, limit=3)):
                 matches = explain(q, hit, aliases=aliases)
                 check_invariants(q, hit, matches)
                 for m in matches:
@@ -513,7 +513,7 @@ def test_a_whole_address_typed_is_accounted_for_by_its_own_hit(sample_index, ali
     """Typed in full, an address's own hit accounts for every typed word."""
     found = 0
     for typed in typed_addresses[:150]:
-        for hit in sample_index.suggest(typed, limit=5)["hits"]:
+        for hit in (h.to_dict() for h in sample_index.suggest(typed, limit=5)):
             text = fold(" ".join(hit["lines"][:2])).replace(" ", "")
             if all(fold(w).replace(" ", "") in text for w in typed.replace(",", " ").split()):
                 matches = explain(typed, hit, aliases=aliases)

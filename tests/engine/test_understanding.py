@@ -6,11 +6,11 @@ import pytest
 
 
 def lines(index, q, limit=5, **kw):
-    return [h["lines"][0] + ", " + h["lines"][1] for h in index.suggest(q, limit=limit, **kw)["hits"]]
+    return [h.lines[0] + ", " + h.lines[1] for h in index.suggest(q, limit=limit, **kw)]
 
 
 def first_place(index, q, **kw):
-    hit = index.suggest(q, limit=1, **kw)["hits"][0]
+    hit = index.suggest(q, limit=1, **kw)[0].to_dict()
     return {c["type"]: c["value"] for c in hit["components"]}
 
 
@@ -112,7 +112,7 @@ def test_words_still_being_typed(sample_index):
 
 
 def test_open_input_spreads_over_places(sample_index):
-    hits = sample_index.suggest("kerkstraat 1", limit=5)["hits"]
+    hits = [h.to_dict() for h in sample_index.suggest("kerkstraat 1", limit=5)]
     places = [h["lines"][1].split(" ", 2)[2] for h in hits]
     assert len(set(places)) == 5
     assert all(h["lines"][0] == "Kerkstraat 1" for h in hits)
@@ -138,10 +138,10 @@ def test_focus_point_prefers_nearer_addresses(sample_index):
 def test_the_same_word_twice_needs_two_names(sample_index):
     """One typed word is answered by one word of the address: `exmorra 1 exmorra` means the
     street Exmorrazijl in Exmorra, not any street of Exmorra matched twice by the place."""
-    hits = sample_index.suggest("exmorra 1 exmorra", limit=5)["hits"]
+    hits = [h.to_dict() for h in sample_index.suggest("exmorra 1 exmorra", limit=5)]
     assert hits
     assert all(h["lines"][0].startswith("Exmorrazijl ") for h in hits), [h["lines"] for h in hits]
-    assert sample_index.suggest("exmorra 1", limit=5)["hits"][0]["lines"][1].endswith("Exmorra")
+    assert sample_index.suggest("exmorra 1", limit=5)[0].lines[1].endswith("Exmorra")
 
 
 def test_a_word_after_the_number_is_the_place(sample_index):
@@ -156,7 +156,7 @@ def test_a_word_after_the_number_is_the_place(sample_index):
 def test_a_short_word_after_the_number_is_not_the_street_again(sample_index):
     """Read as a letter or addition that is not there, `vink` after `vinkelse 2` is the start
     of the place (Vinkel), never the street word that `vinkelse` already answered."""
-    hits = sample_index.suggest("vinkelse 2 vink", limit=5)["hits"]
+    hits = [h.to_dict() for h in sample_index.suggest("vinkelse 2 vink", limit=5)]
     assert hits and all(h["lines"][1].endswith(" Vinkel") for h in hits), [h["lines"] for h in hits]
     assert lines(sample_index, "10 op het rooth maastricht")[0] == "Op het Rooth 10, 6223 GB Maastricht"
 
@@ -186,14 +186,14 @@ def test_a_pasted_address_with_words_it_does_not_hold(sample_index, q):
 
 
 def test_a_query_of_nothing_known_finds_nothing(sample_index):
-    assert sample_index.suggest("zzzzzz qqqqqq xxxxxx", limit=5)["hits"] == []
+    assert [h.to_dict() for h in sample_index.suggest("zzzzzz qqqqqq xxxxxx", limit=5)] == []
 
 
 def test_a_place_word_is_never_dropped_to_find_something(sample_index):
     """`grote markt 1 den bosch`: no Grote Markt in 's-Hertogenbosch, and answering with the
     one of 's-Gravenhage (`den`, with `bosch` dropped) would mislead; only words that match
     nothing and a trailing country or province are left out."""
-    hits = sample_index.suggest("grote markt 1 den bosch", limit=5)["hits"]
+    hits = [h.to_dict() for h in sample_index.suggest("grote markt 1 den bosch", limit=5)]
     assert not any(h["lines"][1].endswith("'s-Gravenhage") for h in hits), [h["lines"] for h in hits]
     assert lines(sample_index, "grote markt 1 den haag zuid-holland")[0].startswith("Grote Markt 1, ")
 

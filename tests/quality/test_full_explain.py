@@ -25,7 +25,7 @@ def country():
 
 def readings(country, q):
     index, aliases = country
-    hit = index.suggest(q, limit=5)["hits"][0]
+    hit = index.suggest(q, limit=5)[0].to_dict()
     return hit, [(m.typed, m.kind, m.field, m.span) for m in explain(q, hit, aliases=aliases)]
 
 

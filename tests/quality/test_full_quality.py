@@ -57,7 +57,7 @@ def test_aliases_and_typos(report, form):
 
 def first_hit(index, q: str) -> str:
     """The first hit of q at limit 5, as "street line, postcode and place"."""
-    hit = index.suggest(q, limit=5)["hits"][0]
+    hit = index.suggest(q, limit=5)[0].to_dict()
     return hit["lines"][0] + ", " + hit["lines"][1]
 
 
@@ -88,8 +88,8 @@ def test_a_postcode_the_address_does_not_have_still_says_where(full_index, q):
     """Kerkstraat 12 without a postcode is first in Utrecht; with a postcode one letter off
     (1017 GK for 1017 GL) it is the one in Amsterdam, with two letters off the one near where
     1017 lies, and with the postcode still being typed the one in it."""
-    assert "Utrecht" in full_index.suggest("kerkstraat 12", limit=1)["hits"][0]["lines"][1]
-    hit = full_index.suggest(q, limit=5)["hits"][0]
+    assert "Utrecht" in full_index.suggest("kerkstraat 12", limit=1)[0].lines[1]
+    hit = full_index.suggest(q, limit=5)[0].to_dict()
     assert hit["lines"][1] == "1017 GL Amsterdam"
 
 
@@ -136,20 +136,20 @@ def test_every_place_alias_names_a_registered_place(full_index):
         if aliases[-1] in ("Oosterend", "Oostrum"):
             continue    # also registered places (on Texel, in Venray), which come first
         places = [{x["type"]: x["value"] for x in h["components"]}
-                  for h in full_index.suggest(aliases[-1], limit=10)["hits"]]
+                  for h in (x.to_dict() for x in full_index.suggest(aliases[-1], limit=10))]
         assert any(official in (c["NLD_LOCALITY"], c["NLD_MUNICIPALITY"]) for c in places), (official, aliases)
 
 
 def test_four_digits_and_two_letters_as_the_only_number_may_be_the_house(full_index):
     """`1233hs` looks like a postcode, but no other number was typed: house 1233 with HS, which
     it may not have; beside another number it is the postcode (with a slip)."""
-    assert full_index.suggest("tolhuis 1233hs nijmegen", limit=1)["hits"][0]["lines"][0] == "Tolhuis 1233"
-    assert full_index.suggest("hoofdstraat 70 9973pe", limit=1)["hits"][0]["lines"][1] == "9937 PE Meedhuizen"
+    assert full_index.suggest("tolhuis 1233hs nijmegen", limit=1)[0].lines[0] == "Tolhuis 1233"
+    assert full_index.suggest("hoofdstraat 70 9973pe", limit=1)[0].lines[1] == "9937 PE Meedhuizen"
 
 
 def test_van_der_written_vd(full_index):
     """`vd` is also a token of its own in the country (so it does not simply match nothing)."""
-    hit = full_index.suggest("jan vd heijdenstraat 1", limit=5)["hits"][0]
+    hit = full_index.suggest("jan vd heijdenstraat 1", limit=5)[0].to_dict()
     assert hit["lines"][0] == "Jan van der Heijdenstraat 1"
 
 
@@ -188,7 +188,7 @@ def test_a_province_at_the_end_picks_the_place_of_that_name(full_index, q, want)
 def test_the_registers_own_spelling_comes_before_an_expansion(full_index):
     """`Pr Clauslaan` is registered so in Amerongen (and `Pr.Clauslaan` in Nieuwleusen): typed
     so, they come first, before the Prins Clauslaan 7 of bigger places, which `pr` also finds."""
-    hits = [h["lines"][0] for h in full_index.suggest("Pr Clauslaan 7", limit=5)["hits"]]
+    hits = [h.lines[0] for h in full_index.suggest("Pr Clauslaan 7", limit=5)]
     assert sorted(hits[:2]) == ["Pr Clauslaan 7", "Pr.Clauslaan 7"]
     assert hits[2:] and all(h == "Prins Clauslaan 7" for h in hits[2:])
     assert first_hit(full_index, "prins clauslaan 7").startswith("Prins Clauslaan 7,")
