@@ -1,6 +1,7 @@
 """Command line of the service.
 
     python -m server keys create --name NAME [--rate N]   # prints the key alone on the last line
+    python -m server keys create --name NAME --publishable --origin https://shop.example [--origin ...]
     python -m server keys list
     python -m server keys revoke NAME
     python -m server switch-index NEW_INDEX_DIR [--link PATH]
@@ -14,24 +15,41 @@ import argparse
 import os
 import sys
 
-from server.auth import KeyStore, KeyStoreError
+from server.auth import PUBLISHABLE, SECRET, KeyStore, KeyStoreError
 from server.config import DEFAULT_INDEX, DEFAULT_KEYSTORE
+
+#: Default rate of a publishable key: every visitor of the site shares it, and anyone can read it.
+PUBLISHABLE_RATE = 20.0
 
 
 def _keys_create(store: KeyStore, args: argparse.Namespace) -> int:
-    key = store.create(args.name, args.rate)
-    print(f"created API key {args.name!r}: {args.rate:g} requests/s per worker process.")
-    print("It is shown only this once and stored only as a hash; keep it secret:")
+    kind = PUBLISHABLE if args.publishable else SECRET
+    rate = args.rate
+    if rate is None:
+        variable, default = (
+            ("ADDRESS_PUBLISHABLE_RATE", PUBLISHABLE_RATE) if args.publishable else ("ADDRESS_DEFAULT_RATE", 100.0)
+        )
+        try:
+            rate = float(os.environ.get(variable, default))
+        except ValueError:
+            raise KeyStoreError(f"{variable} must be a number of requests per second") from None
+    key = store.create(args.name, rate, kind=kind, origins=args.origin)
+    print(f"created {kind} API key {args.name!r}: {rate:g} requests/s per worker process.")
+    if args.publishable:
+        print("It is shown only this once; web pages of its origins may use it (it is in their HTML):")
+    else:
+        print("It is shown only this once and stored only as a hash; keep it secret:")
     print(key)
     return 0
 
 
 def _keys_list(store: KeyStore, args: argparse.Namespace) -> int:
     rows = store.list()
-    print(f"{'name':<24} {'created_at':<21} {'rate/s':>9}  status")
+    print(f"{'name':<24} {'created_at':<21} {'rate/s':>9}  {'kind':<11} {'status':<28} origins")
     for row in rows:
         status = f"revoked {row.revoked_at}" if row.revoked_at else "active"
-        print(f"{row.name:<24} {row.created_at:<21} {row.rate:>9g}  {status}")
+        origins = " ".join(row.origins) or "-"
+        print(f"{row.name:<24} {row.created_at:<21} {row.rate:>9g}  {row.kind:<11} {status:<28} {origins}")
     return 0
 
 
@@ -83,11 +101,26 @@ def main(argv: list[str] | None = None) -> int:
     create.add_argument(
         "--rate",
         type=float,
-        default=float(os.environ.get("ADDRESS_DEFAULT_RATE", "100")),
-        help="requests per second per worker process (default %(default)g)",
+        default=None,
+        help="requests per second per worker process (default: $ADDRESS_DEFAULT_RATE or 100; "
+        f"publishable: $ADDRESS_PUBLISHABLE_RATE or {PUBLISHABLE_RATE:g})",
+    )
+    create.add_argument(
+        "--publishable",
+        action="store_true",
+        help="a key for web pages: served only to the --origin pages (needs one at least)",
+    )
+    create.add_argument(
+        "--origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a web origin (https://shop.example[:port]) whose pages may use the key; repeatable",
     )
     create.set_defaults(run=_keys_create)
-    key_commands.add_parser("list", help="names, creation time, rate; never keys").set_defaults(run=_keys_list)
+    key_commands.add_parser("list", help="names, creation time, rate, kind, origins; never keys").set_defaults(
+        run=_keys_list
+    )
     revoke = key_commands.add_parser("revoke", help="revoke a key (effective within 5 s)")
     revoke.add_argument("name")
     revoke.set_defaults(run=_keys_revoke)

@@ -34,8 +34,10 @@ import engine
 from server import errors
 from server.auth import Authenticator, KeyStore
 from server.config import Config
+from server.cors import CorsMiddleware, preflight
 from server.metrics import Metrics
 from server.openapi import spec_bytes
+from server.pages import demo_key_route, page_routes
 from server.resources import (
     Address,
     AsgiRoute,
@@ -95,20 +97,24 @@ def _build(
         lambda: slot.index.manifest if slot.index is not None else None,
         access_log=config.access_log,
     )
+    middleware = [MetricsMiddleware(metrics), CorsMiddleware(auth)]
     if asgi:
-        app = falcon.asgi.App(middleware=[MetricsMiddleware(metrics)], request_type=AsgiRequest, cors_enable=False)
+        app = falcon.asgi.App(middleware=middleware, request_type=AsgiRequest, cors_enable=False)
         route, handler = AsgiRoute, errors.handle_error_async
     else:
-        app = falcon.App(middleware=[MetricsMiddleware(metrics)], cors_enable=False)
+        app = falcon.App(middleware=middleware, cors_enable=False)
         route, handler = WsgiRoute, errors.handle_error
     # NOTE: "/v1/address/" must be a 404 like any other path, so no trailing-slash stripping.
     app.req_options.strip_url_path_trailing_slash = False
     app.add_error_handler(errors.HANDLED, handler)
-    app.add_route("/v1/address", route(Address(slot, auth)))
+    app.add_route("/v1/address", route(Address(slot, auth), preflight(auth)))
     app.add_route("/healthz", route(Health()))
     app.add_route("/readyz", route(Ready(slot, auth)))
     app.add_route("/metrics", route(MetricsEndpoint(metrics, config.metrics_token)))
     app.add_route("/openapi.json", route(Static(spec_bytes())))
+    for path, endpoint in page_routes().items():
+        app.add_route(path, route(endpoint))
+    app.add_route("/demo-key", route(demo_key_route(auth, config.demo_rate)))
     return app, _Service(slot, auth, metrics, config)
 
 

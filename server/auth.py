@@ -21,6 +21,10 @@ Key format: ``nlk_<key id: 16 hex>_<secret: 43 url-safe base64 chars>``.
   it never raises out of the reader, no worker fails to boot over it, and the worker recovers
   by itself once the store can be read again.
   A store that does not exist holds no key: every request is a 401 (and ``/readyz`` a 503).
+- A key is *secret* (server to server; the default) or *publishable* (for web pages, served
+  only to the origins it lists; see ``server.cors``). A secret key may list origins too, which
+  allows those pages to use it. Files written before these columns existed are migrated by the
+  next CLI write (``ALTER TABLE``); workers read old and new files alike.
 - Rate limits are a token bucket per key *per worker process*: with ``W`` workers a key gets
   up to ``W x rate`` requests per second in the worst case. Buckets start full (a burst of
   ``max(1, rate)`` requests) and are kept across refreshes of the key table.
@@ -44,11 +48,12 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import NamedTuple
+from urllib.parse import urlsplit
 
 from server.config import MAX_KEY_REFRESH_SECONDS
 from server.errors import ApiError, unauthorized
@@ -71,9 +76,71 @@ CREATE TABLE IF NOT EXISTS api_keys (
     key_sha256  BLOB NOT NULL,
     rate        REAL NOT NULL CHECK (rate > 0),
     created_at  TEXT NOT NULL,
-    revoked_at  TEXT
+    revoked_at  TEXT,
+    kind        TEXT NOT NULL DEFAULT 'secret' CHECK (kind IN ('secret', 'publishable')),
+    origins     TEXT NOT NULL DEFAULT ''
 )
 """
+#: Columns added after the first release, with their definitions (``ALTER TABLE`` on old files).
+_ADDED_COLUMNS = {
+    "kind": "TEXT NOT NULL DEFAULT 'secret' CHECK (kind IN ('secret', 'publishable'))",
+    "origins": "TEXT NOT NULL DEFAULT ''",
+}
+
+SECRET = "secret"
+PUBLISHABLE = "publishable"
+#: A key's origin list holds this (never a real origin) to be served to same-origin pages.
+SAME_ORIGIN = "self"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalize_origin(text: str) -> str:
+    """Return ``text`` as the serialised origin a browser sends (``https://shop.example``).
+
+    Scheme and host are lower-cased, an IDN host is written in punycode, the default port is
+    dropped and a trailing ``/`` is allowed; anything else (a path, a query, user info, a
+    wildcard, ``null``) is a :class:`KeyStoreError`. SECURITY: ``null`` is the origin of every
+    sandboxed frame and ``file:`` page anywhere, so no key may allow it.
+    """
+    raw = text.strip()
+    if raw.lower() == "null":
+        raise KeyStoreError("the origin 'null' (sandboxed frames, file: pages) cannot be allowed")
+    try:
+        parts = urlsplit(raw)
+        port = parts.port
+    except ValueError as exc:
+        raise KeyStoreError(f"{text!r} is not an origin: {exc}") from None
+    scheme, host = parts.scheme.lower(), parts.hostname
+    if scheme not in _DEFAULT_PORTS or not host or "*" in host:
+        raise KeyStoreError(f"{text!r} is not an origin: write it as https://host[:port]")
+    if parts.username is not None or parts.path not in ("", "/") or parts.query or "?" in raw or "#" in raw:
+        raise KeyStoreError(f"{text!r} is not an origin: only scheme, host and port, no path")
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            raise KeyStoreError(f"{text!r} is not an origin: bad host name") from None
+    if ":" in host:
+        host = f"[{host}]"
+    port_part = "" if port is None or port == _DEFAULT_PORTS[scheme] else f":{port}"
+    return f"{scheme}://{host}{port_part}"
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Create the table, or add the columns an older file lacks."""
+    conn.execute(_SCHEMA)
+    have = {row[1] for row in conn.execute("PRAGMA table_info(api_keys)")}
+    for column, definition in _ADDED_COLUMNS.items():
+        if column not in have:
+            conn.execute(f"ALTER TABLE api_keys ADD COLUMN {column} {definition}")
+
+
+def _kind_and_origins(row: sqlite3.Row) -> tuple[str, frozenset[str]]:
+    """A row's kind and origins; a file older than these columns holds secret keys only."""
+    names = row.keys()
+    kind = row["kind"] if "kind" in names else SECRET
+    origins = frozenset(row["origins"].split()) if "origins" in names else frozenset()
+    return kind, origins
 
 
 def hash_key(key: str) -> bytes:
@@ -95,6 +162,8 @@ class KeyRecord:
     key_id: str
     digest: bytes
     rate: float
+    kind: str = SECRET
+    origins: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +174,8 @@ class KeyInfo:
     created_at: str
     rate: float
     revoked_at: str | None
+    kind: str = SECRET
+    origins: tuple[str, ...] = ()
 
 
 class KeyTable(NamedTuple):
@@ -152,21 +223,31 @@ class KeyStore:
             if conn is not None:
                 conn.close()
 
-    def create(self, name: str, rate: float) -> str:
-        """Add a key named ``name`` and return it (the only time it is ever shown)."""
+    def create(self, name: str, rate: float, *, kind: str = SECRET, origins: Iterable[str] = ()) -> str:
+        """Add a key named ``name`` and return it (the only time it is ever shown).
+
+        ``kind`` is ``"secret"`` or ``"publishable"``; a publishable key needs at least one of
+        ``origins`` (each normalised by :func:`normalize_origin`).
+        """
         if not NAME_SHAPE.match(name):
             raise KeyStoreError("a key name is 1-64 of A-Z a-z 0-9 . _ - and starts with a letter or digit")
         if not (rate > 0 and math.isfinite(rate)):
             raise KeyStoreError("rate must be a positive number of requests per second")
+        if kind not in (SECRET, PUBLISHABLE):
+            raise KeyStoreError(f"a key is {SECRET!r} or {PUBLISHABLE!r}, not {kind!r}")
+        allowed = sorted({normalize_origin(origin) for origin in origins})
+        if kind == PUBLISHABLE and not allowed:
+            raise KeyStoreError("a publishable key needs at least one --origin (the pages that may use it)")
         key, key_id = new_key()
         created = not os.path.exists(self.path)
         with self._connect(write=True) as conn:
-            conn.execute(_SCHEMA)
+            _migrate(conn)
             if conn.execute("SELECT 1 FROM api_keys WHERE name = ?", (name,)).fetchone():
                 raise KeyStoreError(f"a key named {name!r} exists (revoked keys keep their name); pick another")
             conn.execute(
-                "INSERT INTO api_keys (name, key_id, key_sha256, rate, created_at) VALUES (?, ?, ?, ?, ?)",
-                (name, key_id, hash_key(key), float(rate), _now()),
+                "INSERT INTO api_keys (name, key_id, key_sha256, rate, created_at, kind, origins)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (name, key_id, hash_key(key), float(rate), _now(), kind, " ".join(allowed)),
             )
         if created:
             os.chmod(self.path, 0o600)  # SECURITY: digests only, but nobody else's business
@@ -175,7 +256,7 @@ class KeyStore:
     def revoke(self, name: str) -> bool:
         """Revoke the active key ``name``; return False if there is none."""
         with self._connect(write=True) as conn:
-            conn.execute(_SCHEMA)
+            _migrate(conn)
             cur = conn.execute(
                 "UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL",
                 (_now(), name),
@@ -187,18 +268,27 @@ class KeyStore:
         if not os.path.exists(self.path):
             return []
         with self._connect(write=False) as conn:
-            rows = conn.execute(
-                "SELECT name, created_at, rate, revoked_at FROM api_keys ORDER BY created_at, name"
-            ).fetchall()
-        return [KeyInfo(*row) for row in rows]
+            conn.row_factory = sqlite3.Row
+            rows = conn.execute("SELECT * FROM api_keys ORDER BY created_at, name").fetchall()
+        infos = []
+        for row in rows:
+            kind, origins = _kind_and_origins(row)
+            infos.append(
+                KeyInfo(row["name"], row["created_at"], row["rate"], row["revoked_at"], kind, tuple(sorted(origins)))
+            )
+        return infos
 
     def active(self) -> dict[str, KeyRecord]:
         """The active keys by key id; raises :class:`KeyStoreError` if unreadable."""
         with self._connect(write=False) as conn:
-            rows = conn.execute(
-                "SELECT name, key_id, key_sha256, rate FROM api_keys WHERE revoked_at IS NULL"
-            ).fetchall()
-        return {row[1]: KeyRecord(row[0], row[1], bytes(row[2]), float(row[3])) for row in rows}
+            conn.row_factory = sqlite3.Row  # SELECT *: files from before `kind` read as well
+            rows = conn.execute("SELECT * FROM api_keys WHERE revoked_at IS NULL").fetchall()
+        return {
+            row["key_id"]: KeyRecord(
+                row["name"], row["key_id"], bytes(row["key_sha256"]), float(row["rate"]), *_kind_and_origins(row)
+            )
+            for row in rows
+        }
 
 
 def _now() -> str:
@@ -266,6 +356,9 @@ class Authenticator:
         self.refresh_seconds = refresh_seconds
         self._clock = clock
         self._table = _NEVER_READ
+        #: Keys that live in this process only (the demo key), by key id; never refreshed away.
+        self.own_keys: dict[str, KeyRecord] = {}
+        self._origins: tuple[object, frozenset[str]] = (None, frozenset())
         self._buckets: dict[str, TokenBucket] = {}
         self._lock = threading.Lock()
         self._next_refresh = -math.inf
@@ -367,12 +460,23 @@ class Authenticator:
         if table.read_at + MAX_KEY_REFRESH_SECONDS <= now:
             raise ApiError("not_ready", "the API key store is unavailable", headers={"Retry-After": "5"})
         match = _KEY_SHAPE.match(credentials)
-        record = table.keys.get(match.group(1)) if match else None
+        record = (table.keys.get(match.group(1)) or self.own_keys.get(match.group(1))) if match else None
         expected = record.digest if record is not None else _DUMMY_DIGEST
         # SECURITY: constant-time comparison of digests; never log or echo `credentials`.
         if not hmac.compare_digest(hash_key(credentials), expected) or record is None:
             raise unauthorized("unknown or revoked API key")
         return record
+
+    def origin_allowed(self, origin: str) -> bool:
+        """Whether some active key allows ``origin`` (the test a CORS preflight gets)."""
+        now = self._clock()
+        self._maybe_refresh(now)
+        table = self._table
+        if table.read_at + MAX_KEY_REFRESH_SECONDS <= now:
+            return False  # fail closed, as authenticate() does
+        if self._origins[0] is not table:  # recomputed once per new table, not per request
+            self._origins = (table, frozenset(o for record in table.keys.values() for o in record.origins))
+        return origin in self._origins[1]
 
     def charge(self, record: KeyRecord, engine_seconds: float) -> None:
         """Charge the key's bucket for the engine time a request took (see the module doc)."""

@@ -5,6 +5,8 @@
 - ``ADDRESS_KEYSTORE`` (``keys.sqlite3``): SQLite file holding the API keys.
 - ``ADDRESS_KEY_REFRESH_SECONDS`` (``1.0``): how stale a worker's copy of the key table may get.
 - ``ADDRESS_DEFAULT_RATE`` (``100``): requests per second per key per worker, for new keys.
+- ``ADDRESS_DEMO_RATE`` (``0``: none): serve the try-it page at ``/`` with a demo key of its
+  own at this rate (requests per second per worker), usable by this server's own pages only.
 - ``ADDRESS_ACCESS_LOG`` (``0``): ``1`` logs one line per request (key name, never the key).
 - ``ADDRESS_METRICS_TOKEN`` (unset): when set, ``/metrics`` answers only requests with
   ``Authorization: Bearer <this token>`` (401 otherwise); unset, it is open to anyone who can
@@ -32,6 +34,7 @@ class Config:
     key_refresh_seconds: float = 1.0
     default_rate: float = 100.0
     access_log: bool = False
+    demo_rate: float = 0.0
     metrics_token: str | None = None
 
     def __post_init__(self) -> None:
@@ -42,6 +45,8 @@ class Config:
             )
         if not self.default_rate > 0:
             raise ValueError("default_rate must be > 0")
+        if not 0 <= self.demo_rate < float("inf"):
+            raise ValueError("demo_rate must be a number of requests per second >= 0 (0: no demo key)")
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Config:
@@ -53,5 +58,6 @@ class Config:
             key_refresh_seconds=float(env.get("ADDRESS_KEY_REFRESH_SECONDS", "1.0")),
             default_rate=float(env.get("ADDRESS_DEFAULT_RATE", "100")),
             access_log=env.get("ADDRESS_ACCESS_LOG", "0") == "1",
+            demo_rate=float(env.get("ADDRESS_DEMO_RATE", "0")),
             metrics_token=env.get("ADDRESS_METRICS_TOKEN") or None,
         )

@@ -30,6 +30,9 @@ CODES: dict[str, tuple[int, str]] = {
     "query_too_long": (400, "Query too long"),
     "invalid_parameter": (400, "Invalid parameter"),
     "unauthorized": (401, "Unauthorized"),
+    # Not in the contract's table: web pages as clients (server/cors.py).
+    "origin_not_allowed": (403, "Origin not allowed"),
+    "header_not_allowed": (403, "Request header not allowed"),
     "not_found": (404, "Not found"),
     "method_not_allowed": (405, "Method not allowed"),
     "rate_limited": (429, "Too many requests"),

@@ -6,6 +6,7 @@ from typing import Any
 
 import orjson
 
+from server.cors import ALLOW_HEADERS, ALLOW_METHODS, MAX_AGE
 from server.errors import CODES
 from server.params import DEFAULT_LIMIT, MAX_QUERY_CODE_POINTS
 
@@ -64,6 +65,20 @@ _RETRY_AFTER = {
         "schema": {"type": "string", "pattern": "^[0-9]+$"},
     }
 }
+_ALLOW = {
+    "Allow": {
+        "description": "Always `GET, HEAD`.",
+        "required": True,
+        "schema": {"type": "string", "const": "GET, HEAD"},
+    }
+}
+
+
+def _header(description: str, const: str | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"} if const is None else {"type": "string", "const": const}
+    return {"description": description, "required": True, "schema": schema}
+
+
 _AUTHENTICATE = {
     "WWW-Authenticate": {
         "description": "Always `Bearer`.",
@@ -83,6 +98,20 @@ def _ops(summary: str, description: str, responses: dict[str, Any]) -> dict[str,
             "tags": ["operations"],
         }
     }
+
+
+#: The try-it page and the embeddable widget (server/pages.py): path, summary, media type.
+PAGE_FILES = [
+    ("/", "The try-it page", "text/html"),
+    ("/try.js", "The try-it page's script", "text/javascript"),
+    ("/try.css", "The try-it page's style sheet", "text/css"),
+    ("/widget.js", "The embeddable autocomplete (any site's `<script src>`)", "text/javascript"),
+    ("/widget.css", "The embeddable autocomplete's style sheet", "text/css"),
+]
+
+
+def _text(media: str) -> dict[str, Any]:
+    return {"description": "The file.", "content": {media: {"schema": {"type": "string"}}}}
 
 
 def _json(description: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -134,6 +163,24 @@ def build_spec() -> dict[str, Any]:
                 "description": "`{street} {number}{letter}[-{addition}]`, `{postal code} {locality}`, `Nederland`.",
             },
             "location": _point("latitude", "longitude"),
+            "highlights": {
+                "type": "array",
+                "description": "Only with `highlight=true`: per line of `lines`, the sorted, "
+                "merged `[start, end)` spans (Unicode code points) of the text the typed words "
+                "matched: whole words, the typed start of a word, abbreviations and slips marked "
+                "on the registered spelling.",
+                "minItems": 3,
+                "maxItems": 3,
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "type": "array",
+                        "prefixItems": [{"type": "integer", "minimum": 0}, {"type": "integer", "minimum": 1}],
+                        "minItems": 2,
+                        "maxItems": 2,
+                    },
+                },
+            },
         },
     }
     problem = {
@@ -146,7 +193,7 @@ def build_spec() -> dict[str, Any]:
             "status": {"type": "integer"},
             "detail": {"type": "string"},
             "code": {"enum": list(CODES)},
-            "parameter": {"enum": ["country", "q", "limit", "lat", "lon"]},
+            "parameter": {"enum": ["country", "q", "limit", "lat", "lon", "highlight"]},
         },
     }
     parameters = [
@@ -180,6 +227,15 @@ def build_spec() -> dict[str, Any]:
             "schema": {"type": "integer", "minimum": 1, "maximum": 10, "default": DEFAULT_LIMIT},
         },
         {
+            "name": "highlight",
+            "in": "query",
+            "required": False,
+            "description": "`true` adds `highlights` to each hit: the spans of its lines that "
+            "the typed text matched. Exactly `true` or `false` (else 400 `invalid_parameter`); "
+            "without it the body is the contract's.",
+            "schema": {"type": "string", "enum": ["true", "false"], "default": "false"},
+        },
+        {
             # NOTE: one form-exploded object, so the schema can say "both or neither"; on the
             # wire it is still the two parameters `lat=..&lon=..` (OpenAPI 3.1, style form).
             "name": "focus",
@@ -207,12 +263,73 @@ def build_spec() -> dict[str, Any]:
             "No `Authorization` header, not `Bearer`, or an unknown or revoked key.",
             _AUTHENTICATE,
         ),
+        "403": _problem(
+            ["origin_not_allowed"],
+            "The key does not serve this page's origin: a request with `Origin` needs a key that "
+            "lists it, and a publishable key is served only to the pages of its origins.",
+        ),
         "429": _problem(["rate_limited"], "The key is over its rate limit.", _RETRY_AFTER),
         "503": _problem(
             ["not_ready"],
             "This server cannot check keys (key store unreadable) or has no index open.",
             _RETRY_AFTER,
         ),
+    }
+    preflight = {
+        "operationId": "corsPreflight",
+        "summary": "CORS preflight of a web page (Fetch standard)",
+        "description": "Sent by browsers, never with a key. Answered for an origin that some "
+        "active key allows, for GET or HEAD, with no request header but `Authorization`. "
+        "An `OPTIONS` without `Origin` and `Access-Control-Request-Method` is no preflight: "
+        "405 `method_not_allowed`, as for any other method.",
+        "security": [],
+        "tags": ["cors"],
+        "parameters": [
+            {
+                "name": "Origin",
+                "in": "header",
+                "required": True,
+                "description": "The page's serialised origin, compared byte for byte with the "
+                "origins of the keys (`null` never matches).",
+                "schema": {"type": "string"},
+            },
+            {
+                "name": "Access-Control-Request-Method",
+                "in": "header",
+                "required": True,
+                "schema": {"type": "string", "enum": list(ALLOW_METHODS.split(", "))},
+            },
+            {
+                "name": "Access-Control-Request-Headers",
+                "in": "header",
+                "required": False,
+                "description": "Only `authorization` is allowed (else 403 `header_not_allowed`).",
+                "schema": {"type": "string", "enum": [ALLOW_HEADERS]},
+            },
+        ],
+        "responses": {
+            "204": {
+                "description": "The origin may call `GET /v1/address` with an `Authorization` header.",
+                "headers": {
+                    "Access-Control-Allow-Origin": _header("The request's `Origin`, echoed."),
+                    "Access-Control-Allow-Methods": _header("`GET, HEAD`.", ALLOW_METHODS),
+                    "Access-Control-Allow-Headers": _header("`authorization`.", ALLOW_HEADERS),
+                    "Access-Control-Max-Age": _header("Seconds the answer may be cached.", MAX_AGE),
+                    "Vary": _header("`Origin`.", "Origin"),
+                },
+            },
+            "403": _problem(
+                ["origin_not_allowed", "header_not_allowed"],
+                "No active key allows this origin, or a request header other than "
+                "`Authorization` was asked for. No CORS header: the browser fails the request.",
+            ),
+            "405": _problem(
+                ["method_not_allowed"],
+                "Not a preflight (no `Origin` or no `Access-Control-Request-Method`), or a "
+                "method other than GET or HEAD was asked for.",
+                _ALLOW,
+            ),
+        },
     }
     status_schema = {
         "type": "object",
@@ -227,7 +344,8 @@ def build_spec() -> dict[str, Any]:
             "description": "Ranked, real Dutch addresses (BAG) for a partial address being "
             "typed. Every error is `application/problem+json` (RFC 9457) with a `code`. "
             "Any path not listed here answers 404 `not_found`; any method but GET and HEAD "
-            "answers 405 `method_not_allowed` with `Allow: GET, HEAD`.",
+            "answers 405 `method_not_allowed` with `Allow: GET, HEAD`, except the CORS "
+            "preflight (`OPTIONS /v1/address` with `Origin` and `Access-Control-Request-Method`).",
         },
         "paths": {
             "/v1/address": {
@@ -237,11 +355,17 @@ def build_spec() -> dict[str, Any]:
                     "description": "HEAD is answered too, with the same status and headers. "
                     "Unknown query parameters are ignored; a known one given twice is 400 "
                     "`invalid_parameter`. The key is checked before the parameters. Rate "
-                    "limits apply per key and per server worker process.",
+                    "limits apply per key and per server worker process. Web pages: a request "
+                    "with `Origin` is served only when its key lists that origin (a publishable "
+                    "key must have one); every response then carries "
+                    "`Access-Control-Allow-Origin` if some key allows the origin, errors too, "
+                    "with `Access-Control-Expose-Headers: Retry-After, WWW-Authenticate`, and "
+                    "always `Vary: Origin`.",
                     "security": [{"bearerAuth": []}],
                     "parameters": parameters,
                     "responses": address_responses,
-                }
+                },
+                "options": preflight,
             },
             "/healthz": _ops("Liveness", "The process answers.", {"200": _json("Alive.", status_schema)}),
             "/readyz": _ops(
@@ -265,6 +389,27 @@ def build_spec() -> dict[str, Any]:
                 },
             ),
             "/openapi.json": _ops("This document", "OpenAPI 3.1.", {"200": _json("OpenAPI 3.1.", {"type": "object"})}),
+            **{path: _ops(summary, summary + ".", {"200": _text(media)}) for path, summary, media in PAGE_FILES},
+            "/demo-key": _ops(
+                "The try-it page's demo key",
+                "Only when the server was started with `ADDRESS_DEMO_RATE`: a publishable key "
+                "served to this server's own pages only, at that rate.",
+                {
+                    "200": _json(
+                        "The demo key.",
+                        {
+                            "type": "object",
+                            "required": ["key", "rate", "kind"],
+                            "properties": {
+                                "key": {"type": "string"},
+                                "rate": {"type": "number"},
+                                "kind": {"const": "publishable"},
+                            },
+                        },
+                    ),
+                    "404": _problem(["not_found"], "This server has no demo key."),
+                },
+            ),
         },
         "components": {
             "securitySchemes": {

@@ -19,7 +19,10 @@ The rules, in the order they are checked (the first failure is the answer):
 5. ``limit`` absent: 5. Otherwise it must be written the canonical way: ``1`` .. ``10`` in ASCII
    digits, no sign, no leading zero, no spaces, no decimal point or exponent; ``05``, ``+5``,
    `` 5``, ``5.0``, ``1e1`` and ``-0`` are all ``invalid_parameter``.
-6. ``lat`` and ``lon``: both or neither (the absent one is named in the error); each a decimal
+6. ``highlight`` absent: false. Otherwise exactly ``true`` or ``false`` (``1``, ``True``,
+   ``yes``, empty are ``invalid_parameter``). Without it the body is the contract's, byte for
+   byte; with ``true`` each hit also holds ``highlights`` (``server.resources``).
+7. ``lat`` and ``lon``: both or neither (the absent one is named in the error); each a decimal
    number (``-?digits[.digits][e[+-]digits]``, no ``inf``/``nan``/spaces/``+``) with
    ``-90 <= lat <= 90`` and ``-180 <= lon <= 180``; else ``invalid_parameter``.
 
@@ -37,7 +40,15 @@ from server.errors import ApiError
 
 MAX_QUERY_CODE_POINTS = 128
 DEFAULT_LIMIT = 5
-_NAMES = {b"country": "country", b"q": "q", b"limit": "limit", b"lat": "lat", b"lon": "lon"}
+_NAMES = {
+    b"country": "country",
+    b"q": "q",
+    b"limit": "limit",
+    b"lat": "lat",
+    b"lon": "lon",
+    b"highlight": "highlight",
+}
+_BOOLEANS = {b"true": True, b"false": False}
 _LIMITS = {str(n): n for n in range(1, 11)}
 _RAW_LIMITS = {str(n).encode(): n for n in range(1, 11)}
 _BAD_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
@@ -53,6 +64,7 @@ class Query(NamedTuple):
     limit: int = DEFAULT_LIMIT
     lat: float | None = None
     lon: float | None = None
+    highlight: bool = False
 
 
 def _invalid(parameter: str, detail: str) -> ApiError:
@@ -122,13 +134,22 @@ def parse_query(raw: bytes) -> Query:
         if not limit:
             raise _invalid("limit", "limit must be an integer from 1 to 10")
 
+    highlight = False
+    raw_highlight = found.get("highlight")
+    if raw_highlight is not None:
+        highlight = _BOOLEANS.get(raw_highlight)
+        if highlight is None:
+            highlight = _BOOLEANS.get(_decode(raw_highlight, "highlight").encode())
+            if highlight is None:
+                raise _invalid("highlight", "highlight must be true or false")
+
     raw_lat, raw_lon = found.get("lat"), found.get("lon")
     if raw_lat is None and raw_lon is None:
-        return Query(text, limit)
+        return Query(text, limit, highlight=highlight)
     if raw_lat is None or raw_lon is None:
         absent = "lat" if raw_lat is None else "lon"
         raise _invalid(absent, "lat and lon must be given together")
-    return Query(text, limit, _coordinate(raw_lat, "lat"), _coordinate(raw_lon, "lon"))
+    return Query(text, limit, _coordinate(raw_lat, "lat"), _coordinate(raw_lon, "lon"), highlight)
 
 
 def _coordinate(raw: bytes, name: str) -> float:

@@ -7,21 +7,26 @@ engine answers in well under a millisecond and releases the GIL, so it runs on t
 directly (PERF: handing it to a thread pool costs more than the query).
 
 Order of checks on ``/v1/address`` (the contract's "authentication before parameters"):
-routing (404) and method (405) first, as Falcon routes; then the key (401, or 503 if the key
-store is unreadable); then its rate limit (429); then the parameters (400); then the engine.
+routing (404) and method (405) first, as Falcon routes (a CORS preflight is answered there,
+before any key: ``server.cors``); then the key (401, or 503 if the key store is unreadable);
+then whether the key serves the calling page's origin (403); then its rate limit (429); then
+the parameters (400); then the engine.
 """
 
 from __future__ import annotations
 
 import hmac
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import falcon
 import orjson
 
 import engine
+from engine.explain import aliases_from_manifest, highlights
 from server.auth import Authenticator, hash_key, parse_bearer
+from server.cors import check_origin
 from server.errors import ApiError, method_not_allowed, unauthorized
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import Metrics
@@ -34,6 +39,10 @@ class Index(Protocol):
     manifest: dict[str, Any]
 
     def suggest_json(self, q: str, *, limit: int = 5, lat: float | None = None, lon: float | None = None) -> bytes: ...
+
+    def suggest(
+        self, q: str, *, limit: int = 5, lat: float | None = None, lon: float | None = None
+    ) -> dict[str, Any]: ...
 
 
 class IndexSlot:
@@ -67,10 +76,26 @@ class Address:
     def __init__(self, slot: IndexSlot, auth: Authenticator) -> None:
         self._slot = slot
         self._auth = auth
+        self._aliases: tuple[object, dict[str, tuple[str, ...]]] = (None, {})
+
+    def _highlighted(self, index: Index, q: str, answer: dict[str, Any]) -> bytes:
+        """The answer with ``highlights`` in each hit (``highlight=true``; ``engine.explain``).
+
+        Per line of ``lines``, the sorted, merged ``[start, end)`` code-point spans of the text
+        the typed words matched (whole words, the typed start of a word, abbreviations and slips
+        marked on the registered spelling).
+        """
+        if self._aliases[0] is not index:  # once per index (a HUP may swap it)
+            self._aliases = (index, aliases_from_manifest(index.manifest))
+        aliases = self._aliases[1]
+        for hit in answer["hits"]:
+            hit["highlights"] = highlights(q, hit, aliases=aliases)
+        return orjson.dumps(answer)
 
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
         record = self._auth.authenticate(req.auth)
         req.context.key_name = record.name
+        check_origin(record, req)
         self._auth.throttle(record)
         query = parse_query(raw_query)
         index = self._slot.index
@@ -78,11 +103,19 @@ class Address:
             raise ApiError("not_ready", "no index is open", headers={"Retry-After": "5"})
         start = time.perf_counter()
         try:
-            body = index.suggest_json(query.q, limit=query.limit, lat=query.lat, lon=query.lon)
+            if query.highlight:
+                answer = index.suggest(query.q, limit=query.limit, lat=query.lat, lon=query.lon)
+            else:
+                body = index.suggest_json(query.q, limit=query.limit, lat=query.lat, lon=query.lon)
         except engine.QueryError as exc:  # the checks above should leave none
             raise _query_error(exc) from None
         finally:
             self._auth.charge(record, time.perf_counter() - start)  # the limiter counts cost
+        if query.highlight:
+            # NOTE: not charged: the search is what a key can make expensive; the spans take
+            # ~0.1-0.4 ms per hit (q <= 128 code points, <= 10 hits), and a page asks for them
+            # on every letter, which at 0.2 ms a token would cost a publishable key 5-10 tokens.
+            body = self._highlighted(index, query.q, answer)
         resp.content_type = falcon.MEDIA_JSON
         resp.data = body
 
@@ -147,14 +180,30 @@ class MetricsEndpoint:
 
 
 class Static:
-    """A fixed JSON document (``/openapi.json``)."""
+    """A fixed document: ``/openapi.json``, the try-it page and its files, the demo key."""
 
-    def __init__(self, body: bytes) -> None:
+    def __init__(
+        self, body: bytes, content_type: str = falcon.MEDIA_JSON, headers: dict[str, str] | None = None
+    ) -> None:
         self._body = body
+        self._content_type = content_type
+        self._headers = headers or {}
 
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
-        resp.content_type = falcon.MEDIA_JSON
+        resp.content_type = self._content_type
         resp.data = self._body
+        if self._headers:
+            resp.set_headers(self._headers)
+
+
+class Missing:
+    """A route that exists only with a setting (``/demo-key``): 404 without it."""
+
+    def __init__(self, detail: str) -> None:
+        self._detail = detail
+
+    def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
+        raise ApiError("not_found", self._detail)
 
 
 def wsgi_raw_query(req: falcon.Request) -> bytes:
@@ -166,13 +215,22 @@ def wsgi_raw_query(req: falcon.Request) -> bytes:
         return qs.encode("utf-8", "surrogateescape")
 
 
+def _no_options(req: falcon.Request, resp: falcon.Response) -> None:
+    # NOTE: Falcon answers OPTIONS with 200 by default; the contract allows GET/HEAD only.
+    raise method_not_allowed()
+
+
+OptionsResponder = Callable[[falcon.Request, falcon.Response], None]
+
+
 class WsgiRoute:
-    """Falcon resource of the WSGI app for one endpoint."""
+    """Falcon resource of the WSGI app for one endpoint (``options``: the CORS preflight)."""
 
-    __slots__ = ("_respond",)
+    __slots__ = ("_respond", "_options")
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: Endpoint, options: OptionsResponder = _no_options) -> None:
         self._respond = endpoint.respond
+        self._options = options
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         self._respond(req, resp, wsgi_raw_query(req))
@@ -180,17 +238,17 @@ class WsgiRoute:
     on_head = on_get
 
     def on_options(self, req: falcon.Request, resp: falcon.Response) -> None:
-        # NOTE: Falcon answers OPTIONS with 200 by default; the contract allows GET/HEAD only.
-        raise method_not_allowed()
+        self._options(req, resp)
 
 
 class AsgiRoute:
     """Falcon resource of the ASGI app for one endpoint (same logic, ``async`` responders)."""
 
-    __slots__ = ("_respond",)
+    __slots__ = ("_respond", "_options")
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: Endpoint, options: OptionsResponder = _no_options) -> None:
         self._respond = endpoint.respond
+        self._options = options
 
     async def on_get(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
         self._respond(req, resp, req.scope.get("query_string") or b"")
@@ -198,7 +256,7 @@ class AsgiRoute:
     on_head = on_get
 
     async def on_options(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
-        raise method_not_allowed()
+        self._options(req, resp)
 
 
 class MetricsMiddleware:

@@ -203,7 +203,10 @@ def test_revoked_key_is_401(app_factory, keys, flavour):
 # -- 404, 405 -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ["/", "/v1", "/v1/address/", "/v2/address", "/V1/address", "/v1/addresses", "/x%00"])
+# "/" is the try-it page (server/pages.py)
+@pytest.mark.parametrize(
+    "path", ["/index.html", "/v1", "/v1/address/", "/v2/address", "/V1/address", "/v1/addresses", "/x%00"]
+)
 def test_other_paths_are_404(get, path):
     assert_problem(get("country=NLD&q=damrak", path=path), 404, "not_found")
 

@@ -235,6 +235,8 @@ def test_schemathesis_finds_no_server_error_or_schema_violation(live):
     result = subprocess.run(
         [
             st,
+            "--config-file",
+            str(REPO / "tests" / "server" / "schemathesis.toml"),
             "run",
             f"http://127.0.0.1:{live.port}/openapi.json",
             "--header",

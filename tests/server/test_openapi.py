@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 from openapi_spec_validator import validate
 
+from server.auth import PUBLISHABLE
 from server.openapi import build_spec
 
 SPEC = build_spec()
@@ -18,18 +19,19 @@ def test_is_valid_openapi_3_1():
     assert SPEC["openapi"] == "3.1.0"
 
 
-def schema_of(path: str, status: str, media: str) -> dict:
+def schema_of(path: str, status: str, media: str, method: str = "get") -> dict:
     """The response schema, with the document's components so that $refs resolve."""
-    schema = SPEC["paths"][path]["get"]["responses"][status]["content"][media]["schema"]
+    schema = SPEC["paths"][path][method]["responses"][status]["content"][media]["schema"]
     return {**schema, "components": SPEC["components"]}
 
 
-def check(resp, path: str = "/v1/address") -> None:
+def check(resp, path: str = "/v1/address", method: str = "get") -> None:
     status = str(resp.status_code)
-    media = resp.headers["content-type"]
-    documented = SPEC["paths"][path]["get"]["responses"]
-    assert status in documented, f"{status} is not documented for {path}"
-    jsonschema.validate(json.loads(resp.content), schema_of(path, status, media))
+    documented = SPEC["paths"][path][method]["responses"]
+    assert status in documented, f"{status} is not documented for {method.upper()} {path}"
+    if "content" in documented[status] or resp.content:
+        media = resp.headers["content-type"]
+        jsonschema.validate(json.loads(resp.content), schema_of(path, status, media, method))
     for name, header in documented[status].get("headers", {}).items():
         assert name.lower() in resp.headers, name
         jsonschema.validate(resp.headers[name.lower()], header["schema"])
@@ -46,6 +48,8 @@ def check(resp, path: str = "/v1/address") -> None:
         "country=BEL&q=a",
         "country=NLD&q=" + "a" * 129,
         "country=NLD&q=a&limit=05",
+        "country=NLD&q=kerkstr+1+gron&highlight=true",
+        "country=NLD&q=a&highlight=yes",
     ],
 )
 def test_address_responses_match_the_document(get, query):
@@ -91,3 +95,44 @@ def test_every_error_code_of_the_contract_is_documented():
         "rate_limited",
     }
     assert "404" in SPEC["info"]["description"] and "405" in SPEC["info"]["description"]
+
+
+@pytest.fixture(scope="module")
+def docs_origin(keys) -> str:
+    keys.store.create("openapi-pub", 1e6, kind=PUBLISHABLE, origins=["https://docs.example"])
+    return "https://docs.example"
+
+
+def test_cors_responses_match_the_document(app_factory, keys, docs_origin):
+    """The preflight's 204, 403 and 405, and the 403 of a key used from another origin."""
+    app = app_factory()  # reads the store, with the key above
+    base = {"Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "authorization"}
+    cases = [
+        ({**base, "Origin": "https://docs.example"}, 204),
+        ({**base, "Origin": "https://other.example"}, 403),
+        ({**base, "Origin": "https://docs.example", "Access-Control-Request-Headers": "x-a"}, 403),
+        ({**base, "Origin": "https://docs.example", "Access-Control-Request-Method": "PUT"}, 405),
+        ({}, 405),
+    ]
+    for headers, status in cases:
+        resp = app.simulate_options("/v1/address", headers=headers)
+        assert resp.status_code == status
+        check(resp, method="options")
+    resp = app.simulate_get(
+        "/v1/address",
+        query_string="country=NLD&q=a",
+        headers={"Authorization": f"Bearer {keys.alice}", "Origin": "https://docs.example"},
+    )
+    assert resp.status_code == 403
+    check(resp)
+
+
+def test_the_page_and_the_widget_are_documented_and_served(client):
+    from server.openapi import PAGE_FILES
+
+    for path, _summary, media in PAGE_FILES:
+        resp = client.simulate_get(path)
+        assert resp.status_code == 200, path
+        assert resp.headers["content-type"].split(";")[0] == media
+        assert "200" in SPEC["paths"][path]["get"]["responses"]
+    check(client.simulate_get("/demo-key"), "/demo-key")  # no demo key configured: the 404

@@ -1,0 +1,128 @@
+/* The try-it page at GET /: widget.js on a search box, plus the key, the limit, the timing and
+ * the chosen address. The page holds no key: it asks for one, or uses the server's demo key
+ * (GET /demo-key, only when the server was started with ADDRESS_DEMO_RATE). */
+(function () {
+  "use strict";
+
+  var LABELS = {
+    NLD_PUBLIC_SPACE: "Street",
+    NLD_HOUSE_NUMBER: "House number",
+    NLD_HOUSE_LETTER: "House letter",
+    NLD_HOUSE_NUMBER_ADDITION: "Addition",
+    NLD_POSTAL_CODE: "Postcode",
+    NLD_LOCALITY: "Locality",
+    NLD_MUNICIPALITY: "Municipality",
+    NLD_PROVINCE: "Province",
+    NLD_COUNTRY: "Country",
+  };
+  var STORE = "nla-key";
+
+  function $(id) {
+    return document.getElementById(id);
+  }
+
+  var input = $("address");
+  var keyInput = $("key");
+  var keyBox = $("key-box");
+  var limit = $("limit");
+  var timing = $("timing");
+  var demo = null; // {key, rate}
+
+  $("own-origin").textContent = location.origin;
+  try {
+    keyInput.value = sessionStorage.getItem(STORE) || "";
+  } catch (e) {
+    /* storage may be off: the key then lasts as long as the page */
+  }
+
+  function currentKey() {
+    return keyInput.value.trim() || (demo && demo.key) || "";
+  }
+
+  function describeKey() {
+    var state = $("key-state");
+    if (keyInput.value.trim()) state.textContent = "your key";
+    else if (demo) state.textContent = "this server's demo key (" + demo.rate + " requests/s)";
+    else state.textContent = "none yet: paste one to start";
+  }
+
+  keyInput.addEventListener("input", function () {
+    try {
+      sessionStorage.setItem(STORE, keyInput.value.trim());
+    } catch (e) {
+      /* see above */
+    }
+    describeKey();
+  });
+
+  fetch("/demo-key", { cache: "no-store", credentials: "omit" })
+    .then(function (resp) {
+      return resp.ok ? resp.json() : null;
+    })
+    .then(function (body) {
+      demo = body;
+    })
+    .catch(function () {
+      demo = null;
+    })
+    .then(function () {
+      describeKey();
+      keyBox.open = !currentKey(); // ask for a key only when there is none to use
+      document.body.dataset.ready = "true";
+    });
+
+  function showTiming(answer) {
+    timing.classList.toggle("error", !!answer.error);
+    if (answer.error) {
+      timing.textContent = answer.error;
+      return;
+    }
+    var n = answer.hits.length;
+    timing.textContent =
+      (n === 1 ? "1 address" : n + " addresses") + " in " + answer.ms.toFixed(1) + " ms";
+  }
+
+  function showAddress(hit) {
+    $("chosen-lines").textContent = "";
+    hit.lines.forEach(function (line) {
+      var span = document.createElement("span");
+      span.textContent = line;
+      $("chosen-lines").appendChild(span);
+    });
+    var body = $("chosen-components");
+    body.textContent = "";
+    hit.components.forEach(function (c) {
+      var row = document.createElement("tr");
+      var name = document.createElement("th");
+      name.scope = "row";
+      name.textContent = LABELS[c.type] || c.type;
+      var code = document.createElement("code");
+      code.textContent = c.type;
+      name.appendChild(code);
+      var value = document.createElement("td");
+      value.textContent = String(c.value);
+      row.appendChild(name);
+      row.appendChild(value);
+      body.appendChild(row);
+    });
+    var lat = hit.location.latitude.toFixed(6);
+    var lon = hit.location.longitude.toFixed(6);
+    $("chosen-coords").textContent = lat + ", " + lon;
+    $("chosen-map").href =
+      "https://www.openstreetmap.org/?mlat=" + lat + "&mlon=" + lon + "#map=18/" + lat + "/" + lon;
+    $("chosen").hidden = false;
+  }
+
+  var box = NLAddress.attach(input, {
+    key: currentKey,
+    base: location.origin,
+    limit: function () {
+      return Number(limit.value);
+    },
+    onAnswer: showTiming,
+    onChoose: showAddress,
+  });
+  limit.addEventListener("change", function () {
+    box.refresh();
+  });
+})();
