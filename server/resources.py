@@ -104,7 +104,8 @@ class Address:
         start = time.perf_counter()
         try:
             if query.highlight:
-                answer = index.suggest(query.q, limit=query.limit, lat=query.lat, lon=query.lon)
+                answer = orjson.loads(
+                    index.suggest_json(query.q, limit=query.limit, lat=query.lat, lon=query.lon))
             else:
                 body = index.suggest_json(query.q, limit=query.limit, lat=query.lat, lon=query.lon)
         except engine.QueryError as exc:  # the checks above should leave none

@@ -236,7 +236,7 @@ def test_the_twins_agree_with_a_focus_point(sample_index, reference):
 def test_the_twins_agree_on_public_eval_queries(sample_index, reference):
     path = EVAL_DIR / "queries-public.jsonl"
     if not path.exists():
-        pytest.skip(f"no public eval queries at {path} (set ADDRESS_EVAL_DIR)")
+        pytest.fail(f"no public eval queries at {path} (set ADDRESS_EVAL_DIR)")
     lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     sample = random.Random(5).sample(lines, min(400, len(lines)))
     queries = [r["q"] for r in sample]

@@ -24,7 +24,7 @@ def test_highlight_adds_the_spans_of_engine_explain_to_the_same_hits(get, index,
     resp = get(f"country=NLD&q={q}&limit=7&highlight=true")
     assert resp.status_code == 200
     body = json.loads(resp.content)
-    plain = index.suggest(q, limit=7)
+    plain = json.loads(index.suggest_json(q, limit=7))
     assert body["limit"] == 7
     assert [{k: v for k, v in hit.items() if k != "highlights"} for hit in body["hits"]] == plain["hits"]
     aliases = aliases_from_manifest(index.manifest)
