@@ -30,7 +30,6 @@ cdef enum:
     UNFOLD_MAX = 96
     MAX_CONSIDER = 2000  # groups scored per interpretation at most
     WORK_PER_GROUP = 16  # a group scored costs this many postings walked (_core.pyx _spent)
-    WORK_PER_SLIP_LOOKUP = 1000  # ... and a word's slips looked up
     TOKEN_CAP_MIN = 8
     PC_PREFIX_CAP = 4000
     DROP_MAX_TOKENS = 12 # a query that finds nothing is tried again with its words spaced

@@ -2351,14 +2351,11 @@ cdef void _passes(const Data* d, Search* s) noexcept nogil:
         if pass_ > 0:
             # nothing found: look for slips of a key, the closest first: one edit in the words
             # that match nothing at all, then one edit in every word, then two in long words
-            if _spent(s):
-                break
             added = 0
             for ii in range(s.ninterp):
                 for wi in range(s.interp[ii].nwords):
                     ti = s.interp[ii].words[wi]
                     if pass_ >= 2 or s.word[ti].first_typo == 0:
-                        s.work += WORK_PER_SLIP_LOOKUP
                         added += _typo_ranges(d, s, ti, 2 if pass_ == 3 else 1)
             if added == 0:
                 continue
