@@ -75,8 +75,13 @@ asan:
 		ADDRESS_DATA_DIR=$(abspath $(DATA_DIR)) ADDRESS_EVAL_DIR=$(abspath $(DATA_DIR)/../eval) \
 		$(PYTHON) -m pytest tests/engine -q -p no:cacheprovider
 
-lint:
+# ruff on the Python; cython-lint on every .pyx/.pxd/.pxi; the stubs of the compiled modules
+# against what they export (mypy stubtest; Cython's own pickling names allowed)
+lint: install
 	$(PYTHON) -m ruff check engine server tests benchmarks
+	$(PYTHON) .ci/cython-lint
+	$(PYTHON) -m mypy.stubtest --mypy-config-file .ci/stubtest.ini --allowlist .ci/stubtest-allowlist \
+		engine._core engine._csv
 
 clean:
 	rm -rf build *.egg-info engine/*.c engine/*.so engine/*.html

@@ -22,22 +22,26 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._core import ARRAYS, Index, IndexClosedError, QueryError, _search_scored
+from ._core import ARRAYS, SIZES, Index, IndexClosedError, QueryError, _search_scored
 from .hits import Hit, make_hits
 from .match import Match, match_texts
+from .params import FORMAT_VERSION
 
 if TYPE_CHECKING:
     from .explain import WordMatch
 
 __all__ = ["AddressIndex", "IndexOpenError", "IndexClosedError", "QueryError", "FORMAT_VERSION", "__version__",
-           "Hit", "Match"]
+           "Hit", "Match", "MAX_QUERY_LENGTH", "MAX_LIMIT"]
+
+# what a query may be (QueryError beyond): q of at most MAX_QUERY_LENGTH code points, limit from
+# 1 to MAX_LIMIT (the service states the same limits by reading these)
+MAX_QUERY_LENGTH: int = SIZES["MAX_Q"]
+MAX_LIMIT: int = SIZES["MAXLIMIT"]
 
 try:  # NOTE: one source, pyproject.toml's version, read from the installed package's metadata
     __version__ = _metadata.version("nl-address-autocomplete")
 except _metadata.PackageNotFoundError:  # the source tree on sys.path without an install
     __version__ = "0+unknown"
-
-FORMAT_VERSION = 7
 
 
 class IndexOpenError(Exception):

@@ -1,9 +1,10 @@
 # Included at the end of _core.pyx: what the typed hits (engine/hits.py) and batch matching
 # (engine/match.py) need from the compiled core. Module-level functions over an `Index`, so
 # that the class itself stays as it is: the score of each hit, the fields of an address (as
-# values, or as CSV text), and a batch of best matches searched in one stretch without the GIL. Each reads the arrays between `_enter` and `_leave`
-# (or, holding the GIL throughout, after `_check_open`), as the searches of the class do, so that
-# `close()` never unmaps them under a running search.
+# values, or as CSV text), and a batch of best matches searched in one stretch without the GIL.
+# Each reads the arrays between `_enter` and `_leave` (or, holding the GIL throughout, after
+# `_check_open`), as the searches of the class do, so that `close()` never unmaps them under a
+# running search.
 
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memchr

@@ -17,7 +17,7 @@ cdef enum:
     MAXR = 160         # ranges per word (prefix, variant, typo tokens: a 10-letter word ending
                        # in "straat" is within two slips of up to ~140 tokens)
     TWO_SLIP_LEN = 9   # a word of this many letters may hold two slips ...
-    TWO_SLIP_TYPED = 7 # ... and may be typed this short with them (two letters left out)
+    TWO_SLIP_TYPED = 7  # ... and may be typed this short with them (two letters left out)
     MAXSLIP = 96       # tokens a word still being typed starts with one slip undone
     MAXP = 3           # typed letter/addition parts
     MAXI = 8           # interpretations
@@ -32,24 +32,44 @@ cdef enum:
     WORK_PER_GROUP = 16  # a group scored costs this many postings walked (_core.pyx _spent)
     TOKEN_CAP_MIN = 8
     PC_PREFIX_CAP = 4000
-    DROP_MAX_TOKENS = 12 # a query that finds nothing is tried again with its words spaced
+    DROP_MAX_TOKENS = 12  # a query that finds nothing is tried again with its words spaced
                          # otherwise (_respace_retry), then without some words (_drop_retry),
                          # when it has at most this many tokens
     RESPACE_TRIES = 6    # respaced readings tried at most ...
-    RESPACE_PROBES = 1000 # ... and prefix searches made to find them
+    RESPACE_PROBES = 1000  # ... and prefix searches made to find them
     MAXCUT = 4           # spaces put into one typed word
     PREFIX_SLIP = 9      # TypoSet mark of a token that the word, one slip undone, starts
-    PREFIX_SLIP_MAX = 32 # ... kept only when the undone word starts at most this many tokens
-    PREFIX_SLIP_LEN = 30 # ... looked for in words of at most this many letters
+    PREFIX_SLIP_MAX = 32  # ... kept only when the undone word starts at most this many tokens
+    PREFIX_SLIP_LEN = 30  # ... looked for in words of at most this many letters
     SAME_NUMBER_CAP = 4096  # addresses of one house number looked at in one run (a
                             # marina or holiday park has hundreds: 100K-K029)
 
 
 cdef enum:
+    # the word tables of engine/words.py, as C arrays (_core.pyx `_init_regions`)
+    MAX_REGION_WORDS = 64
+    MAX_FLOOR_WORDS = 48
+    MAX_LIST_WORDS = 16   # NUMBER_WORDS, LABEL_WORDS
+
+
+cdef enum:
+    # the kind of a group token (engine/vocab.py reads these through _core.BITS)
     K_STREET = 1
     K_LOCALITY = 2
     K_MUNICIPALITY = 3
-    K_ALIAS = 0x10
+    K_ALIAS = 0x10       # a flag on top of a kind
+    K_KIND = 0x0F        # the kind without the flag
+
+
+cdef enum:
+    # the meta byte beside each posting (build.py `_posting_meta` writes it through _core.BITS;
+    # the scan's bound `_out_of_reach` reads it)
+    META_UNCOVERED = 0x0F    # registered street words the token leaves uncovered (at most 15)
+    META_GLUED = 0x10        # a token of the group covers two of them at once (`hc`, `thofje`)
+    META_LOCALITY = 0x20     # the token is a locality ...
+    META_ALIAS = 0x40        # ... an alias ...
+    META_MUNICIPALITY = 0x80  # ... a municipality
+    META_PLACE = 0xA0        # a locality or a municipality
 
 
 cdef struct TokRec:
@@ -123,7 +143,7 @@ cdef struct Data:
     int32_t n_tok
     int32_t n_del
     int32_t n_pc
-    int32_t region_prov[64]       # the province (string id) each REGION_WORDS word names, or -1
+    int32_t region_prov[MAX_REGION_WORDS]  # the province (string id) each REGION_WORDS word names, or -1
     int32_t prov_nh               # ... Noord-Holland and Zuid-Holland, which two words name
     int32_t prov_zh
 
@@ -207,7 +227,7 @@ cdef struct Search:
     float tok_pen       # penalty of the scanned word on the token being scanned
     int others          # words of the interpretation besides the scanned one
     int nx              # ... of them, those that are a whole token somewhere: their
-    int xbit[MAXT]      #     whole-token signature bits
+    int xbit[MAXT]      # ... whole-token signature bits
     uint32_t need1      # first-letter bits the one-letter words among them need
     int slip_n[MAXT]    # per token: the tokens its word starts with one slip undone
     int32_t slip_tid[MAXT][MAXSLIP]  # (the first MAXSLIP of them; -1: not looked for yet)
@@ -225,7 +245,6 @@ cdef struct Search:
                         # (string id), -1 when none
     int near_number     # the last retry: no address has the typed house number, so the
                         # nearest numbers of each street (_near_numbers)
-
 
 
 cdef class Index:

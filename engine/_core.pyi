@@ -4,9 +4,18 @@ from types import TracebackType
 from typing import Any, Self, SupportsFloat
 
 import numpy as np
+from typing_extensions import disjoint_base
+
+from .words import COUNTRY_WORDS as COUNTRY_WORDS
+from .words import FLOOR_WORDS as FLOOR_WORDS
+from .words import LABEL_WORDS as LABEL_WORDS
+from .words import NUMBER_WORDS as NUMBER_WORDS
+from .words import REGION_PROVINCE as REGION_PROVINCE
+from .words import REGION_WORDS as REGION_WORDS
 
 ARRAYS: dict[str, type]          # array name -> numpy dtype of the index files
 SIZES: dict[str, int]            # the fixed sizes of a search (MAXT, POOL, SCAN_BUDGET, ...)
+BITS: dict[str, int]             # token kinds (K_*) and a posting's meta bits (META_*), _core.pxd
 
 class QueryError(ValueError):
     code: str                    # "invalid_parameter" | "query_too_long"
@@ -15,9 +24,10 @@ class QueryError(ValueError):
 
 class IndexClosedError(ValueError): ...
 
-Limit = int | np.integer[Any]                 # numbers.Integral, not bool; 1..10
-Coordinate = SupportsFloat | None             # numbers.Real or Decimal, not bool
+_Limit = int | np.integer[Any]                # numbers.Integral, not bool; 1..10
+_Coordinate = SupportsFloat | None            # numbers.Real or Decimal, not bool
 
+@disjoint_base
 class Index:
     """The compiled index over a dict of 1-d numpy arrays (usually memory-mapped)."""
 
@@ -33,16 +43,21 @@ class Index:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None: ...
     def _release(self) -> None: ...
-    def suggest_json(self, q: str, *, limit: Limit = 5, lat: Coordinate = None,
-                     lon: Coordinate = None) -> bytes: ...
-    def search_ids(self, q: str, *, limit: Limit = 5, lat: Coordinate = None,
-                   lon: Coordinate = None) -> list[int]: ...
+    def suggest_json(self, q: str, *, limit: _Limit = 5, lat: _Coordinate = None,
+                     lon: _Coordinate = None) -> bytes: ...
+    def search_ids(self, q: str, *, limit: _Limit = 5, lat: _Coordinate = None,
+                   lon: _Coordinate = None) -> list[int]: ...
 
 def deletion_index(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(hashes uint64, token ids int32) of every token with up to 1 (2 for 7+ letters) deleted."""
 
-def sig_bit(word: str) -> int: ...
-def _set_param(name: str, value: float) -> None: ...
+def sig_bit(word: str) -> int:
+    """The signature bit of a token (build time)."""
+def first_bit(word: str) -> int:
+    """The first-letter bit of a folded token (build.py: v_post_first)."""
+def xsig_bit(word: str) -> int:
+    """The whole-token signature bit of a folded token (build.py: v_post_xsig)."""
+def _set_work_budget(budget: int) -> None: ...
 def check_arguments(q: Any, limit: Any, lat: Any, lon: Any) -> tuple[int, float | None, float | None]: ...
 def _coordinate(value: Any, name: str, bound: float) -> float: ...
 

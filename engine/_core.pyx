@@ -26,7 +26,7 @@ GIL over raw pointers into these arrays and allocates only its own scratch.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from libc.math cimport cos, exp, log10, sqrt
+from libc.math cimport M_PI, cos, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
@@ -74,64 +74,13 @@ cdef float ROUND_BASE = _params.ROUND_BASE
 cdef float ROUND_SHORT = _params.ROUND_SHORT
 cdef float PC_PRIOR = _params.PC_PRIOR
 cdef float PRIOR_WEIGHT_MAX = max(_params.NO_LOCALITY_PRIOR, _params.LOCALITY_PRIOR)
-cdef double FOCUS_NEAR = 0.9   # with a focus point: the prior term at the point itself ...
-cdef double FOCUS_KM = 5.0     # ... halved this far away ...
-cdef double FOCUS_SHARE = 0.1  # ... plus this share of the group's own prior
-cdef double FOCUS_EPS = 1e-5   # the focus prior is computed in double and stored as float
+cdef double FOCUS_NEAR = _params.FOCUS_NEAR
+cdef double FOCUS_KM = _params.FOCUS_KM
+cdef double FOCUS_SHARE = _params.FOCUS_SHARE
+cdef double FOCUS_EPS = _params.FOCUS_EPS
+cdef double MICRODEGREE = _params.MICRODEGREE
+cdef double KM_PER_DEGREE = _params.KM_PER_DEGREE
 cdef float LETTER_AS_ADDITION_PEN = _params.LETTER_AS_ADDITION_PEN
-
-
-def _set_param(str name, float value):
-    """Change one ranking weight of this process (for tuning runs; not thread-safe)."""
-    global PREFIX_PEN, PREFIX_FRAC, TYPO_PEN, TYPO_EDIT, MUNI_PEN, ALIAS_PEN, STREET_ALIAS_PEN, UNMATCHED_PEN, ORDER_PEN, ORDER_PLACE_PEN, EXTRA_SUFFIX_PEN, PART_PREFIX_PEN, NUM_PREFIX_PEN, NUM_PREFIX_DIGIT, UNKNOWN_WORD_PEN, NO_LOCALITY_PRIOR, LOCALITY_PRIOR, IJ_VARIANT_PEN, ROUND_BASE, ROUND_SHORT, PC_PRIOR, LETTER_AS_ADDITION_PEN
-    if name == "PREFIX_PEN":
-        PREFIX_PEN = value
-    elif name == "PREFIX_FRAC":
-        PREFIX_FRAC = value
-    elif name == "TYPO_PEN":
-        TYPO_PEN = value
-    elif name == "TYPO_EDIT":
-        TYPO_EDIT = value
-    elif name == "MUNI_PEN":
-        MUNI_PEN = value
-    elif name == "ALIAS_PEN":
-        ALIAS_PEN = value
-    elif name == "STREET_ALIAS_PEN":
-        STREET_ALIAS_PEN = value
-    elif name == "UNMATCHED_PEN":
-        UNMATCHED_PEN = value
-    elif name == "ORDER_PLACE_PEN":
-        ORDER_PLACE_PEN = value
-    elif name == "ORDER_PEN":
-        ORDER_PEN = value
-    elif name == "EXTRA_SUFFIX_PEN":
-        EXTRA_SUFFIX_PEN = value
-    elif name == "PART_PREFIX_PEN":
-        PART_PREFIX_PEN = value
-    elif name == "NUM_PREFIX_PEN":
-        NUM_PREFIX_PEN = value
-    elif name == "NUM_PREFIX_DIGIT":
-        NUM_PREFIX_DIGIT = value
-    elif name == "UNKNOWN_WORD_PEN":
-        UNKNOWN_WORD_PEN = value
-    elif name == "NO_LOCALITY_PRIOR":
-        NO_LOCALITY_PRIOR = value
-    elif name == "LOCALITY_PRIOR":
-        LOCALITY_PRIOR = value
-    elif name == "IJ_VARIANT_PEN":
-        IJ_VARIANT_PEN = value
-    elif name == "ROUND_BASE":
-        ROUND_BASE = value
-    elif name == "ROUND_SHORT":
-        ROUND_SHORT = value
-    elif name == "PC_PRIOR":
-        PC_PRIOR = value
-    elif name == "LETTER_AS_ADDITION_PEN":
-        LETTER_AS_ADDITION_PEN = value
-    else:
-        raise KeyError(name)
-    global PRIOR_WEIGHT_MAX
-    PRIOR_WEIGHT_MAX = max(NO_LOCALITY_PRIOR, LOCALITY_PRIOR)
 
 
 # the query path, stage by stage (one C module: the files are included, not imported)
@@ -158,7 +107,15 @@ SIZES = {
     "DROP_MAX_TOKENS": DROP_MAX_TOKENS, "RESPACE_TRIES": RESPACE_TRIES,
     "RESPACE_PROBES": RESPACE_PROBES, "MAXCUT": MAXCUT, "PREFIX_SLIP_MAX": PREFIX_SLIP_MAX,
     "PREFIX_SLIP_LEN": PREFIX_SLIP_LEN, "TWO_SLIP_LEN": TWO_SLIP_LEN, "TWO_SLIP_TYPED": TWO_SLIP_TYPED,
+    "DEL_BUCKET_BITS": DEL_BUCKET_BITS,
 }
+
+# the kinds of a group token and the bits of a posting's meta byte (_core.pxd), for build.py and
+# engine/vocab.py
+BITS = {"K_STREET": K_STREET, "K_LOCALITY": K_LOCALITY, "K_MUNICIPALITY": K_MUNICIPALITY,
+        "K_ALIAS": K_ALIAS, "K_KIND": K_KIND, "META_UNCOVERED": META_UNCOVERED,
+        "META_GLUED": META_GLUED, "META_LOCALITY": META_LOCALITY, "META_ALIAS": META_ALIAS,
+        "META_MUNICIPALITY": META_MUNICIPALITY, "META_PLACE": META_PLACE}
 
 
 class QueryError(ValueError):
@@ -214,54 +171,24 @@ cdef object _last(a):
     return a[n - 1]
 
 
-# words that may end a pasted address line without naming any address: the country, a
-# province or its abbreviation ("hengelo ov"); dropped only when the query finds nothing. The
-# country may also open it ("nederland, groningen, ...")
-COUNTRY_WORDS = ("nederland", "netherlands", "the", "holland", "nl", "nld")
-REGION_WORDS = COUNTRY_WORDS + ("noord", "zuid", "brabant", "gelderland", "overijssel", "friesland", "fryslan", "drenthe",
-                "flevoland", "zeeland", "limburg", "ov", "gld", "gl", "nh", "zh", "nb", "lb", "li",
-                "zl", "ze", "fl", "fr", "dr", "gn", "gr", "ut",
-                # a part of town after the place ("amsterdam centrum", "utrecht oost")
-                "centrum", "oost", "west", "zuidoost", "zuidwest", "noordoost", "noordwest",
-                "binnenstad", "stad")
+# the word tables (engine/words.py), as the C code reads them
+from .words import COUNTRY_WORDS, FLOOR_WORDS, LABEL_WORDS, NUMBER_WORDS, REGION_PROVINCE, REGION_WORDS
+
 _REGION_BYTES = [w.encode() for w in REGION_WORDS]
-# the province each of them names (two words name Noord- and Zuid-Holland: _typed_province)
-REGION_PROVINCE = {"friesland": "Friesland", "fryslan": "Friesland", "fr": "Friesland",
-                   "groningen": "Groningen", "gn": "Groningen", "gr": "Groningen",
-                   "drenthe": "Drenthe", "dr": "Drenthe", "overijssel": "Overijssel", "ov": "Overijssel",
-                   "flevoland": "Flevoland", "fl": "Flevoland", "gelderland": "Gelderland",
-                   "gld": "Gelderland", "gl": "Gelderland", "utrecht": "Utrecht", "ut": "Utrecht",
-                   "nh": "Noord-Holland", "zh": "Zuid-Holland", "zeeland": "Zeeland", "zl": "Zeeland",
-                   "ze": "Zeeland", "brabant": "Noord-Brabant", "nb": "Noord-Brabant",
-                   "limburg": "Limburg", "lb": "Limburg", "li": "Limburg"}
-# words that only say a house number follows ("kerkstraat nr 12"): between another word and the
-# number read as that at once (_parse); elsewhere dropped only when the query finds nothing
-# ("Nummer" is also a street)
-NUMBER_WORDS = ("nr", "no", "nummer", "huisnummer", "hnr", "number", "num")
 _NUMBER_BYTES = [w.encode() for w in NUMBER_WORDS]
-# words that say which floor or part of a house, typed after its number ("damrak 1 3 hoog",
-# "1 huis", "2 boven"): left out with the letters and additions the house may not have
-FLOOR_WORDS = ("hoog", "huis", "hs", "boven", "beneden", "bg", "bis", "etage", "verdieping",
-               "verd", "vd", "bel", "sous", "souterrain", "zolder", "achter", "voor", "links",
-               "rechts", "app", "appartement", "kamer", "unit", "achterhuis", "voorhuis",
-               "bovenhuis", "benedenhuis", "bovenwoning", "benedenwoning")
 _FLOOR_BYTES = [w.encode() for w in FLOOR_WORDS]
-# words of a form that label what follows ("adres: ...", "gemeente amsterdam", "postcode
-# 1017 gl"); dropped, wherever they stand, only when the query finds nothing
-LABEL_WORDS = ("adres", "address", "postcode", "pc", "gemeente", "gem", "woonplaats", "plaats",
-               "straatnaam", "toevoeging", "toev")
 _LABEL_BYTES = [w.encode() for w in LABEL_WORDS]
-cdef const char* _floor_ptr[48]
-cdef int _floor_len[48]
+cdef const char* _floor_ptr[MAX_FLOOR_WORDS]
+cdef int _floor_len[MAX_FLOOR_WORDS]
 cdef int _n_floor = 0
-cdef const char* _number_ptr[16]
-cdef int _number_len[16]
+cdef const char* _number_ptr[MAX_LIST_WORDS]
+cdef int _number_len[MAX_LIST_WORDS]
 cdef int _n_number = 0
-cdef const char* _label_ptr[16]
-cdef int _label_len[16]
+cdef const char* _label_ptr[MAX_LIST_WORDS]
+cdef int _label_len[MAX_LIST_WORDS]
 cdef int _n_label = 0
-cdef const char* _region_ptr[64]
-cdef int _region_len[64]
+cdef const char* _region_ptr[MAX_REGION_WORDS]
+cdef int _region_len[MAX_REGION_WORDS]
 cdef int _n_region = 0
 cdef int _n_country = len(COUNTRY_WORDS)   # the first words of _region_ptr
 
@@ -280,10 +207,10 @@ cdef int _point_at(list words, const char** ptr, int* lens, int cap) except -1:
 
 def _init_regions():
     global _n_region, _n_number, _n_floor, _n_label
-    _n_region = _point_at(_REGION_BYTES, _region_ptr, _region_len, 64)
-    _n_number = _point_at(_NUMBER_BYTES, _number_ptr, _number_len, 16)
-    _n_floor = _point_at(_FLOOR_BYTES, _floor_ptr, _floor_len, 48)
-    _n_label = _point_at(_LABEL_BYTES, _label_ptr, _label_len, 16)
+    _n_region = _point_at(_REGION_BYTES, _region_ptr, _region_len, MAX_REGION_WORDS)
+    _n_number = _point_at(_NUMBER_BYTES, _number_ptr, _number_len, MAX_LIST_WORDS)
+    _n_floor = _point_at(_FLOOR_BYTES, _floor_ptr, _floor_len, MAX_FLOOR_WORDS)
+    _n_label = _point_at(_LABEL_BYTES, _label_ptr, _label_len, MAX_LIST_WORDS)
 
 
 _init_regions()
@@ -365,7 +292,8 @@ cdef class Index:
         d.n_sa = len(arrays["sa_off"]) - 1
         if len(arrays["sa_start"]) != d.n_sa * MAXLIMIT + 1 or _last(arrays["sa_start"]) != len(arrays["sa_addr"]):
             raise ValueError("stored answers do not match their table")
-        if len(arrays["sa_addr"]) and (int(arrays["sa_addr"].min()) < 0 or int(arrays["sa_addr"].max()) >= len(arrays["a_number"])):
+        if len(arrays["sa_addr"]) and (int(arrays["sa_addr"].min()) < 0
+                                       or int(arrays["sa_addr"].max()) >= len(arrays["a_number"])):
             raise ValueError("stored answers name addresses that do not exist")
         d.addl_blob = <const uint8_t*>_ptr(arrays, "addl_blob")
         d.addl_off = <const int64_t*>_ptr(arrays, "addl_off")
@@ -428,7 +356,8 @@ cdef class Index:
             raise ValueError("token lists do not end where their tables end")
         if len(a["sp_off"]) != self.d.n_sp + 1 or _last(a["sp_start"]) != len(a["sp_group"]):
             raise ValueError("short-prefix lists do not match their tables")
-        if _last(a["v_off"]) != len(a["v_blob"]) or _last(a["s_off"]) != len(a["s_blob"]) or _last(a["add_off"]) != len(a["add_blob"]):
+        if (_last(a["v_off"]) != len(a["v_blob"]) or _last(a["s_off"]) != len(a["s_blob"])
+                or _last(a["add_off"]) != len(a["add_blob"])):
             raise ValueError("string offsets do not end where their blobs end")
 
     @property
@@ -504,7 +433,7 @@ cdef class Index:
         s.pc_strict = 0
         s.focus_lat = focus_lat
         s.focus_lon = focus_lon
-        s.cos_lat = cos(s.focus_lat * 3.141592653589793 / 180.0)
+        s.cos_lat = cos(s.focus_lat * M_PI / 180.0)
         # fold: code points -> ASCII a-z0-9 and spaces (the table of engine/normalize.py); an
         # apostrophe between a lone letter and a word glues them: "a'dam" is "adam", as the
         # index holds "d'Arc" also as "darc"

@@ -2,12 +2,15 @@
 
 from typing import Any, Final
 
+from typing_extensions import disjoint_base
+
 REQUIRED_COLUMNS: Final[tuple[str, ...]]
 MAX_ERRORS: Final[int]
 
 class HeaderError(ValueError):
     """The header line is missing, unreadable or lacks a required column."""
 
+@disjoint_base
 class Parser:
     """Feed the bytes of a CSV file with `feed`, then call `finish` once."""
 

@@ -361,7 +361,6 @@ cdef class Parser:
             self.prev_id[k] = 0
 
     def __init__(self):
-        cdef int k
         self.lines = 0
         self.columns = None
         self.ncols = 0
@@ -372,8 +371,8 @@ cdef class Parser:
         self.blank_first = 0
         self.rows_in = self.rejected = 0
         self.errors = []
-        self.tables = [{} for k in range(N_KEYS)]
-        self.strings = [[] for k in range(N_KEYS)]
+        self.tables = [{} for _ in range(N_KEYS)]
+        self.strings = [[] for _ in range(N_KEYS)]
         # Addition id 0 means "none".
         self.tables[K_ADDITION][b""] = 0
         self.strings[K_ADDITION].append("")
@@ -458,7 +457,6 @@ cdef class Parser:
     def finish(self):
         """Parse a last line without newline; return the parsed content."""
         cdef _Column c
-        cdef int k
         if self.finished:
             raise RuntimeError("finish() called twice")
         if self.carry_len > 0:

@@ -146,7 +146,8 @@ cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
             u = &s.tok[i + 1]
             pc_lo = pc_hi = code + (s.q[u.start] - 97) * 26 + (s.q[u.start + 1] - 97)
             pc_tok2 = i + 1
-        elif split_pc and t.len == 4 and i + 1 == s.ntok - 1 and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 1 and n_alpha == 1:
+        elif (split_pc and t.len == 4 and i + 1 == s.ntok - 1 and s.tok[i + 1].digits == 0
+              and s.tok[i + 1].len == 1 and n_alpha == 1):
             u = &s.tok[i + 1]
             pc_lo = code + (s.q[u.start] - 97) * 26
             pc_hi = pc_lo + 25

@@ -43,18 +43,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import params
-from ._core import (
-    COUNTRY_WORDS,
-    FLOOR_WORDS,
-    LABEL_WORDS,
-    NUMBER_WORDS,
-    REGION_PROVINCE,
-    REGION_WORDS,
-    SIZES,
-    check_arguments,
-)
+from ._core import SIZES, check_arguments
 from .normalize import FOLD_LIMIT, fold_table
-from .vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET
+from .vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET
+from .words import COUNTRY_WORDS, FLOOR_WORDS, LABEL_WORDS, NUMBER_WORDS, REGION_PROVINCE, REGION_WORDS
 
 f32 = np.float32
 
@@ -436,7 +428,7 @@ class ReferenceIndex:
         limit, flat, flon = check_arguments(q, limit, lat, lon)  # the engine's rules, one place
         focus = None
         if flat is not None:
-            focus = (flat, flon, math.cos(flat * 3.141592653589793 / 180.0))
+            focus = (flat, flon, math.cos(flat * math.pi / 180.0))
         s = Search(limit=limit, focus=focus)
         s.tokens = tokenise(fold_query(q))
         if not s.tokens:
@@ -750,8 +742,8 @@ class ReferenceIndex:
         """The focus point of four postcode digits: the first address of the first postcode from them."""
         p = min(bisect_left(self.pc_code, max(digits, 1000) * 676), len(self.pc_code) - 1)
         addr = int(self.a["pc_addr"][self.pc_start[p]])
-        flat = int(self.a["a_lat"][addr]) * 1e-6
-        return (flat, int(self.a["a_lon"][addr]) * 1e-6, math.cos(flat * 3.141592653589793 / 180.0))
+        flat = int(self.a["a_lat"][addr]) * params.MICRODEGREE
+        return (flat, int(self.a["a_lon"][addr]) * params.MICRODEGREE, math.cos(flat * math.pi / 180.0))
 
     def read(self, s: Search) -> None:
         """Parse the tokens and score every reading of them."""
@@ -1135,8 +1127,8 @@ class ReferenceIndex:
                 share = f32(len(s.tokens[ti].text)) / f32(len(self.vocab[t]))
                 p = f32(float(r.base + PREFIX_PEN) + float(PREFIX_FRAC) * (1.0 - float(share)))
             if kind & ALIAS:
-                p = p + (STREET_ALIAS_PEN if kind & 0x0F == STREET else ALIAS_PEN)
-            if kind & 0x0F == MUNICIPALITY:
+                p = p + (STREET_ALIAS_PEN if kind & KIND == STREET else ALIAS_PEN)
+            if kind & KIND == MUNICIPALITY:
                 p = p + MUNI_PEN
             if best is None or p < best:
                 best = p
@@ -1154,9 +1146,9 @@ class ReferenceIndex:
             if j in used:
                 continue
             p = self.match_word(s, ti, t, kind)
-            if p is not None and after_number and kind & 0x0F == STREET:
+            if p is not None and after_number and kind & KIND == STREET:
                 p = p + ORDER_PEN
-            elif p is not None and before_number and kind & 0x0F != STREET:
+            elif p is not None and before_number and kind & KIND != STREET:
                 p = p + ORDER_PLACE_PEN
             if p is not None and (best is None or p < best[0]):
                 best = (p, j)
@@ -1179,7 +1171,7 @@ class ReferenceIndex:
                 used.add(j)
             pen = pen + p
             covered |= toks[j][2]
-            if toks[j][1] & 0x0F in (LOCALITY, MUNICIPALITY):
+            if toks[j][1] & KIND in (LOCALITY, MUNICIPALITY):
                 loc = True
         all_street = 0
         for _t, kind, cover in toks:
@@ -1214,7 +1206,7 @@ class ReferenceIndex:
                 return None
             toks = self.group_tokens(g)
             if it.place_after < len(s.tokens):
-                toks = [x if x[1] & 0x0F != STREET else (-1, x[1], x[2]) for x in toks]
+                toks = [x if x[1] & KIND != STREET else (-1, x[1], x[2]) for x in toks]
             best = self.best_match(s, ti, toks)
             if best is None:
                 return None
@@ -1299,11 +1291,13 @@ class ReferenceIndex:
         prior = self.a["g_prior"][g]          # float32
         if s.focus is not None:
             flat, flon, cos_lat = s.focus
-            dy = (int(self.a["g_lat"][g]) * 1e-6 - flat) * 111.2
-            dx = (int(self.a["g_lon"][g]) * 1e-6 - flon) * 111.2 * cos_lat
+            dy = (int(self.a["g_lat"][g]) * params.MICRODEGREE - flat) * params.KM_PER_DEGREE
+            dx = (int(self.a["g_lon"][g]) * params.MICRODEGREE - flon) * params.KM_PER_DEGREE * cos_lat
             km = math.sqrt(dx * dx + dy * dy)
-            # C: <float>(0.9 / (1 + km / 5)) + 0.1 * prior, in double, returned as float
-            return f32(float(f32(0.9 / (1.0 + km / 5.0))) + 0.1 * float(prior))
+            # C: <float>(FOCUS_NEAR / (1 + km / FOCUS_KM)) + FOCUS_SHARE * prior, in double,
+            # returned as float
+            near = f32(params.FOCUS_NEAR / (1.0 + km / params.FOCUS_KM))
+            return f32(float(near) + params.FOCUS_SHARE * float(prior))
         return prior * (LOCALITY_PRIOR if loc_typed else NO_LOCALITY_PRIOR)
 
     # ---- the pool of best groups

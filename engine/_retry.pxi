@@ -103,9 +103,9 @@ cdef void _focus_area(const Data* d, Search* s, int digits) noexcept nogil:
         p = d.n_pc - 1
     a = d.pc_addr[d.pc_start[p]]
     s.has_focus = 1
-    s.focus_lat = d.a_lat[a] * 1e-6
-    s.focus_lon = d.a_lon[a] * 1e-6
-    s.cos_lat = cos(s.focus_lat * 3.141592653589793 / 180.0)
+    s.focus_lat = d.a_lat[a] * MICRODEGREE
+    s.focus_lon = d.a_lon[a] * MICRODEGREE
+    s.cos_lat = cos(s.focus_lat * M_PI / 180.0)
 
 
 cdef void _read(const Data* d, Search* s) noexcept nogil:

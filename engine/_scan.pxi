@@ -18,13 +18,13 @@ cdef inline bint _out_of_reach(const Data* d, Search* s, int32_t g, float prior,
     other words that are whole tokens somewhere but not in this group (those cost a prefix).
     With a focus point, the group's own distance term (two reads beside the group's prior)."""
     cdef float extra = 0
-    cdef int unc = meta & 15, glued = (meta >> 4) & 1, k = s.others, lb, i
+    cdef int unc = meta & META_UNCOVERED, glued = (meta & META_GLUED) != 0, k = s.others, lb, i
     if (first & s.need1) != s.need1:
         return True       # a one-letter word that no token of the group starts with
-    if meta & 0x80:
+    if meta & META_MUNICIPALITY:
         extra += MUNI_PEN
-    if meta & 0x40:
-        extra += ALIAS_PEN if meta & 0xA0 else STREET_ALIAS_PEN   # of a place, or of a street
+    if meta & META_ALIAS:
+        extra += ALIAS_PEN if meta & META_PLACE else STREET_ALIAS_PEN   # of a place, or of a street
     # each other word covers one street word, or two through a glued form ("hc", "thofje")
     lb = unc - k - (k if k < glued else glued)
     if lb > 0:
@@ -35,7 +35,7 @@ cdef inline bint _out_of_reach(const Data* d, Search* s, int32_t g, float prior,
     if s.has_focus:
         return _prior(d, s, g, 0) + FOCUS_EPS - s.min_pen - s.tok_pen - extra < s.floor
     # matched through a place token, the place was typed: the prior counts LOCALITY_PRIOR
-    return prior * (LOCALITY_PRIOR if meta & 0xA0 else PRIOR_WEIGHT_MAX) - s.min_pen - s.tok_pen - extra < s.floor
+    return prior * (LOCALITY_PRIOR if meta & META_PLACE else PRIOR_WEIGHT_MAX) - s.min_pen - s.tok_pen - extra < s.floor
 
 
 cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept nogil:

@@ -29,8 +29,8 @@ cdef inline float _match_word(const Data* d, Search* s, int wi, int32_t t, uint8
             else:
                 p = w.base[k] + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>s.tok[wi].len) / _tok_len(d, t))
             if kind & K_ALIAS:
-                p += STREET_ALIAS_PEN if (kind & 0x0F) == K_STREET else ALIAS_PEN
-            if (kind & 0x0F) == K_MUNICIPALITY:
+                p += STREET_ALIAS_PEN if (kind & K_KIND) == K_STREET else ALIAS_PEN
+            if (kind & K_KIND) == K_MUNICIPALITY:
                 p += MUNI_PEN
             if best < 0 or p < best:
                 best = p
@@ -62,9 +62,9 @@ cdef bint _group_text(const Data* d, Search* s, const Interp* it, int32_t g, flo
             if j - a < 64 and (used >> (j - a)) & 1:
                 continue
             p = _match_word(d, s, it.words[wi], d.g_rec[j].tok, d.g_rec[j].kind)
-            if p >= 0 and it.words[wi] > it.place_after and (d.g_rec[j].kind & 0x0F) == K_STREET:
+            if p >= 0 and it.words[wi] > it.place_after and (d.g_rec[j].kind & K_KIND) == K_STREET:
                 p += ORDER_PEN
-            elif p >= 0 and it.words[wi] < it.street_until and (d.g_rec[j].kind & 0x0F) != K_STREET:
+            elif p >= 0 and it.words[wi] < it.street_until and (d.g_rec[j].kind & K_KIND) != K_STREET:
                 p += ORDER_PLACE_PEN  # "schiedam 55 vlaa": Schiedamseweg in Vlaardingen
             if p >= 0 and (bp < 0 or p < bp):
                 bp = p
@@ -75,7 +75,7 @@ cdef bint _group_text(const Data* d, Search* s, const Interp* it, int32_t g, flo
             used |= (<uint64_t>1) << (bestj - a)
         pen += bp
         covered |= d.g_rec[bestj].cover
-        kind = d.g_rec[bestj].kind & 0x0F
+        kind = d.g_rec[bestj].kind & K_KIND
         if kind == K_LOCALITY or kind == K_MUNICIPALITY:
             loc = 1
     for j in range(a, b):
@@ -140,7 +140,7 @@ cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int
         b = d.g_tok_start[g + 1]
         bp = -1
         for j in range(a, b):
-            if it.place_after < MAXT and (d.g_rec[j].kind & 0x0F) == K_STREET:
+            if it.place_after < MAXT and (d.g_rec[j].kind & K_KIND) == K_STREET:
                 continue
             wp = _match_word(d, s, it.part_tok[i], d.g_rec[j].tok, d.g_rec[j].kind)
             if wp >= 0 and (bp < 0 or wp < bp):
@@ -205,7 +205,7 @@ cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, 
     the typed digits, block by block (10..19 before 100..199) in house-number order, each block
     in the order of the run (120A before 121). With no number typed: the lowest numbers first.
     """
-    cdef int n = 0, i, e, pos, addr, lo2, hi2, digits, j, k
+    cdef int n = 0, i, e, addr, lo2, digits, k
     cdef float pen
     cdef int number = it.number
     cdef int64_t scale
@@ -267,8 +267,8 @@ cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, 
 cdef inline float _prior(const Data* d, Search* s, int32_t g, int loc_typed) noexcept nogil:
     cdef double dy, dx, km
     if s.has_focus:
-        dy = (d.g_lat[g] * 1e-6 - s.focus_lat) * 111.2
-        dx = (d.g_lon[g] * 1e-6 - s.focus_lon) * 111.2 * s.cos_lat
+        dy = (d.g_lat[g] * MICRODEGREE - s.focus_lat) * KM_PER_DEGREE
+        dx = (d.g_lon[g] * MICRODEGREE - s.focus_lon) * KM_PER_DEGREE * s.cos_lat
         km = sqrt(dx * dx + dy * dy)
         return <float>(FOCUS_NEAR / (1.0 + km / FOCUS_KM)) + FOCUS_SHARE * d.g_prior[g]
     return d.g_prior[g] * (LOCALITY_PRIOR if loc_typed else NO_LOCALITY_PRIOR)
@@ -443,7 +443,7 @@ cdef void _collect_text(const Data* d, Search* s) noexcept nogil:
 
 cdef void _select(Search* s, int* out, int* nout) noexcept nogil:
     """Pick the `limit` best candidates; ties break on the address id (deterministic)."""
-    cdef int i, j, best, n = 0
+    cdef int i, best, n = 0
     cdef uint8_t taken[POOL * MAXLIMIT + 64]
     memset(taken, 0, s.ncand)
     while n < s.limit:

@@ -25,16 +25,16 @@ import numpy as np
 import orjson
 
 from . import _core
-from .params import PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
+from ._core import BITS, SIZES
+from .params import FORMAT_VERSION, PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
 from .source import ParsedTable, SourceError, read_source
-from .vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
+from .vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 
-FORMAT_VERSION = 7
 SHORT_PREFIX = 12         # prefixes up to this long get a precomputed list of groups ...
 SHORT_PREFIX_MIN = 2000   # ... when their postings exceed this (engine/_core.pyx SCAN_ALONE)
 SHORT_PREFIX_TOP = 256    # ... of this many groups, highest prior first
 ANSWER_MIN = 300          # a one-word query whose postings exceed this gets its answers stored
-DEL_BUCKET_BITS = 20
+DEL_BUCKET_BITS = SIZES["DEL_BUCKET_BITS"]   # the typo index's buckets (_core.pxd)
 
 
 def _log(msg: str) -> None:
@@ -417,11 +417,11 @@ def _posting_meta(g_tok_start, g_tok_kind, g_tok_cover):
             bits = [(c & lft).bit_count() for c in covers]
             multi[e] = sum(1 for x in bits if x == 2)
             wide[e] = any(x >= 3 for x in bits)
-    unc = np.where(wide | (multi > 1), 0, np.minimum(unc, 15))
-    meta = unc | (np.minimum(multi, 1) << 4)
-    meta |= np.where((kind & 0x0F) == LOCALITY, 0x20, 0)
-    meta |= np.where((kind & ALIAS) != 0, 0x40, 0)
-    meta |= np.where((kind & 0x0F) == MUNICIPALITY, 0x80, 0)
+    unc = np.where(wide | (multi > 1), 0, np.minimum(unc, BITS["META_UNCOVERED"]))
+    meta = unc | np.where(multi > 0, BITS["META_GLUED"], 0)
+    meta |= np.where((kind & KIND) == LOCALITY, BITS["META_LOCALITY"], 0)
+    meta |= np.where((kind & ALIAS) != 0, BITS["META_ALIAS"], 0)
+    meta |= np.where((kind & KIND) == MUNICIPALITY, BITS["META_MUNICIPALITY"], 0)
     return meta.astype(np.uint8)
 
 
@@ -510,13 +510,15 @@ def _short_prefix_lists(words, v_post_start, v_post, g_prior, v_post_meta):
                                        return_inverse=True)
     # the group's bound byte over all its tokens with the prefix: the least uncovered, the
     # most double covers, a kind flag only when every such token has it
-    unc = np.full(len(first_of_pair), 15, dtype=np.int64)
-    np.minimum.at(unc, pair, pm & 15)
-    multi = np.zeros(len(first_of_pair), dtype=np.int64)
-    np.maximum.at(multi, pair, (pm >> 4) & 1)
-    flags = np.full(len(first_of_pair), 0xE0, dtype=np.int64)
-    np.bitwise_and.at(flags, pair, pm & 0xE0)
-    pair_meta = unc | (multi << 4) | flags
+    unc_bits, glued_bit = BITS["META_UNCOVERED"], BITS["META_GLUED"]
+    kind_bits = BITS["META_LOCALITY"] | BITS["META_ALIAS"] | BITS["META_MUNICIPALITY"]
+    unc = np.full(len(first_of_pair), unc_bits, dtype=np.int64)
+    np.minimum.at(unc, pair, pm & unc_bits)
+    glued = np.zeros(len(first_of_pair), dtype=np.int64)
+    np.maximum.at(glued, pair, pm & glued_bit)
+    flags = np.full(len(first_of_pair), kind_bits, dtype=np.int64)
+    np.bitwise_and.at(flags, pair, pm & kind_bits)
+    pair_meta = unc | glued | flags
     keep = np.sort(first_of_pair)
     pk, pg, toklen, pm = pk[keep], pg[keep], toklen[keep], pair_meta[pair[keep]]
     first = np.searchsorted(pk, pk, side="left")

@@ -38,11 +38,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from ._core import COUNTRY_WORDS, REGION_PROVINCE  # type: ignore[attr-defined,unused-ignore]  # not in the stub
 from ._reference import sound_variants, unfold_ij
 from .normalize import FOLD_LIMIT, fold, fold_table
 from .params import ALIAS_WHOLE_LEN
 from .vocab import Vocabulary
+from .words import COUNTRY_WORDS, REGION_PROVINCE
 
 __all__ = ["MatchKind", "Field", "WordMatch", "explain", "highlights", "match_score",
            "aliases_from_manifest", "default_aliases"]

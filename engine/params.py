@@ -1,4 +1,4 @@
-"""Ranking weights, shared by the compiled core and its Python twin.
+"""Ranking weights, shared by the compiled core and its Python twin, and the index format.
 
 Scores are "higher is better": a candidate's score is its group prior (in [0, PRIOR_MAX])
 minus the penalties below. A prefix match costs more than the whole prior, so an address that
@@ -35,3 +35,18 @@ ROUND_BASE = 0.25        # spreading: each further address of the same street/po
 ROUND_SHORT = 1.5        # ... ROUND_BASE + ROUND_SHORT / limit (short lists spread harder)
 PC_PRIOR = 0.1           # weight of the group prior in postcode mode
 LETTER_AS_ADDITION_PEN = 0.05  # a letter glued to the number ("93h") matched an addition H
+
+# with a focus point (lat/lon) the prior term of a group is FOCUS_NEAR / (1 + km / FOCUS_KM)
+# + FOCUS_SHARE * prior, in place of the weighted prior: FOCUS_NEAR at the point itself, half
+# of that FOCUS_KM away
+FOCUS_NEAR = 0.9
+FOCUS_KM = 5.0
+FOCUS_SHARE = 0.1
+FOCUS_EPS = 1e-5         # the focus prior is computed in double and stored as float: the scan's
+                         # bound allows for the rounding
+KM_PER_DEGREE = 111.2    # distances on the flat earth of a small country
+MICRODEGREE = 1e-6       # coordinates are stored as int32 microdegrees
+
+# the index directory's format (manifest.json `format_version`): engine/build.py writes it,
+# AddressIndex.open refuses any other
+FORMAT_VERSION = 7

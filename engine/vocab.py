@@ -13,11 +13,13 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from ._core import BITS
 from .normalize import fold, tokens
 
-# Token kinds stored per group token (uint8). ALIAS is a flag on top of a kind.
-STREET, LOCALITY, MUNICIPALITY = 1, 2, 3
-ALIAS = 0x10
+# Token kinds stored per group token (uint8; defined in _core.pxd). ALIAS is a flag on top of a
+# kind; KIND masks it off.
+STREET, LOCALITY, MUNICIPALITY = BITS["K_STREET"], BITS["K_LOCALITY"], BITS["K_MUNICIPALITY"]
+ALIAS, KIND = BITS["K_ALIAS"], BITS["K_KIND"]
 
 # Abbreviations as the register writes them, with their expansions. Both directions are indexed:
 # a street registered with either form is found by either. Folded forms (`ij` is `y`).

@@ -36,9 +36,10 @@ import re
 from typing import NamedTuple
 from urllib.parse import unquote_to_bytes
 
+import engine
 from server.errors import ApiError
 
-MAX_QUERY_CODE_POINTS = 128
+MAX_QUERY_CODE_POINTS = engine.MAX_QUERY_LENGTH   # the engine's limits, not restated here
 DEFAULT_LIMIT = 5
 _NAMES = {
     b"country": "country",
@@ -49,8 +50,8 @@ _NAMES = {
     b"highlight": "highlight",
 }
 _BOOLEANS = {b"true": True, b"false": False}
-_LIMITS = {str(n): n for n in range(1, 11)}
-_RAW_LIMITS = {str(n).encode(): n for n in range(1, 11)}
+_LIMITS = {str(n): n for n in range(1, engine.MAX_LIMIT + 1)}
+_RAW_LIMITS = {str(n).encode(): n for n in range(1, engine.MAX_LIMIT + 1)}
 _BAD_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")

@@ -1,0 +1,38 @@
+"""The word tables of query understanding: words a person types around an address that name
+no part of it. The compiled core (engine/_core.pyx) reads them once at import, into C arrays
+(`_init_regions`); the Python twin and engine.explain read them here.
+"""
+
+# words that may end a pasted address line without naming any address: the country, a
+# province or its abbreviation ("hengelo ov"); dropped only when the query finds nothing. The
+# country may also open it ("nederland, groningen, ...")
+COUNTRY_WORDS = ("nederland", "netherlands", "the", "holland", "nl", "nld")
+REGION_WORDS = COUNTRY_WORDS + ("noord", "zuid", "brabant", "gelderland", "overijssel", "friesland", "fryslan",
+                "drenthe", "flevoland", "zeeland", "limburg", "ov", "gld", "gl", "nh", "zh", "nb", "lb", "li",
+                "zl", "ze", "fl", "fr", "dr", "gn", "gr", "ut",
+                # a part of town after the place ("amsterdam centrum", "utrecht oost")
+                "centrum", "oost", "west", "zuidoost", "zuidwest", "noordoost", "noordwest",
+                "binnenstad", "stad")
+# the province each of them names (two words name Noord- and Zuid-Holland: _typed_province)
+REGION_PROVINCE = {"friesland": "Friesland", "fryslan": "Friesland", "fr": "Friesland",
+                   "groningen": "Groningen", "gn": "Groningen", "gr": "Groningen",
+                   "drenthe": "Drenthe", "dr": "Drenthe", "overijssel": "Overijssel", "ov": "Overijssel",
+                   "flevoland": "Flevoland", "fl": "Flevoland", "gelderland": "Gelderland",
+                   "gld": "Gelderland", "gl": "Gelderland", "utrecht": "Utrecht", "ut": "Utrecht",
+                   "nh": "Noord-Holland", "zh": "Zuid-Holland", "zeeland": "Zeeland", "zl": "Zeeland",
+                   "ze": "Zeeland", "brabant": "Noord-Brabant", "nb": "Noord-Brabant",
+                   "limburg": "Limburg", "lb": "Limburg", "li": "Limburg"}
+# words that only say a house number follows ("kerkstraat nr 12"): between another word and the
+# number read as that at once (_parse); elsewhere dropped only when the query finds nothing
+# ("Nummer" is also a street)
+NUMBER_WORDS = ("nr", "no", "nummer", "huisnummer", "hnr", "number", "num")
+# words that say which floor or part of a house, typed after its number ("damrak 1 3 hoog",
+# "1 huis", "2 boven"): left out with the letters and additions the house may not have
+FLOOR_WORDS = ("hoog", "huis", "hs", "boven", "beneden", "bg", "bis", "etage", "verdieping",
+               "verd", "vd", "bel", "sous", "souterrain", "zolder", "achter", "voor", "links",
+               "rechts", "app", "appartement", "kamer", "unit", "achterhuis", "voorhuis",
+               "bovenhuis", "benedenhuis", "bovenwoning", "benedenwoning")
+# words of a form that label what follows ("adres: ...", "gemeente amsterdam", "postcode
+# 1017 gl"); dropped, wherever they stand, only when the query finds nothing
+LABEL_WORDS = ("adres", "address", "postcode", "pc", "gemeente", "gem", "woonplaats", "plaats",
+               "straatnaam", "toevoeging", "toev")
