@@ -61,22 +61,36 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept 
     _pool_add(s, g, score, text_pen, ii, loc)
 
 
+cdef inline void _walk_postings(const Data* d, Search* s, int ii, int p, int pe,
+                                uint64_t need) noexcept nogil:
+    """Score the groups of the postings [p, pe) of one token, which are in prior order: stop at
+    the first that cannot reach the pool (nor can any after it); skip the ones whose signature
+    lacks a bit of `need` or that their own stored bounds put out of reach."""
+    while p < pe:
+        # PERF: the signature rejects most groups without touching them
+        if (d.v_post_sig[p] & need) == need:
+            if _beyond_reach(s, d.v_post_prior[p]):
+                break
+            if not _out_of_reach(d, s, d.v_post[p], d.v_post_prior[p], d.v_post_meta[p],
+                                 d.v_post_xsig[p], d.v_post_first[p]):
+                _consider_group(d, s, ii, d.v_post[p])
+        p += 1
+
+
 cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t need) noexcept nogil:
     """Scan the precomputed best groups of a short prefix; False when it has no such list."""
     cdef Tok* t = &s.tok[wi]
-    cdef int a = _blob_find(d.sp_blob, d.sp_off, d.n_sp, s.q + t.start, t.len), p
+    cdef int a = _blob_find(d.sp_blob, d.sp_off, d.n_sp, s.q + t.start, t.len), p, pe
+    cdef int32_t x = s.word[wi].exact
     if a < 0:
         return False
-    # the complete word first (a person who typed "s" may mean the token "s" itself)
+    # the complete word first (a person who typed "s" may mean the token "s" itself), its best
+    # EXACT_CAP groups
     s.tok_pen = 0
-    if s.word[wi].exact >= 0:
-        for p in range(d.v_post_start[s.word[wi].exact], d.v_post_start[s.word[wi].exact + 1]):
-            if p - d.v_post_start[s.word[wi].exact] >= EXACT_CAP or _beyond_reach(s, d.v_post_prior[p]):
-                break
-            if (d.v_post_sig[p] & need) == need and not _out_of_reach(
-                    d, s, d.v_post[p], d.v_post_prior[p], d.v_post_meta[p], d.v_post_xsig[p],
-                    d.v_post_first[p]):
-                _consider_group(d, s, ii, d.v_post[p])
+    if x >= 0:
+        p = d.v_post_start[x]
+        pe = d.v_post_start[x + 1]
+        _walk_postings(d, s, ii, p, pe if pe - p <= EXACT_CAP else p + EXACT_CAP, need)
     # the list is in order of prior minus the word's penalty on the group's shortest token;
     # each entry is checked on its own, from data stored beside it
     for p in range(d.sp_start[a], d.sp_start[a + 1]):
@@ -181,14 +195,7 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                 if _spent(s):
                     return
                 s.work += d.v_post_start[t + 1] - d.v_post_start[t]
-                for p in range(d.v_post_start[t], d.v_post_start[t + 1]):
-                    # PERF: the signature rejects most groups without touching them
-                    if (d.v_post_sig[p] & need) == need:
-                        if _beyond_reach(s, d.v_post_prior[p]):
-                            break
-                        if not _out_of_reach(d, s, d.v_post[p], d.v_post_prior[p], d.v_post_meta[p],
-                                             d.v_post_xsig[p], d.v_post_first[p]):
-                            _consider_group(d, s, ii, d.v_post[p])
+                _walk_postings(d, s, ii, d.v_post_start[t], d.v_post_start[t + 1], need)
         else:
             # PERF: a very short prefix ("a", "ka"): take the exact token in full and the
             # best-prior groups of every other token, within the budget.
@@ -206,11 +213,4 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                 if _spent(s):
                     return
                 s.work += pe - p
-                while p < pe:
-                    if (d.v_post_sig[p] & need) == need:
-                        if _beyond_reach(s, d.v_post_prior[p]):
-                            break
-                        if not _out_of_reach(d, s, d.v_post[p], d.v_post_prior[p], d.v_post_meta[p],
-                                             d.v_post_xsig[p], d.v_post_first[p]):
-                            _consider_group(d, s, ii, d.v_post[p])
-                    p += 1
+                _walk_postings(d, s, ii, p, pe, need)
