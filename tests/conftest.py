@@ -1,15 +1,16 @@
-"""Shared fixtures: the real sample of the register, indexed once per test session."""
+"""Shared fixtures: the real sample of the register, indexed once per test session for every
+test directory (engine, server, browser)."""
 
 from __future__ import annotations
 
-import os
+import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-DATA_DIR = Path(os.environ.get("ADDRESS_DATA_DIR", REPO.parent / "shared" / "data"))
-SAMPLE = DATA_DIR / "nl-addresses-sample.csv.zst"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/testdata.py, for every test module
+
+from testdata import SAMPLE, build_sample_index  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -20,12 +21,9 @@ def sample_source() -> Path:
 
 
 @pytest.fixture(scope="session")
-def sample_index_dir(tmp_path_factory, sample_source) -> Path:
-    from engine.build import build
-
-    out = tmp_path_factory.mktemp("index") / "sample"
-    build(sample_source, out, progress=False)
-    return out
+def sample_index_dir(tmp_path_factory) -> Path:
+    """The sample index, built once per session (the server's tests serve this one too)."""
+    return build_sample_index(tmp_path_factory.mktemp("index") / "sample")
 
 
 @pytest.fixture(scope="session")

@@ -27,8 +27,8 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
+from testdata import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 ARTIFACTS = Path(os.environ.get("BROWSER_ARTIFACTS", REPO / "build" / "browser-artifacts"))
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")

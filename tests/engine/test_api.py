@@ -12,6 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from testdata import REPO
 
 import engine
 
@@ -245,7 +246,6 @@ def test_pickle_stores_an_absolute_path(sample_index_dir, tmp_path, monkeypatch)
 
 def test_the_version_comes_from_the_package_metadata():
     import tomllib
-    from pathlib import Path
 
-    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    pyproject = REPO / "pyproject.toml"
     assert engine.__version__ == tomllib.loads(pyproject.read_text())["project"]["version"]

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from testdata import REPO
 
 import engine
 from engine.__main__ import main
 
-REPO = Path(__file__).resolve().parents[2]
 HEADER = "straat;huisnummer;huisletter;huisnummertoevoeging;postcode;woonplaats;gemeente;provincie;lat;lon\n"
 
 

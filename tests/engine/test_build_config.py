@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import pytest
 from Cython.Compiler import Options
 from Cython.Compiler.Errors import CompileError
+from testdata import REPO
 
-SETUP_PY = Path(__file__).resolve().parents[2] / "setup.py"
+SETUP_PY = REPO / "setup.py"
 
 
 @pytest.fixture

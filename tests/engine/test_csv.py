@@ -7,18 +7,15 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 import zstandard
+from testdata import DATA_DIR
 
 from engine import _csv
 from engine.source import ParsedTable, SourceError, read_source
-
-REPO = Path(__file__).resolve().parents[2]
-DATA_DIR = Path(os.environ.get("ADDRESS_DATA_DIR", REPO.parent / "shared" / "data"))
 
 # The layout of the real file: the required columns plus five that are ignored.
 COLUMNS = (

@@ -17,12 +17,11 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from testdata import REPO
 
 import engine
 from engine.match import OUTPUT_COLUMNS, MatchFileError, match_file
 from engine.normalize import fold
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _messy_module():

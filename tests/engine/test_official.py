@@ -8,7 +8,6 @@ README): the Doesburg LVBAG extract (2020-09-15) and PDOK's Amsterdam GeoPackage
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import sqlite3
 import struct
@@ -18,13 +17,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from testdata import DATA_DIR, REPO
 
 from engine.build import build
 from engine.municipalities import by_name, municipalities
 from engine.source import SourceError, read_source
 
-REPO = Path(__file__).resolve().parents[2]
-DATA_DIR = Path(os.environ.get("ADDRESS_DATA_DIR", REPO.parent / "shared" / "data"))
 BAG = DATA_DIR / "bag"
 DOESBURG_ZIP = BAG / "lvbag-doesburg" / "BAGNLDL-15092020-small.zip"
 EXPANDED = BAG / "lvbag-doesburg" / "expanded"

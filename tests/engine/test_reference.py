@@ -8,17 +8,14 @@ runs at limits 1, 5 and 10 through both engines, and the id lists must be identi
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
-from pathlib import Path
 
 import pytest
+from testdata import EVAL_DIR
 
 from engine._reference import ReferenceIndex, dl_distance, fold_query, tokenise
 
-REPO = Path(__file__).resolve().parents[2]
-EVAL_DIR = Path(os.environ.get("ADDRESS_EVAL_DIR", REPO.parent / "shared" / "eval"))
 LIMITS = (1, 5, 10)
 
 

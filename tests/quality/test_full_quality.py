@@ -10,14 +10,12 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from testdata import EVAL_DIR
 
 pytestmark = pytest.mark.full
 
-REPO = Path(__file__).resolve().parents[2]
-EVAL_DIR = Path(os.environ.get("ADDRESS_EVAL_DIR", REPO.parent / "shared" / "eval"))
 
 
 @pytest.fixture(scope="module")

@@ -2,48 +2,29 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import falcon.testing
 import pytest
+from testdata import build_sample_index  # tests/conftest.py builds the sample index once
 
 import engine
 from server.app import create_app
 from server.auth import KeyStore
 from server.config import Config
 
-REPO = Path(__file__).resolve().parents[2]
-DATA_DIR = Path(os.environ.get("ADDRESS_DATA_DIR", REPO.parent / "shared" / "data"))
-SAMPLE = DATA_DIR / "nl-addresses-sample.csv.zst"
-
-
-def build_index(out_dir: Path) -> Path:
-    """Build the sample index with the documented command; return its directory."""
-    if not SAMPLE.exists():
-        pytest.fail(f"sample data {SAMPLE} is missing (set ADDRESS_DATA_DIR)")
-    subprocess.run(
-        [sys.executable, "-m", "engine", "build", str(SAMPLE), str(out_dir), "--no-progress"],
-        cwd=REPO,
-        check=True,
-        capture_output=True,
-    )
-    return out_dir
-
 
 @pytest.fixture(scope="session")
 def index_builder():
-    """``build_index`` itself, for tests that need a second index."""
-    return build_index
+    """The sample index's build itself, for tests that need a second index."""
+    return build_sample_index
 
 
 @pytest.fixture(scope="session")
-def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample index, built once per session (about 3-10 s)."""
-    return build_index(tmp_path_factory.mktemp("indexes") / "sample-1")
+def index_dir(sample_index_dir: Path) -> Path:
+    """The sample index, the one the engine's tests read (tests/conftest.py)."""
+    return sample_index_dir
 
 
 @pytest.fixture(scope="session")

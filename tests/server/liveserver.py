@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-REPO = Path(__file__).resolve().parents[2]
+from testdata import REPO
 
 
 def free_port() -> int:

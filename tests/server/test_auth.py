@@ -5,15 +5,13 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from testdata import REPO
 
 from server.__main__ import main as cli
 from server.auth import Authenticator, KeyStore, KeyStoreError, TokenBucket, parse_bearer
 from server.errors import ApiError
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 class Clock:

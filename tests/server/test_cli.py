@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import engine
+from testdata import REPO
 
-REPO = Path(__file__).resolve().parents[2]
+import engine
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

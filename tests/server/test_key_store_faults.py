@@ -17,11 +17,10 @@ import time
 from pathlib import Path
 
 import pytest
+from testdata import REPO
 
 from server.auth import Authenticator, KeyStore
 from server.errors import ApiError
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def answer(auth: Authenticator, key: str) -> str:

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 from liveserver import Live
+from testdata import REPO
 
 import engine
 
-REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 
