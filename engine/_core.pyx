@@ -1,28 +1,50 @@
 # cython: language_level=3
 """The compiled core: memory-mapped columns, a sorted-prefix index and the scoring loop.
 
-Layout (every array is a read-only, C-contiguous numpy array memory-mapped from `NAME.npy`):
+Layout: every array is a read-only, C-contiguous, 1-d numpy array memory-mapped from `NAME.npy`;
+ARRAYS below names each with its dtype (the one list: build.py writes exactly these,
+AddressIndex.open maps them, `Index.__init__` points `Data` (_core.pxd) at them).
 
-* Addresses `a_*` (N rows) are ordered by group, then house number, letter, addition, so the
-  addresses of one street in one place are one contiguous run `g_start[g] .. g_start[g+1]`,
-  sorted by number. `a_group[i]` names the group of address i.
-* Groups `g_*` (G rows): one per (street, locality, municipality); ids of their names in the
-  string table `s_blob/s_off` (JSON-escaped UTF-8), a prior in [0, PRIOR_MAX], the mean point,
-  and their tokens `g_tok[g_tok_start[g] .. g_tok_start[g+1]]` with a kind per token
-  (street / locality / municipality, ALIAS flag) and the real street words each one covers.
-* Vocabulary `v_*` (V tokens): every token text, sorted bytewise, so that a typed prefix is one
-  contiguous range of token ids [lo, hi), found by two binary searches, and "word w is a prefix
-  of token t" is the range test lo <= t < hi. `v_post[v_post_start[t] ..]` lists the groups that
-  hold token t, highest prior first.
-* Typo index `del_hash/del_tok`: FNV-1a hashes of every token with up to one (two for tokens of
-  7+ letters) letters deleted, sorted, so that a word within one or two edits of a token shares
-  a hash with it (symmetric deletion).
-* Postcode index: `pc_code` sorted distinct postcodes, `pc_addr[pc_start[p] .. pc_start[p+1]]`
-  the addresses of postcode p in house-number order.
+* Addresses `a_*` (N rows: group, number, letter, addition, postcode, lat, lon in microdegrees)
+  are ordered by group, then house number, letter, addition, so the addresses of one street in
+  one place are one contiguous run `g_start[g] .. g_start[g+1]`, sorted by number.
+* Groups `g_*` (G rows): one per (street, locality, municipality); the string ids of
+  their names, a prior in [0, PRIOR_MAX], the mean point, and their tokens
+  `g_tokrec[2 * g_tok_start[g] ..]` (TokRec: token id, kind = street / locality /
+  municipality with the ALIAS flag, and the real street words the token covers as a bit mask).
+* Strings `s_blob/s_off`: every name, JSON-escaped UTF-8; additions `add_blob/add_off` as
+  registered, `addl_blob/addl_off` the distinct lower-case ones, sorted (a typed part that only
+  starts an addition).
+* Vocabulary `v_blob/v_off` (V tokens): every token text, sorted bytewise, so that a typed
+  prefix is one contiguous range of token ids [lo, hi) and "word w is a prefix of token t" is
+  the range test lo <= t < hi. Postings `v_post[v_post_start[t] .. v_post_start[t+1]]`: the
+  groups holding token t, highest prior first; beside each posting, in the same order, what the
+  scan needs without touching the group: `v_post_sig` (a bit per first two letters of each of
+  the group's tokens), `v_post_prior`, `v_post_meta` (the least the group costs through this
+  token: BITS META_*), `v_post_xsig` (a bit per whole token), `v_post_first` (first letters).
+* Short prefixes `sp_*`: for each prefix of at most 12 letters with more postings than
+  SCAN_ALONE, its best groups in order of prior minus the prefix's penalty, each with the same
+  side data as a posting and the length of the group's token it matched (`sp_toklen`).
+* Stored answers `sa_*`: the answers of the one-word queries with many postings (build.py
+  ANSWER_MIN) at each limit 1..10,
+  `sa_addr[sa_start[k * 10 + L - 1] .. sa_start[k * 10 + L]]` (no focus point).
+* Typo index `del_hash/del_tok`: FNV-1a hashes of every token of 4+ letters with up to one
+  (two for tokens of 7+ letters) letters deleted, sorted by hash, then token; `del_bucket` the
+  first entry of each top-DEL_BUCKET_BITS bucket (symmetric deletion: a word within one or two
+  edits of a token shares a hash with it).
+* Postcode index: `pc_code` the sorted distinct postcodes (four digits * 676 + letters),
+  `pc_addr[pc_start[p] .. pc_start[p+1]]` the addresses of postcode p in house-number order.
 
-Invariants: ids are int32 and in range; every group has at least one address and one street
-token; group token counts fit in 64 (cover masks). The query path (`_search`) runs without the
-GIL over raw pointers into these arrays and allocates only its own scratch.
+Invariants: ids are int32 and in range; every offset table starts at 0, rises, and ends at the
+length of the table it indexes; every group has at least one address and one street token; a
+group's tokens fit in 64 (cover masks); postings and short-prefix lists are in non-increasing
+prior order (the scans stop at the first one out of reach). `Index.__init__` and `_check` test
+the shapes; build.py guarantees the orders. The query path (`_search`) runs without the GIL over
+raw pointers into these arrays and allocates only its own scratch.
+
+The query path is split by stage into included files, in this order (one C module): _text.pxi
+(folding, hashes, lookups), _parse.pxi, _typo.pxi, _scan.pxi, _score.pxi, _retry.pxi,
+_json.pxi; then this file's Python-facing class, then _batch.pxi.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -136,13 +158,12 @@ ARRAYS = {
     "a_postcode": np.int32, "a_lat": np.int32, "a_lon": np.int32,
     "g_street": np.int32, "g_locality": np.int32, "g_municipality": np.int32,
     "g_province": np.int32, "g_start": np.int32, "g_prior": np.float32, "g_lat": np.int32,
-    "g_lon": np.int32, "g_tok_start": np.int32, "g_tok": np.int32, "g_tok_kind": np.uint8,
-    "g_tok_cover": np.uint64, "v_blob": np.uint8, "v_off": np.int64, "v_post_start": np.int32,
+    "g_lon": np.int32, "g_tok_start": np.int32, "v_blob": np.uint8, "v_off": np.int64, "v_post_start": np.int32,
     "v_post": np.int32, "del_hash": np.uint64, "del_tok": np.int32, "pc_code": np.int32,
     "pc_start": np.int32, "pc_addr": np.int32, "add_blob": np.uint8, "add_off": np.int64,
     "s_blob": np.uint8, "s_off": np.int64,
     "sp_blob": np.uint8, "sp_off": np.int64, "sp_start": np.int32, "sp_group": np.int32,
-    "del_bucket": np.int32, "g_sig": np.uint64, "v_post_sig": np.uint64, "v_post_prior": np.float32,
+    "del_bucket": np.int32, "v_post_sig": np.uint64, "v_post_prior": np.float32,
     "sp_sig": np.uint64, "sp_prior": np.float32, "sp_toklen": np.uint8, "g_tokrec": np.uint64,
     "v_post_meta": np.uint8, "v_post_xsig": np.uint64, "sp_meta": np.uint8, "sp_xsig": np.uint64,
     "addl_blob": np.uint8, "addl_off": np.int64, "v_post_first": np.uint32, "sp_first": np.uint32,
@@ -251,7 +272,7 @@ cdef class Index:
         d.g_lon = <const int32_t*>_ptr(arrays, "g_lon")
         d.g_tok_start = <const int32_t*>_ptr(arrays, "g_tok_start")
         d.g_rec = <const TokRec*>_ptr(arrays, "g_tokrec")
-        if len(arrays["g_tokrec"]) != 2 * len(arrays["g_tok"]):
+        if len(arrays["g_tokrec"]) % 2:
             raise ValueError("group token records do not match the group tokens")
         if sys.byteorder != "little":
             raise ValueError("this index layout needs a little-endian machine")
@@ -352,7 +373,7 @@ cdef class Index:
             raise ValueError("postcode or typo index offsets do not match their tables")
         if g and (a["g_start"][0] != 0 or _last(a["g_start"]) != n):
             raise ValueError("group address ranges do not cover the address table")
-        if _last(a["g_tok_start"]) != len(a["g_tok"]) or _last(a["v_post_start"]) != len(a["v_post"]):
+        if _last(a["g_tok_start"]) != len(a["g_tokrec"]) // 2 or _last(a["v_post_start"]) != len(a["v_post"]):
             raise ValueError("token lists do not end where their tables end")
         if len(a["sp_off"]) != self.d.n_sp + 1 or _last(a["sp_start"]) != len(a["sp_group"]):
             raise ValueError("short-prefix lists do not match their tables")

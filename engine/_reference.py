@@ -351,6 +351,16 @@ def typo_distance(word: str, token: str, maxd: int) -> int:
 # the index
 
 
+def group_token_arrays(g_tokrec: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(token id int32, kind uint8, cover uint64) of every group token, from the index's
+    interleaved records (TokRec in _core.pxd: token id in the low 32 bits of the first word, its
+    kind in the next byte; the cover in the second word). The index stores only the records."""
+    first = g_tokrec[0::2]
+    tok = (first & np.uint64(0xFFFFFFFF)).astype(np.int32)
+    kind = ((first >> np.uint64(32)) & np.uint64(0xFF)).astype(np.uint8)
+    return tok, kind, g_tokrec[1::2].copy()
+
+
 class ReferenceIndex:
     """Plain-Python search over the arrays of a compiled index (`AddressIndex.arrays`)."""
 
@@ -383,6 +393,7 @@ class ReferenceIndex:
         self._letter_hist = None   # built on the first typo search
         self._additions = None     # lower-case registered additions, on first use
         self._slip_cache: dict[str, list[int]] = {}   # `prefix_slips` of each word asked
+        self.g_tok, self.g_tok_kind, self.g_tok_cover = group_token_arrays(a["g_tokrec"])
         # the group of every entry of g_tok (for `groups_matching_words`)
         self.tok_group = np.repeat(np.arange(len(self.g_tok_start) - 1, dtype=np.int32),
                                    np.diff(a["g_tok_start"]))
@@ -392,8 +403,8 @@ class ReferenceIndex:
     def group_tokens(self, g: int) -> list[tuple[int, int, int]]:
         """(token id, kind, cover) of every token of group g, in stored order."""
         a, b = self.g_tok_start[g], self.g_tok_start[g + 1]
-        return list(zip(self.a["g_tok"][a:b].tolist(), self.a["g_tok_kind"][a:b].tolist(),
-                        self.a["g_tok_cover"][a:b].tolist(), strict=True))
+        return list(zip(self.g_tok[a:b].tolist(), self.g_tok_kind[a:b].tolist(),
+                        self.g_tok_cover[a:b].tolist(), strict=True))
 
     def postings(self, lo: int, hi: int) -> list[int]:
         """The groups listed under tokens lo..hi-1, token after token."""
@@ -1353,7 +1364,7 @@ class ReferenceIndex:
                 if s.typo_mode or not r.typo:
                     token_ok[r.lo:r.hi] = True
             has = np.zeros(len(ok), dtype=bool)
-            has[self.tok_group[token_ok[self.a["g_tok"]]]] = True
+            has[self.tok_group[token_ok[self.g_tok]]] = True
             ok &= has
         return ok
 

@@ -238,8 +238,9 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     g_tok_kind = np.array(tok_kind, dtype=np.uint8)
     g_tok_cover = np.array(tok_cover, dtype=np.uint64)
     v_blob, v_off = _blob([w.encode() for w in words])
-    # PERF: the same three, interleaved (TokRec in _core.pyx): scoring a group reads one run
-    # of memory instead of three (g_tok, g_tok_kind, g_tok_cover stay for readers and the twin)
+    # PERF: the token, its kind and its cover interleaved (TokRec in _core.pxd): scoring a group
+    # reads one run of memory instead of three. Only this is written (the twin and the tests read
+    # the three back from it: engine/_reference.py `group_token_arrays`)
     g_tokrec = np.empty(2 * len(g_tok), dtype=np.uint64)
     g_tokrec[0::2] = g_tok.astype(np.uint64) | (g_tok_kind.astype(np.uint64) << np.uint64(32))
     g_tokrec[1::2] = g_tok_cover
@@ -271,8 +272,9 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         del_hash >> np.uint64(64 - DEL_BUCKET_BITS),
         np.arange((1 << DEL_BUCKET_BITS) + 1, dtype=np.uint64)).astype(np.int32)
 
-    # a 64-bit signature per group: bit (first two letters of each token) % 64, so the scan
-    # rejects most groups from the postings array alone, without touching the group
+    # a 64-bit signature per group: bit (first two letters of each token) % 64, beside every
+    # posting, so the scan rejects most groups from the postings array alone, without touching
+    # the group (the per-group array itself is not written: no query reads it)
     g_sig = _signatures(words, g_tok, g_tok_start)
     v_post_sig = g_sig[v_post]
     # the same, and the prior, beside every posting and list entry: a scan reads them in order
@@ -297,11 +299,10 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "g_street": gkeys[:, 0].astype(np.int32), "g_locality": gkeys[:, 1].astype(np.int32),
         "g_municipality": gkeys[:, 2].astype(np.int32), "g_province": g_prov,
         "g_start": g_start, "g_prior": g_prior, "g_lat": g_lat, "g_lon": g_lon,
-        "g_tok_start": g_tok_start, "g_tok": g_tok, "g_tok_kind": g_tok_kind,
-        "g_tok_cover": g_tok_cover, "g_tokrec": g_tokrec,
+        "g_tok_start": g_tok_start, "g_tokrec": g_tokrec,
         "v_blob": v_blob, "v_off": v_off, "v_post_start": v_post_start, "v_post": v_post,
         "del_hash": del_hash, "del_tok": del_tok, "del_bucket": del_bucket,
-        "g_sig": g_sig, "v_post_sig": v_post_sig, "v_post_prior": v_post_prior,
+        "v_post_sig": v_post_sig, "v_post_prior": v_post_prior,
         "sp_sig": sp_sig, "sp_prior": sp_prior, "sp_toklen": sp_toklen,
         "v_post_meta": v_post_meta, "v_post_xsig": v_post_xsig, "sp_meta": sp_meta, "sp_xsig": sp_xsig,
         "v_post_first": v_post_first, "sp_first": sp_first,
@@ -311,6 +312,9 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "s_blob": s_blob, "s_off": s_off,
     }
     arrays.update(_stored_answers(arrays, words, v_post_start))
+    # exactly the arrays the core maps (_core.ARRAYS, the one list of them): no more, no fewer
+    if set(arrays) != set(_core.ARRAYS):
+        raise AssertionError(f"build.py and _core.ARRAYS disagree on {sorted(set(arrays) ^ set(_core.ARRAYS))}")
 
     manifest = {
         "format_version": FORMAT_VERSION,

@@ -196,7 +196,7 @@ def test_a_broken_index_fails_clearly(sample_index_dir, tmp_path, damage):
         f = broken / "a_number.npy"
         f.write_bytes(f.read_bytes()[:1000])
     elif damage == "missing":
-        (broken / "g_tok.npy").unlink()
+        (broken / "g_tokrec.npy").unlink()
     elif damage == "shape":
         np.save(broken / "g_start.npy", np.zeros(3, dtype=np.int32))
     with pytest.raises(engine.IndexOpenError):
