@@ -50,22 +50,14 @@ def _slip(word: str, rng: random.Random) -> str:
     ])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("index")
-    ap.add_argument("--source", default=str(REPO.parent / "shared" / "data" / "nl-addresses.csv.zst"))
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--n", type=int, default=1500)
-    ap.add_argument("--show", type=int, default=3, help="misses to print per form")
-    args = ap.parse_args()
-    index = engine.AddressIndex.open(args.index)
-    t = read_source(args.source, progress=False)
-    rng = random.Random(args.seed)
-    pc_rng = random.Random(args.seed + 1)   # its own stream: the other forms stay as they were
-    add_rng = random.Random(args.seed + 2)  # ... and this one's
-    marker_rng = random.Random(args.seed + 3)
-    counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-    for r in rng.sample(range(len(t.number)), args.n):
+def synthetic_queries(t, seed: int, n: int):
+    """Yield (target, {form: query}) for n random addresses of the register t (engine.source
+    `read_source`); the same seed gives the same queries."""
+    rng = random.Random(seed)
+    pc_rng = random.Random(seed + 1)   # its own stream: the other forms stay as they were
+    add_rng = random.Random(seed + 2)  # ... and this one's
+    marker_rng = random.Random(seed + 3)
+    for r in rng.sample(range(len(t.number)), n):
         street, place = t.streets[t.street[r]], t.localities[t.locality[r]]
         letter = chr(t.letter[r]) if t.letter[r] else ""
         addition = t.additions[t.addition[r]]
@@ -132,6 +124,21 @@ def main() -> None:
         # the postcode still being typed after the street and number
         forms["postcode_typing"] = f"{street} {number} {postcode[:4]}"
         forms["postcode_typing_letter"] = f"{street} {number} {postcode[:4]} {postcode[4]}".lower()
+        yield target, forms
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("index")
+    ap.add_argument("--source", default=str(REPO.parent / "shared" / "data" / "nl-addresses.csv.zst"))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--n", type=int, default=1500)
+    ap.add_argument("--show", type=int, default=3, help="misses to print per form")
+    args = ap.parse_args()
+    index = engine.AddressIndex.open(args.index)
+    t = read_source(args.source, progress=False)
+    counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for target, forms in synthetic_queries(t, args.seed, args.n):
         for form, q in forms.items():
             hits = [h.to_dict() for h in index.suggest(q, limit=5)]
             keys = [hit_key(h) for h in hits]
