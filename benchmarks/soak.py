@@ -105,9 +105,10 @@ def main() -> int:
         wait_ready(f"{server.base}/readyz", time.monotonic() + 120)
         probe = wrk(server.base, paths, key, argparse.Namespace(**{**vars(args), "duration": args.probe}))
         target = probe["rps"] * args.share
-        # each connection waits connections/target seconds between its requests
+        # each connection sends one request every connections/target seconds: wrk's delay() runs
+        # after the answer, so the pause is that period less the median answer time of the probe
         paced = tmp / "paced.lua"
-        pause_ms = 1000.0 * args.connections / target
+        pause_ms = max(0.0, 1000.0 * args.connections / target - probe["p50_us"] / 1e3)
         pacing = f"\nfunction delay()\n  return {pause_ms:.3f}\nend\n"
         paced.write_text((HERE / "http" / "queries.lua").read_text() + pacing)
         print(f"maximum {probe['rps']:.0f} req/s (p99 {probe['p99_us'] / 1e3:.2f} ms); soaking at "
@@ -136,10 +137,18 @@ def main() -> int:
                 "private_start": first[2] / 1024, "private_end": last[2] / 1024,
                 "private_max": max(r[2] for r in rows) / 1024,
             }
+            # the private memory at each tenth of the soak: a leak climbs steadily, a warm-up
+            # (allocator arenas, caches filling) levels off
+            figures["private_tenths"] = [
+                rows[min(len(rows) - 1, round(i * (len(rows) - 1) / 10))][2] / 1024 for i in range(11)
+            ]
             memory[role] = figures
             print(f"{role:<14} {len(rows):>7} {figures['rss_start']:>10.1f} {figures['rss_end']:>9.1f} "
                   f"{figures['rss_max']:>9.1f} {figures['private_start']:>13.1f} {figures['private_end']:>11.1f} "
                   f"{figures['private_max']:>11.1f}")
+        for role, figures in memory.items():
+            print(f"{role:<14} private MiB at each tenth: "
+                  + " ".join(f"{v:.1f}" for v in figures["private_tenths"]))
         log = (tmp / "gunicorn.log").read_text()
         print(f"gunicorn log: {log.count('Traceback')} tracebacks, {log.count('WORKER TIMEOUT')} worker timeouts")
         if args.json:
