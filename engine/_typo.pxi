@@ -177,7 +177,15 @@ cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, 
 
 
 # the keys beside each letter on a QWERTY keyboard, 7 bytes a letter (NUL-padded)
-cdef const char* _NEAR_KEYS = b"qwsz\0\0\0vngh\0\0\0xvdf\0\0\0sferxc\0wrsd\0\0\0dgrtcv\0fhtyvb\0gjyubn\0uojk\0\0\0hkuinm\0jliom\0\0kop\0\0\0\0njk\0\0\0\0bmhj\0\0\0ipkl\0\0\0ol\0\0\0\0\0wa\0\0\0\0\0etdf\0\0\0adwezx\0ryfg\0\0\0yihj\0\0\0cbfg\0\0\0qeas\0\0\0zcsd\0\0\0tugh\0\0\0asx\0\0\0\0"
+cdef const char* _NEAR_KEYS = (
+    b"qwsz\0\0\0vngh\0\0\0xvdf\0\0\0sferxc\0"  # a b c d
+    b"wrsd\0\0\0dgrtcv\0fhtyvb\0gjyubn\0"  # e f g h
+    b"uojk\0\0\0hkuinm\0jliom\0\0kop\0\0\0\0"  # i j k l
+    b"njk\0\0\0\0bmhj\0\0\0ipkl\0\0\0ol\0\0\0\0\0"  # m n o p
+    b"wa\0\0\0\0\0etdf\0\0\0adwezx\0ryfg\0\0\0"  # q r s t
+    b"yihj\0\0\0cbfg\0\0\0qeas\0\0\0zcsd\0\0\0"  # u v w x
+    b"tugh\0\0\0asx\0\0\0\0"  # y z
+)
 
 
 cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
