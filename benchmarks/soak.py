@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -73,6 +74,21 @@ class Sampler(threading.Thread):
             self.stop.wait(self.every)
 
 
+def answers_by_status(base: str) -> dict[str, int]:
+    """The service's own count of its answers to /v1/address by status (after the workers'
+    last flush of their metrics), so that a non-2xx that wrk counts is named."""
+    time.sleep(2.0)
+    with urllib.request.urlopen(f"{base}/metrics", timeout=30) as response:
+        text = response.read().decode()
+    counts: dict[str, int] = {}
+    for line in text.splitlines():
+        if line.startswith("address_http_requests_total{") and 'route="/v1/address"' in line:
+            labels, _, value = line.rpartition(" ")
+            code = labels.split('status="', 1)[1].split('"', 1)[0]
+            counts[code] = counts.get(code, 0) + int(float(value))
+    return counts
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", default=os.environ.get("ADDRESS_INDEX", "indexes/current"))
@@ -121,10 +137,13 @@ def main() -> int:
         finally:
             sampler.stop.set()
             sampler.join()
+        statuses = answers_by_status(server.base)
         errors = result["connect_errors"] + result["read_errors"] + result["write_errors"] + result["timeouts"]
         print(f"{result['requests']:,} requests in {result['duration_us'] / 1e6:.0f} s = {result['rps']:.0f} req/s; "
               f"errors {errors}, non-2xx {result['non_2xx']}; p50 {result['p50_us'] / 1e3:.2f} ms, "
               f"p99 {result['p99_us'] / 1e3:.2f} ms, max {result['max_us'] / 1e3:.1f} ms")
+        print("answers by status (the service's /metrics, probe included): "
+              + ", ".join(f"{code} {count:,}" for code, count in sorted(statuses.items())))
         print(f"{'process':<14} {'samples':>7} {'RSS start':>10} {'RSS end':>9} {'RSS max':>9} "
               f"{'private start':>13} {'private end':>11} {'private max':>11}  (MiB)")
         memory = {}
@@ -152,7 +171,8 @@ def main() -> int:
         log = (tmp / "gunicorn.log").read_text()
         print(f"gunicorn log: {log.count('Traceback')} tracebacks, {log.count('WORKER TIMEOUT')} worker timeouts")
         if args.json:
-            Path(args.json).write_text(json.dumps({"probe": probe, "soak": result, "memory": memory}, indent=1))
+            Path(args.json).write_text(json.dumps(
+                {"probe": probe, "soak": result, "statuses": statuses, "memory": memory}, indent=1))
         return 1 if errors or result["non_2xx"] else 0
     finally:
         server.stop()

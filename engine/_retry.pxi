@@ -26,6 +26,9 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     """Run one query (already folded into s.q); write up to s.limit address ids to out."""
     cdef int n = 0
     s.work = 0
+    s.slip_work = 0
+    s.nmemo = 0
+    s.memo_used = 0
     _tokenise(s)
     if s.ntok == 0:
         return 0

@@ -124,8 +124,10 @@ cdef void _typo_check(const Data* d, Search* s, int ti, int32_t tid, int maxd, T
 
 cdef void _typo_lookup(const Data* d, Search* s, int ti, uint64_t h, int maxd, TypoSet* ts) noexcept nogil:
     cdef int k = _bsearch_hash(d, h)
+    s.slip_work += SLIP_PER_PROBE
     while k < d.n_del and d.del_hash[k] == h:
         _typo_check(d, s, ti, d.del_tok[k], maxd, ts)
+        s.slip_work += SLIP_PER_CHECK
         k += 1
 
 
@@ -289,6 +291,62 @@ cdef inline void _push_typo(const Data* d, Word* w, int32_t tid, float base) noe
     w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
 
 
+# PERF: the slips of a word are looked up once per query (issue 11). A word repeated
+# ("oensstraat 29 oensstraat 320 ... oensstraat") or read again by each retry was looked up
+# again every time: 40 look-ups of three words took 1.7 of that query's 2.0 ms. What a
+# look-up finds depends only on the word and the slips allowed (the tokens the word starts,
+# which it leaves out, follow from the word alone: _word_ranges), so it is remembered.
+cdef bint _memo_get(Search* s, const char* p, int n, int maxd, TypoSet* ts) noexcept nogil:
+    """Fill ts with the tokens within maxd slips of word p[:n] if this query looked them up
+    before; whether it did."""
+    cdef int i
+    cdef const TypoMemo* m
+    for i in range(s.nmemo):
+        m = &s.memo[i]
+        if m.n == n and m.maxd == maxd and memcmp(m.text, p, n) == 0:
+            memcpy(ts.tid, &s.memo_tid[m.start], m.count * sizeof(int32_t))
+            memcpy(ts.dist, &s.memo_dist[m.start], m.count)
+            ts.n = m.count
+            return True
+    return False
+
+
+cdef void _memo_put(Search* s, const char* p, int n, int maxd, const TypoSet* ts) noexcept nogil:
+    """Remember what the look-up of word p[:n] within maxd slips found, while there is room."""
+    cdef TypoMemo* m
+    if s.nmemo >= MEMO_MAX or s.memo_used + ts.n > MEMO_POOL or n > UNFOLD_MAX:
+        return
+    m = &s.memo[s.nmemo]
+    memcpy(m.text, p, n)
+    m.n = n
+    m.maxd = maxd
+    m.start = s.memo_used
+    m.count = ts.n
+    memcpy(&s.memo_tid[m.start], ts.tid, ts.n * sizeof(int32_t))
+    memcpy(&s.memo_dist[m.start], ts.dist, ts.n)
+    s.memo_used += ts.n
+    s.nmemo += 1
+
+
+# PERF: the slips looked up have a budget of their own (issue 11): many different long words,
+# each looked up within two slips ("noensstjaat ... amsterda oensstraat"), cost up to 60 us
+# a word, none of it postings or groups (_spent). Once a query has spent _slip_budget, a word
+# not looked up yet gets no slips (the words looked up keep theirs). A unit is about 10 ns
+# here; a slip in every word of the public set's queries, or two, took at most about 29,000
+# (benchmarks/fuzz.py reports the slowest queries).
+cdef int64_t _slip_budget = 40000
+
+
+def _set_slip_budget(int64_t budget):
+    """Set the slip look-up budget of a query (tests and benchmarks/fuzz.py; not for serving)."""
+    global _slip_budget
+    _slip_budget = budget
+
+
+cdef inline bint _slips_spent(const Search* s) noexcept nogil:
+    return s.slip_work >= _slip_budget
+
+
 cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept nogil:
     """Set the typo ranges of token ti: the tokens within 1 edit, or 2 when max_edits allows
     and the word or the token has 9+ letters and the word 7+ (symmetric deletion). Return 1
@@ -334,21 +392,23 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
         return 1
     ts.n = 0
     ts.long_only = ulen < TWO_SLIP_LEN
-    for i in range(4):
-        ts.sound_n[i] = _sound_variant(p, n, i, ts.sound[i])
-        if ts.sound_n[i] > 38:
-            ts.sound_n[i] = 0
-    _typo_variants(d, s, ti, p, n, maxd, maxd, ts)
-    for i in range(n):
-        if p[i] == 121:
-            m = _unfold_ij(p, n, un)
-            if m <= 38:
-                _typo_variants(d, s, ti, un, m, maxd, maxd, ts)
-            break
-    # the other spelling of a sound is itself a slip: the rest within one slip less
-    for i in range(4):
-        if ts.sound_n[i] > 0:
-            _typo_variants(d, s, ti, ts.sound[i], ts.sound_n[i], maxd - 1, maxd, ts)
+    if not _memo_get(s, p, n, maxd, ts) and not _slips_spent(s):
+        for i in range(4):
+            ts.sound_n[i] = _sound_variant(p, n, i, ts.sound[i])
+            if ts.sound_n[i] > 38:
+                ts.sound_n[i] = 0
+        _typo_variants(d, s, ti, p, n, maxd, maxd, ts)
+        for i in range(n):
+            if p[i] == 121:
+                m = _unfold_ij(p, n, un)
+                if m <= 38:
+                    _typo_variants(d, s, ti, un, m, maxd, maxd, ts)
+                break
+        # the other spelling of a sound is itself a slip: the rest within one slip less
+        for i in range(4):
+            if ts.sound_n[i] > 0:
+                _typo_variants(d, s, ti, ts.sound[i], ts.sound_n[i], maxd - 1, maxd, ts)
+        _memo_put(s, p, n, maxd, ts)
     w.first_typo = w.nr
     for dist in range(1, maxd + 1):
         for i in range(ts.n):
