@@ -31,7 +31,7 @@ cdef enum:
     DEL_BUCKET_BITS = 20
     UNFOLD_MAX = 96
     MAX_CONSIDER = 2000  # groups scored per interpretation at most
-    WORK_PER_GROUP = 16  # a group scored costs this many postings walked (_core.pyx _spent)
+    WORK_PER_GROUP = 16  # a group scored costs this many postings walked (_retry.pxi _spent)
     SLIP_PER_PROBE = 5   # the slips looked up (Search.slip_work, _typo.pxi _slips_spent):
     SLIP_PER_CHECK = 30  # a deletion hash probed, a token measured against the word
     TOKEN_CAP_MIN = 8

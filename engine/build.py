@@ -31,7 +31,7 @@ from .source import ParsedTable, SourceError, read_source
 from .vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 
 SHORT_PREFIX = 12         # prefixes up to this long get a precomputed list of groups ...
-SHORT_PREFIX_MIN = 2000   # ... when their postings exceed this (engine/_core.pyx SCAN_ALONE)
+SHORT_PREFIX_MIN = 2000   # ... when their postings exceed this (engine/_core.pxd SCAN_ALONE)
 SHORT_PREFIX_TOP = 256    # ... of this many groups, highest prior first
 ANSWER_MIN = 300          # a one-word query whose postings exceed this gets its answers stored
 DEL_BUCKET_BITS = SIZES["DEL_BUCKET_BITS"]   # the typo index's buckets (_core.pxd)

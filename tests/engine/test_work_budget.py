@@ -15,7 +15,7 @@ QUERIES = ["kerkstraat 1", "d b br br 1 o b b 9288 b br", "a b c d e f g h i j",
 @pytest.fixture
 def budget():
     yield _core._set_work_budget
-    _core._set_work_budget(25_000)  # the default (engine/_core.pyx)
+    _core._set_work_budget(25_000)  # the default (engine/_retry.pxi)
 
 
 def test_a_spent_budget_stops_the_search(sample_index, budget):
