@@ -28,6 +28,29 @@ class SlowIndex:
         return b'{"results":[]}'
 
 
+class PreemptedIndex(SlowIndex):
+    """A cheap answer whose thread is off the CPU for ``seconds`` meanwhile (a busy machine)."""
+
+    def suggest_json(self, q, *, limit=5, lat=None, lon=None):
+        time.sleep(self.seconds)
+        return b'{"results":[]}'
+
+
+@pytest.mark.parametrize("asgi", [False, True])
+def test_time_off_the_cpu_is_not_charged(tmp_path, asgi):
+    """Issue 15: under load, a worker waits for a core mid-query; the key must not pay for it
+    (a hammered key of rate 50 got 0.70 of it through the cluster, charged for the wait)."""
+    store = KeyStore(str(tmp_path / "k.sqlite3"))
+    key = store.create("k", 5)
+    client = falcon.testing.TestClient(
+        create_app(PreemptedIndex(COST_UNIT_SECONDS * 10), Config(keystore_path=store.path), asgi=asgi)
+    )
+    headers = {"Authorization": f"Bearer {key}"}
+    statuses = [client.simulate_get("/v1/address", query_string="country=NLD&q=a", headers=headers).status_code
+                for _ in range(5)]
+    assert statuses == [200] * 5
+
+
 @pytest.mark.parametrize("asgi", [False, True])
 def test_expensive_queries_use_up_the_bucket_sooner(tmp_path, asgi):
     store = KeyStore(str(tmp_path / "k.sqlite3"))
