@@ -160,6 +160,7 @@ class Ready:
         }
         if self._slot.problem is not None:  # serving the last good index
             body["index_problem"] = self._slot.problem
+        body["keystore"] = self._auth.status()  # "degraded" while Redis is unreachable (issue 15)
         resp.content_type = falcon.MEDIA_JSON
         resp.data = orjson.dumps(body)
 
