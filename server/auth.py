@@ -216,6 +216,9 @@ class StoredKey:
     def record(self) -> KeyRecord:
         return KeyRecord(self.name, self.key_id, self.digest, self.rate, self.kind, frozenset(self.origins))
 
+    def info(self) -> KeyInfo:
+        return KeyInfo(self.name, self.created_at, self.rate, self.revoked_at, self.kind, self.origins)
+
 
 class KeyTable(NamedTuple):
     """What a worker knows of the store, replaced whole by each read (never changed in place)."""
@@ -307,18 +310,7 @@ class KeyStore:
 
     def list(self) -> list[KeyInfo]:
         """Every key ever created, oldest first (never the key itself)."""
-        if not os.path.exists(self.path):
-            return []
-        with self._connect(write=False) as conn:
-            conn.row_factory = sqlite3.Row
-            rows = conn.execute("SELECT * FROM api_keys ORDER BY created_at, name").fetchall()
-        infos = []
-        for row in rows:
-            kind, origins = _kind_and_origins(row)
-            infos.append(
-                KeyInfo(row["name"], row["created_at"], row["rate"], row["revoked_at"], kind, tuple(sorted(origins)))
-            )
-        return infos
+        return [k.info() for k in self.rows()]
 
     def rows(self) -> list[StoredKey]:
         """Every key with its digest, oldest first (``keys migrate``); [] without a file."""
@@ -450,6 +442,9 @@ class Authenticator:
                 thread.join()
         self._reader = self._watcher = None
         self.limiter.stop()
+        close = getattr(self.store, "close", None)
+        if close is not None:
+            close()
 
     def _read_forever(self) -> None:
         while not self._stop.wait(max(self.refresh_seconds, 0.05)):

@@ -184,6 +184,11 @@ class FileQuota:
     def after_fork(self) -> None:
         self._conn = None  # SQLite connections must not cross fork
 
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
 
 #: The quota's token bucket in Redis, the same arithmetic as :func:`bucket_take` (Redis's clock).
 _LEASE_SCRIPT = """
@@ -246,6 +251,9 @@ class RedisQuota:
 
     def after_fork(self) -> None:
         self._connect()
+
+    def close(self) -> None:
+        self._client.close()
 
 
 class _KeyState:
@@ -408,10 +416,14 @@ class Limiter:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop the sync thread and close the quota's connections (tests)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+        close = getattr(self.quota, "close", None)
+        if close is not None:
+            close()
 
     def _sync_forever(self) -> None:
         while not self._stop.wait(self.sync_seconds):

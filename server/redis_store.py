@@ -116,6 +116,9 @@ class RedisKeyStore:
         """A forked worker: no connection shared with the master."""
         self._client = client_for(self.url)
 
+    def close(self) -> None:
+        self._client.close()
+
     def _call(self, what: Callable[[redis.Redis], Any]) -> Any:
         try:
             return what(self._client)
@@ -163,7 +166,7 @@ class RedisKeyStore:
         return self.snapshot()[1]
 
     def list(self) -> list[KeyInfo]:
-        return [KeyInfo(k.name, k.created_at, k.rate, k.revoked_at, k.kind, k.origins) for k in self.rows()]
+        return [k.info() for k in self.rows()]
 
     def put(self, key: StoredKey) -> bool:
         """Add ``key`` as it is unless its name exists; return whether it was added."""

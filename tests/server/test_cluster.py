@@ -181,6 +181,7 @@ def test_a_new_key_works_everywhere_and_a_revoked_one_nowhere_within_a_second(cl
         cluster.port, lambda: box["key"], lambda: box.update(key=store.create("timed", 1e6)), 200)
     assert after == {200}
     revoke_delay, after = delay_until(cluster.port, box["key"], lambda: store.revoke("timed"), 401)
+    store.close()
     assert after == {401}
     print(f"\nunder load (8 connections through HAProxy, 2 replicas x 2 workers): a new key's last 401 "
           f"{new_delay * 1000:.0f} ms after the write; a revoked key's last 200 {revoke_delay * 1000:.0f} ms after")

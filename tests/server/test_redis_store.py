@@ -31,16 +31,34 @@ def cli(*args: str, keystore: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def service(index, url: str, **config: object):
-    app, svc = _build(index, Config(keystore_path=url, **config), asgi=False)
-    return falcon.testing.TestClient(app), svc
+@pytest.fixture
+def service(index):
+    """``service(url, **config)``: the app on that store, and its parts; stopped (threads,
+    connections) after the test."""
+    made = []
+
+    def make(url: str, **config: object):
+        app, svc = _build(index, Config(keystore_path=url, **config), asgi=False)
+        made.append(svc)
+        return falcon.testing.TestClient(app), svc
+
+    yield make
+    for svc in made:
+        svc.auth.stop()
+
+
+@pytest.fixture
+def redis_store(redis_server):
+    store = RedisKeyStore(redis_server.url)
+    yield store
+    store.close()
 
 
 def bearer(key: str, **extra: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}", **extra}
 
 
-def test_cli_creates_lists_and_revokes_keys_in_redis(redis_server, index):
+def test_cli_creates_lists_and_revokes_keys_in_redis(redis_server, redis_store, service):
     made = cli("keys", "create", "--name", "alice", "--rate", "50", keystore=redis_server.url)
     assert made.returncode == 0, made.stderr
     key = made.stdout.strip().splitlines()[-1]
@@ -52,10 +70,10 @@ def test_cli_creates_lists_and_revokes_keys_in_redis(redis_server, index):
     listed = cli("keys", "list", keystore=redis_server.url).stdout
     assert "alice" in listed and "shop" in listed and "https://shop.example" in listed and key not in listed
     # only the digest is stored
-    raw = RedisKeyStore(redis_server.url)._client.hgetall("nl-address:keys")
+    raw = redis_store._client.hgetall("nl-address:keys")
     assert key.encode() not in b"".join(raw.values())
 
-    client, svc = service(index, redis_server.url)
+    client, svc = service(redis_server.url)
     assert client.simulate_get("/v1/address", query_string=QUERY, headers=bearer(key)).status_code == 200
     shop_key = shop.stdout.strip().splitlines()[-1]
     ok = client.simulate_get("/v1/address", query_string=QUERY, headers=bearer(shop_key, Origin="https://shop.example"))
@@ -69,7 +87,9 @@ def test_cli_creates_lists_and_revokes_keys_in_redis(redis_server, index):
     assert client.simulate_get("/v1/address", query_string=QUERY, headers=bearer(key)).status_code == 401
 
 
-def test_migrate_copies_sqlite_to_redis_idempotently_and_leaves_the_source(redis_server, tmp_path, index):
+def test_migrate_copies_sqlite_to_redis_idempotently_and_leaves_the_source(
+    redis_server, redis_store, tmp_path, service
+):
     path = tmp_path / "keys.sqlite3"
     sqlite = KeyStore(str(path))
     alice = sqlite.create("alice", 10)
@@ -83,7 +103,6 @@ def test_migrate_copies_sqlite_to_redis_idempotently_and_leaves_the_source(redis
     second = cli("keys", "migrate", str(path), keystore=redis_server.url)
     assert second.returncode == 0 and "copied 0, already there 3" in second.stdout
     assert path.read_bytes() == before
-    redis_store = RedisKeyStore(redis_server.url)
     assert [(k.name, k.revoked_at is None) for k in redis_store.list()] == [
         ("alice", True), ("gone", False), ("shop", True)]
     # a revocation made in SQLite later is carried over; a key is never revived
@@ -94,7 +113,7 @@ def test_migrate_copies_sqlite_to_redis_idempotently_and_leaves_the_source(redis
     other.create("shop", 1)
     clash = cli("keys", "migrate", str(tmp_path / "other.sqlite3"), keystore=redis_server.url)
     assert clash.returncode == 1 and "conflicts 1" in clash.stdout
-    client, _ = service(index, redis_server.url)
+    client, _ = service(redis_server.url)
     assert client.simulate_get("/v1/address", query_string=QUERY, headers=bearer(alice)).status_code == 401
     ok = client.simulate_get("/v1/address", query_string=QUERY, headers=bearer(shop, Origin="https://shop.example"))
     assert ok.status_code == 200
@@ -102,10 +121,10 @@ def test_migrate_copies_sqlite_to_redis_idempotently_and_leaves_the_source(redis
     assert missing.returncode == 2 and "no SQLite key store" in missing.stderr
 
 
-def test_new_and_revoked_keys_reach_a_worker_by_message_within_a_second(redis_server, index):
-    store = RedisKeyStore(redis_server.url)
+def test_new_and_revoked_keys_reach_a_worker_by_message_within_a_second(redis_server, redis_store, service):
+    store = redis_store
     store.create("first", 100)
-    client, svc = service(index, redis_server.url, key_refresh_seconds=4.0)  # the poll alone is too slow
+    client, svc = service(redis_server.url, key_refresh_seconds=4.0)  # the poll alone is too slow
     svc.auth.start()
     try:
         time.sleep(0.3)  # subscribed
@@ -123,10 +142,10 @@ def test_new_and_revoked_keys_reach_a_worker_by_message_within_a_second(redis_se
         svc.auth.stop()
 
 
-def test_redis_down_serves_known_keys_refuses_unknown_ones_and_recovers(redis_server, index):
-    store = RedisKeyStore(redis_server.url)
+def test_redis_down_serves_known_keys_refuses_unknown_ones_and_recovers(redis_server, redis_store, service):
+    store = redis_store
     known = store.create("known", 1e6)
-    client, svc = service(index, redis_server.url)
+    client, svc = service(redis_server.url)
     svc.auth.start()
     svc.auth.limiter.start()
     try:
@@ -203,9 +222,11 @@ def test_a_key_rate_is_shared_by_all_workers(quota, tmp_path, redis_server):
     assert limiters[0].workers == workers  # each counts the others (heartbeats)
 
 
-def test_redis_quota_unreachable_limits_each_worker_to_its_share(redis_server):
+def test_redis_quota_unreachable_limits_each_worker_to_its_share(redis_server, request):
     limiter = Limiter(RedisQuota(redis_server.url), sync_seconds=0.1)
     other = Limiter(RedisQuota(redis_server.url), sync_seconds=0.1)
+    request.addfinalizer(limiter.stop)
+    request.addfinalizer(other.stop)
     assert limiter.sync() and other.sync()
     time.sleep(1.1)  # the next heartbeat
     limiter.sync()
@@ -249,3 +270,33 @@ def test_one_machine_limit_is_per_key_not_per_worker(live_server, tmp_path):
     assert served >= 20 * seconds * 0.8
     body = json.loads(live.get("/readyz", auth=False)[2])
     assert body["keystore"] == {"backend": "sqlite", "state": "ok"}
+
+
+def test_a_frozen_redis_never_slows_a_known_key(redis_server, redis_store, service):
+    """Redis that accepts connections and never answers (SIGSTOP): the request path never waits."""
+    store = redis_store
+    known = store.create("known", 1e6)
+    client, svc = service(redis_server.url)
+    svc.auth.start()
+    svc.auth.limiter.start()
+    try:
+        assert client.simulate_get("/v1/address", query_string=QUERY, headers=bearer(known)).status_code == 200
+        redis_server.pause()
+        slowest = 0.0
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline:
+            start = time.monotonic()
+            status = client.simulate_get("/v1/address", query_string=QUERY, headers=bearer(known)).status_code
+            slowest = max(slowest, time.monotonic() - start)
+            assert status == 200
+            time.sleep(0.01)
+        assert slowest < 0.25  # the Redis timeout is 0.5 s: no request waited for one
+        assert client.simulate_get("/readyz").json["keystore"]["state"] == "degraded"
+        redis_server.resume()
+        deadline = time.monotonic() + 5
+        while client.simulate_get("/readyz").json["keystore"]["state"] != "ok":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    finally:
+        redis_server.resume()
+        svc.auth.stop()
