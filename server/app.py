@@ -160,9 +160,9 @@ class DegradedGauge:
 def shared_state(config: Config, metrics: Metrics) -> tuple[Authenticator, DegradedGauge]:
     """The key store and the rate limits' quota ``config`` names (issue 15), and their gauge."""
     from server.limiter import FileQuota, Limiter, MemoryQuota, RedisQuota
-    from server.redis_store import RedisKeyStore, open_store
+    from server.redis_store import SOCKET_TIMEOUT, RedisKeyStore, open_store
 
-    store = open_store(config.keystore_path)
+    store = open_store(config.keystore_path, timeout=SOCKET_TIMEOUT)
     if isinstance(store, RedisKeyStore):
         quota = RedisQuota(config.keystore_path)
     elif config.limits_file:

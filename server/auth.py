@@ -503,7 +503,8 @@ class Authenticator:
         try:
             if self._version is not None and now - self._full_read_at < FULL_READ_SECONDS:
                 if store.version() == self._version:
-                    self._table = self._table._replace(read_at=now)
+                    # NOTE: the same table object: what is derived from it (the origins, the
+                    # accepted headers) stays valid; a shared table has no age (see _stale)
                     self._set_store_degraded("")
                     return True
             version, keys, missing = store.snapshot()

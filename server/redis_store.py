@@ -48,6 +48,8 @@ VERSION = PREFIX + "keys:version"
 CHANNEL = PREFIX + "keys:changed"
 #: PERF: a worker's Redis calls give up after this long (the request path never waits for one).
 SOCKET_TIMEOUT = 0.5
+#: The CLI's (a person waits for it; a busy Redis is no reason to fail a `keys revoke`).
+CLI_TIMEOUT = 5.0
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
@@ -104,17 +106,18 @@ class RedisKeyStore:
 
     kind_name = "redis"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, timeout: float = CLI_TIMEOUT) -> None:
         self.url = url
         self.path = _display(url)  # what messages show (never the password)
-        self._client = client_for(url)
+        self.timeout = timeout
+        self._client = client_for(url, socket_timeout=timeout, socket_connect_timeout=timeout)
 
     def __str__(self) -> str:
         return self.path
 
     def after_fork(self) -> None:
         """A forked worker: no connection shared with the master."""
-        self._client = client_for(self.url)
+        self._client = client_for(self.url, socket_timeout=self.timeout, socket_connect_timeout=self.timeout)
 
     def close(self) -> None:
         self._client.close()
@@ -239,9 +242,9 @@ class RedisKeyStore:
                         pass
 
 
-def open_store(spec: str) -> KeyStore | RedisKeyStore:
+def open_store(spec: str, *, timeout: float = CLI_TIMEOUT) -> KeyStore | RedisKeyStore:
     """The store ``spec`` names: a ``redis://`` (``rediss://``, ``unix://``) URL or a file."""
-    return RedisKeyStore(spec) if is_redis_url(spec) else KeyStore(spec)
+    return RedisKeyStore(spec, timeout=timeout) if is_redis_url(spec) else KeyStore(spec)
 
 
 def migrate(source: KeyStore | RedisKeyStore, target: KeyStore | RedisKeyStore) -> dict[str, int]:
