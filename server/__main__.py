@@ -4,9 +4,11 @@
     python -m server keys create --name NAME --publishable --origin https://shop.example [--origin ...]
     python -m server keys list
     python -m server keys revoke NAME
+    python -m server --keystore redis://HOST:6379/0 keys migrate keys.sqlite3   # copy SQLite -> Redis
     python -m server switch-index NEW_INDEX_DIR [--link PATH]
 
-The key store is ``--keystore`` or ``ADDRESS_KEYSTORE`` (default ``keys.sqlite3``).
+The key store is ``--keystore`` or ``ADDRESS_KEYSTORE`` (default ``keys.sqlite3``): an SQLite
+file, or a Redis URL (``redis://``, ``rediss://``, ``unix://``) shared by a cluster.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ import sys
 
 from server.auth import PUBLISHABLE, SECRET, KeyStore, KeyStoreError
 from server.config import DEFAULT_INDEX, DEFAULT_KEYSTORE
+from server.redis_store import RedisKeyStore, migrate, open_store
 
 #: Default rate of a publishable key: every visitor of the site shares it, and anyone can read it.
 PUBLISHABLE_RATE = 20.0
 
 
-def _keys_create(store: KeyStore, args: argparse.Namespace) -> int:
+def _keys_create(store: KeyStore | RedisKeyStore, args: argparse.Namespace) -> int:
     kind = PUBLISHABLE if args.publishable else SECRET
     rate = args.rate
     if rate is None:
@@ -34,7 +37,7 @@ def _keys_create(store: KeyStore, args: argparse.Namespace) -> int:
         except ValueError:
             raise KeyStoreError(f"{variable} must be a number of requests per second") from None
     key = store.create(args.name, rate, kind=kind, origins=args.origin)
-    print(f"created {kind} API key {args.name!r}: {rate:g} requests/s per worker process.")
+    print(f"created {kind} API key {args.name!r}: {rate:g} requests/s (all workers together).")
     if args.publishable:
         print("It is shown only this once; web pages of its origins may use it (it is in their HTML):")
     else:
@@ -43,7 +46,7 @@ def _keys_create(store: KeyStore, args: argparse.Namespace) -> int:
     return 0
 
 
-def _keys_list(store: KeyStore, args: argparse.Namespace) -> int:
+def _keys_list(store: KeyStore | RedisKeyStore, args: argparse.Namespace) -> int:
     rows = store.list()
     print(f"{'name':<24} {'created_at':<21} {'rate/s':>9}  {'kind':<11} {'status':<28} origins")
     for row in rows:
@@ -53,12 +56,24 @@ def _keys_list(store: KeyStore, args: argparse.Namespace) -> int:
     return 0
 
 
-def _keys_revoke(store: KeyStore, args: argparse.Namespace) -> int:
+def _keys_revoke(store: KeyStore | RedisKeyStore, args: argparse.Namespace) -> int:
     if not store.revoke(args.name):
         print(f"no active key named {args.name!r}", file=sys.stderr)
         return 1
-    print(f"revoked {args.name!r}: every worker refuses it within 5 s")
+    print(f"revoked {args.name!r}: every worker refuses it within 1 s")
     return 0
+
+
+def _keys_migrate(store: KeyStore | RedisKeyStore, args: argparse.Namespace) -> int:
+    if not os.path.isfile(args.source):
+        raise KeyStoreError(f"no SQLite key store at {args.source!r}")
+    counts = migrate(KeyStore(args.source), store)
+    print(
+        f"{args.source} -> {store}: copied {counts['copied']}, already there {counts['present']}, "
+        f"revocations carried over {counts['revoked']}, conflicts {counts['conflicts']} "
+        f"(the source is unchanged)"
+    )
+    return 1 if counts["conflicts"] else 0
 
 
 def _switch_index(args: argparse.Namespace) -> int:
@@ -90,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--keystore",
         default=os.environ.get("ADDRESS_KEYSTORE", DEFAULT_KEYSTORE),
-        help="SQLite key store (default: $ADDRESS_KEYSTORE or %(default)s)",
+        help="SQLite file or redis:// URL of the key store (default: $ADDRESS_KEYSTORE or %(default)s)",
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -102,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         "--rate",
         type=float,
         default=None,
-        help="requests per second per worker process (default: $ADDRESS_DEFAULT_RATE or 100; "
+        help="requests per second, all workers and replicas together (default: $ADDRESS_DEFAULT_RATE or 100; "
         f"publishable: $ADDRESS_PUBLISHABLE_RATE or {PUBLISHABLE_RATE:g})",
     )
     create.add_argument(
@@ -121,9 +136,15 @@ def main(argv: list[str] | None = None) -> int:
     key_commands.add_parser("list", help="names, creation time, rate, kind, origins; never keys").set_defaults(
         run=_keys_list
     )
-    revoke = key_commands.add_parser("revoke", help="revoke a key (effective within 5 s)")
+    revoke = key_commands.add_parser("revoke", help="revoke a key (effective within 1 s)")
     revoke.add_argument("name")
     revoke.set_defaults(run=_keys_revoke)
+    copy = key_commands.add_parser(
+        "migrate",
+        help="copy every key of an SQLite store into the --keystore Redis (idempotent; the source is only read)",
+    )
+    copy.add_argument("source", help="the SQLite key store to copy from")
+    copy.set_defaults(run=_keys_migrate)
 
     switch = commands.add_parser("switch-index", help="check an index and point the 'current' symlink at it atomically")
     switch.add_argument("directory")
@@ -137,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "switch-index":
             return _switch_index(args)
-        return args.run(KeyStore(args.keystore), args)
+        return args.run(open_store(args.keystore), args)
     except KeyStoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -26,16 +26,17 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Callable
 
 import falcon
 import falcon.asgi
 
 import engine
 from server import errors
-from server.auth import Authenticator, KeyStore
+from server.auth import Authenticator
 from server.config import Config
 from server.cors import CorsMiddleware, preflight
-from server.metrics import Metrics
+from server.metrics import Metrics, multiprocess_dir
 from server.openapi import spec_bytes
 from server.pages import demo_key_route, page_routes
 from server.resources import (
@@ -77,7 +78,10 @@ class AsgiRequest(falcon.asgi.Request):
 class _Service:
     """What one app serves; kept so the gunicorn hooks can swap the index."""
 
-    def __init__(self, slot: IndexSlot, auth: Authenticator, metrics: Metrics, config: Config) -> None:
+    def __init__(
+        self, slot: IndexSlot, auth: Authenticator, metrics: Metrics, config: Config, gauge: DegradedGauge
+    ) -> None:
+        self.gauge = gauge
         self.slot = slot
         self.auth = auth
         self.metrics = metrics
@@ -92,11 +96,11 @@ def _build(
     index: Index | None, config: Config, *, asgi: bool, directory: str | None = None
 ) -> tuple[falcon.App, _Service]:
     slot = IndexSlot(index, directory)
-    auth = Authenticator(KeyStore(config.keystore_path), refresh_seconds=config.key_refresh_seconds)
     metrics = Metrics(
         lambda: slot.index.manifest if slot.index is not None else None,
         access_log=config.access_log,
     )
+    auth, gauge = shared_state(config, metrics)
     middleware = [MetricsMiddleware(metrics), CorsMiddleware(auth)]
     if asgi:
         app = falcon.asgi.App(middleware=middleware, request_type=AsgiRequest, cors_enable=False)
@@ -115,7 +119,64 @@ def _build(
     for path, endpoint in page_routes().items():
         app.add_route(path, route(endpoint))
     app.add_route("/demo-key", route(demo_key_route(auth, config.demo_rate)))
-    return app, _Service(slot, auth, metrics, config)
+    return app, _Service(slot, auth, metrics, config, gauge)
+
+
+class DegradedGauge:
+    """``address_shared_store_degraded``: 1 while this worker cannot reach the shared key store
+    or rate-limit quota (Redis) and serves known keys from memory with limits of its own.
+
+    NOTE: made in the worker (``arm``, after fork): under gunicorn the master loads the app
+    before the shared metrics directory exists, and a gauge writes its file when it is made.
+    """
+
+    def __init__(self, registry: object) -> None:
+        self._registry = registry
+        self._gauge = None
+        self._parts = {"store": False, "limits": False}
+
+    def arm(self) -> None:
+        from prometheus_client import Gauge
+
+        if self._gauge is None:
+            self._gauge = Gauge(
+                "address_shared_store_degraded",
+                "1 while a worker cannot reach the shared key store or rate-limit quota (Redis) and "
+                "serves known keys from memory with limits of its own.",
+                registry=self._registry,
+                multiprocess_mode="livemax",
+            )
+        self._gauge.set(1 if any(self._parts.values()) else 0)
+
+    def setter(self, part: str) -> Callable[[bool], None]:
+        def set_state(state: bool) -> None:
+            self._parts[part] = state
+            if self._gauge is not None:
+                self._gauge.set(1 if any(self._parts.values()) else 0)
+
+        return set_state
+
+
+def shared_state(config: Config, metrics: Metrics) -> tuple[Authenticator, DegradedGauge]:
+    """The key store and the rate limits' quota ``config`` names (issue 15), and their gauge."""
+    from server.limiter import FileQuota, Limiter, MemoryQuota, RedisQuota
+    from server.redis_store import SOCKET_TIMEOUT, RedisKeyStore, open_store
+
+    store = open_store(config.keystore_path, timeout=SOCKET_TIMEOUT)
+    if isinstance(store, RedisKeyStore):
+        quota = RedisQuota(config.keystore_path)
+    elif config.limits_file:
+        quota = FileQuota(config.limits_file)
+    else:
+        quota = MemoryQuota()
+    gauge = DegradedGauge(metrics.registry)
+    limiter = Limiter(quota, sync_seconds=config.limit_sync_seconds, on_degraded=gauge.setter("limits"))
+    auth = Authenticator(
+        store, refresh_seconds=config.key_refresh_seconds, limiter=limiter, on_degraded=gauge.setter("store")
+    )
+    if multiprocess_dir() is None:  # one process: no fork to wait for
+        gauge.arm()
+    return auth, gauge
 
 
 def create_app(index: Index, config: Config, *, asgi: bool = False) -> falcon.App:
@@ -235,6 +296,7 @@ def worker_init() -> None:
     for service in _SERVICES:
         _open_in_worker(service)
         service.auth.after_fork()
+        service.gauge.arm()
         service.metrics.start_flusher()
 
 

@@ -27,14 +27,21 @@ Key format: ``nlk_<key id: 16 hex>_<secret: 43 url-safe base64 chars>``.
   only to the origins it lists; see ``server.cors``). A secret key may list origins too, which
   allows those pages to use it. Files written before these columns existed are migrated by the
   next CLI write (``ALTER TABLE``); workers read old and new files alike.
-- Rate limits are a token bucket per key *per worker process*: with ``W`` workers a key gets
-  up to ``W x rate`` requests per second in the worst case. Buckets start full (a burst of
-  ``max(1, rate)`` requests) and are kept across refreshes of the key table.
-- The bucket counts cost, not only requests: a request takes one token before it is served,
+- Rate limits are per key, shared by every worker of the machine (SQLite mode) or of the
+  cluster (Redis): each worker spends tokens it leased in the background from a quota they all
+  share, never calling it on a request's path (``server.limiter``, which states the bound).
+- The limit counts cost, not only requests: a request takes one token before it is served,
   and after the engine has answered, one more per ``COST_UNIT_SECONDS`` (0.2 ms) of engine
-  time it took (:meth:`Authenticator.charge`; the bucket may go into debt down to minus its
-  capacity). A typical query (well under 0.2 ms) costs 1; a key sending the most expensive
-  queries gets several times fewer of them, so it cannot take the machine from other keys.
+  *CPU* time it took (:meth:`Authenticator.charge`; the holding may go into debt). A typical
+  query (well under 0.2 ms) costs 1; a key sending the most expensive queries gets several
+  times fewer of them, so it cannot take the machine from other keys. CPU time, not wall time:
+  on a busy machine a worker waits for a core mid-query, and the key must not pay for that.
+- With Redis (``server.redis_store``), new keys and revocations reach every worker by a change
+  message within milliseconds (and by the 1-s poll of a change counter if a message is lost).
+  While Redis cannot be reached, keys known before are served from memory with limits of each
+  worker's own, unknown keys get 503 ``not_ready`` (``Retry-After: 5``: they may have been
+  created meanwhile), and ``/readyz`` (still 200) and the metric ``address_shared_store_degraded``
+  say so; it heals by itself.
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ from urllib.parse import urlsplit
 
 from server.config import MAX_KEY_REFRESH_SECONDS
 from server.errors import ApiError, unauthorized
+from server.limiter import Limiter, MemoryQuota
 
 log = logging.getLogger("server.auth")
 
@@ -128,6 +136,20 @@ def normalize_origin(text: str) -> str:
     return f"{scheme}://{host}{port_part}"
 
 
+def check_new_key(name: str, rate: float, kind: str, origins: Iterable[str]) -> list[str]:
+    """Check what ``keys create`` is given (any store); return the normalised origins, sorted."""
+    if not NAME_SHAPE.match(name):
+        raise KeyStoreError("a key name is 1-64 of A-Z a-z 0-9 . _ - and starts with a letter or digit")
+    if not (rate > 0 and math.isfinite(rate)):
+        raise KeyStoreError("rate must be a positive number of requests per second")
+    if kind not in (SECRET, PUBLISHABLE):
+        raise KeyStoreError(f"a key is {SECRET!r} or {PUBLISHABLE!r}, not {kind!r}")
+    allowed = sorted({normalize_origin(origin) for origin in origins})
+    if kind == PUBLISHABLE and not allowed:
+        raise KeyStoreError("a publishable key needs at least one --origin (the pages that may use it)")
+    return allowed
+
+
 def _migrate(conn: sqlite3.Connection) -> None:
     """Create the table, or add the columns an older file lacks."""
     conn.execute(_SCHEMA)
@@ -180,6 +202,26 @@ class KeyInfo:
     origins: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class StoredKey:
+    """One key as a store holds it, revoked or not (what ``keys migrate`` copies)."""
+
+    name: str
+    key_id: str
+    digest: bytes
+    rate: float
+    created_at: str
+    revoked_at: str | None
+    kind: str = SECRET
+    origins: tuple[str, ...] = ()
+
+    def record(self) -> KeyRecord:
+        return KeyRecord(self.name, self.key_id, self.digest, self.rate, self.kind, frozenset(self.origins))
+
+    def info(self) -> KeyInfo:
+        return KeyInfo(self.name, self.created_at, self.rate, self.revoked_at, self.kind, self.origins)
+
+
 class KeyTable(NamedTuple):
     """What a worker knows of the store, replaced whole by each read (never changed in place)."""
 
@@ -189,6 +231,8 @@ class KeyTable(NamedTuple):
 
 
 _NEVER_READ = KeyTable(MappingProxyType({}), -math.inf, False)
+#: A shared store's whole table is read at least this often, whatever its change counter says.
+FULL_READ_SECONDS = 30.0
 
 
 class KeyStoreError(Exception):
@@ -225,21 +269,22 @@ class KeyStore:
             if conn is not None:
                 conn.close()
 
+    kind_name = "sqlite"
+
+    def __str__(self) -> str:
+        return self.path
+
+    def exists(self) -> bool:
+        """Whether the store holds any key (a file that does not exist holds none)."""
+        return os.path.exists(self.path)
+
     def create(self, name: str, rate: float, *, kind: str = SECRET, origins: Iterable[str] = ()) -> str:
         """Add a key named ``name`` and return it (the only time it is ever shown).
 
         ``kind`` is ``"secret"`` or ``"publishable"``; a publishable key needs at least one of
         ``origins`` (each normalised by :func:`normalize_origin`).
         """
-        if not NAME_SHAPE.match(name):
-            raise KeyStoreError("a key name is 1-64 of A-Z a-z 0-9 . _ - and starts with a letter or digit")
-        if not (rate > 0 and math.isfinite(rate)):
-            raise KeyStoreError("rate must be a positive number of requests per second")
-        if kind not in (SECRET, PUBLISHABLE):
-            raise KeyStoreError(f"a key is {SECRET!r} or {PUBLISHABLE!r}, not {kind!r}")
-        allowed = sorted({normalize_origin(origin) for origin in origins})
-        if kind == PUBLISHABLE and not allowed:
-            raise KeyStoreError("a publishable key needs at least one --origin (the pages that may use it)")
+        allowed = check_new_key(name, rate, kind, origins)
         key, key_id = new_key()
         created = not os.path.exists(self.path)
         with self._connect(write=True) as conn:
@@ -267,18 +312,31 @@ class KeyStore:
 
     def list(self) -> list[KeyInfo]:
         """Every key ever created, oldest first (never the key itself)."""
+        return [k.info() for k in self.rows()]
+
+    def rows(self) -> list[StoredKey]:
+        """Every key with its digest, oldest first (``keys migrate``); [] without a file."""
         if not os.path.exists(self.path):
             return []
         with self._connect(write=False) as conn:
             conn.row_factory = sqlite3.Row
             rows = conn.execute("SELECT * FROM api_keys ORDER BY created_at, name").fetchall()
-        infos = []
+        stored = []
         for row in rows:
             kind, origins = _kind_and_origins(row)
-            infos.append(
-                KeyInfo(row["name"], row["created_at"], row["rate"], row["revoked_at"], kind, tuple(sorted(origins)))
+            stored.append(
+                StoredKey(
+                    row["name"],
+                    row["key_id"],
+                    bytes(row["key_sha256"]),
+                    float(row["rate"]),
+                    row["created_at"],
+                    row["revoked_at"],
+                    kind,
+                    tuple(sorted(origins)),
+                )
             )
-        return infos
+        return stored
 
     def active(self) -> dict[str, KeyRecord]:
         """The active keys by key id; raises :class:`KeyStoreError` if unreadable."""
@@ -315,35 +373,6 @@ def parse_bearer(header: str | None) -> str:
     return credentials
 
 
-class TokenBucket:
-    """``rate`` tokens per second, at most ``max(1, rate)`` saved up."""
-
-    __slots__ = ("rate", "capacity", "tokens", "stamp", "_lock")
-
-    def __init__(self, rate: float, now: float) -> None:
-        self.rate = rate
-        self.capacity = max(1.0, rate)
-        self.tokens = self.capacity
-        self.stamp = now
-        self._lock = threading.Lock()
-
-    def charge(self, tokens: float) -> None:
-        """Take ``tokens`` more after the fact (down to minus the capacity)."""
-        with self._lock:
-            self.tokens = max(-self.capacity, self.tokens - tokens)
-
-    def take(self, now: float) -> float:
-        """Take a token; return 0.0, or the seconds until one is available."""
-        with self._lock:
-            tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
-            self.stamp = now
-            if tokens >= 1.0:
-                self.tokens = tokens - 1.0
-                return 0.0
-            self.tokens = tokens
-            return (1.0 - tokens) / self.rate
-
-
 class Authenticator:
     """A worker's view of the key store: authenticates a header and applies the rate limit."""
 
@@ -353,19 +382,28 @@ class Authenticator:
         *,
         refresh_seconds: float,
         clock: Callable[[], float] = time.monotonic,
+        limiter: Limiter | None = None,
+        on_degraded: Callable[[bool], None] | None = None,
     ) -> None:
         self.store = store
+        #: A shared store (Redis): known keys are served from the table while it is unreachable.
+        self.shared = getattr(store, "kind_name", "sqlite") == "redis"
         self.refresh_seconds = refresh_seconds
         self._clock = clock
+        self._on_degraded = on_degraded
+        self.limiter = limiter if limiter is not None else Limiter(MemoryQuota(clock), clock=clock)
         self._table = _NEVER_READ
+        self._version: int | None = None  # of the shared store, as last read
+        self._full_read_at = -math.inf
+        self.store_degraded = ""  # why the shared store cannot be read now ("": it can)
         #: Keys that live in this process only (the demo key), by key id; never refreshed away.
         self.own_keys: dict[str, KeyRecord] = {}
         self._origins: tuple[object, frozenset[str]] = (None, frozenset())
-        self._buckets: dict[str, TokenBucket] = {}
         self._lock = threading.Lock()
         self._next_refresh = -math.inf
         self._state = ""
         self._reader: threading.Thread | None = None
+        self._watcher: threading.Thread | None = None
         self._stop = threading.Event()
         #: clock time of the last read that failed (-inf: none since the last good one) and of
         #: the start of the read under way (None: none), for :meth:`_stale`
@@ -374,27 +412,45 @@ class Authenticator:
         self.refresh()
 
     def after_fork(self) -> None:
-        """Start a forked worker: fresh buckets and lock, a fresh read, its own reader thread."""
+        """Start a forked worker: fresh limits and lock, a fresh read, its own threads."""
         self._lock = threading.Lock()
-        self._buckets = {}
         self._state = ""  # each worker logs what it sees once
-        self._reader = None  # threads do not survive fork
+        self._reader = self._watcher = None  # threads do not survive fork
+        if hasattr(self.store, "after_fork"):
+            self.store.after_fork()
+        self._version = None
         self.refresh()
         self.start()
+        self.limiter.after_fork()
 
     def start(self) -> None:
         """Read the store every ``refresh_seconds`` from a daemon thread of this process,
-        instead of on the request path."""
+        instead of on the request path; with a shared store, also follow its change messages."""
         self._stop = threading.Event()
         self._reader = threading.Thread(target=self._read_forever, name="key-store", daemon=True)
         self._reader.start()
+        watch = getattr(self.store, "watch", None)
+        if watch is not None:
+            self._watcher = threading.Thread(
+                target=watch, args=(self._changed, self._stop), name="key-changes", daemon=True
+            )
+            self._watcher.start()
+
+    def _changed(self) -> None:
+        self._version = None  # read the whole table, whatever the counter says
+        self.refresh()
 
     def stop(self) -> None:
-        """Stop the reader thread (tests)."""
+        """Stop the reader threads (tests)."""
         self._stop.set()
-        if self._reader is not None:
-            self._reader.join()
-            self._reader = None
+        for thread in (self._reader, self._watcher):
+            if thread is not None:
+                thread.join()
+        self._reader = self._watcher = None
+        self.limiter.stop()
+        close = getattr(self.store, "close", None)
+        if close is not None:
+            close()
 
     def _read_forever(self) -> None:
         while not self._stop.wait(max(self.refresh_seconds, 0.05)):
@@ -413,9 +469,11 @@ class Authenticator:
         """
         now = self._clock()
         self._next_refresh = now + self.refresh_seconds
+        if self.shared:
+            return self._refresh_shared(now)
         self._reading_since = now
         try:
-            missing = not os.path.exists(self.store.path)
+            missing = not self.store.exists()
             keys = {} if missing else self.store.active()
         except Exception as exc:  # KeyStoreError, or anything else: the worker must go on
             self._failed_at = self._clock()
@@ -438,6 +496,66 @@ class Authenticator:
             self._log_state("ok", logging.INFO, "key store %s: active keys: %d", self.store.path, len(keys))
         return True
 
+    def _refresh_shared(self, now: float) -> bool:
+        """Redis: read the change counter; read the whole table when it moved (or every
+        ``FULL_READ_SECONDS``). Unreachable, the table is kept: known keys go on working."""
+        store = self.store
+        try:
+            if self._version is not None and now - self._full_read_at < FULL_READ_SECONDS:
+                if store.version() == self._version:
+                    # NOTE: the same table object: what is derived from it (the origins, the
+                    # accepted headers) stays valid; a shared table has no age (see _stale)
+                    self._set_store_degraded("")
+                    return True
+            version, keys, missing = store.snapshot()
+        except Exception as exc:  # KeyStoreError, or anything else: the worker must go on
+            self._set_store_degraded(f"{type(exc).__name__}: {exc}")
+            return False
+        self._version, self._full_read_at = version, now
+        self._table = KeyTable(MappingProxyType(keys), now, missing)
+        self._set_store_degraded("")
+        if missing:
+            self._log_state("missing", logging.WARNING, "no key in %s: every key is refused", store.path)
+        else:
+            self._log_state("ok", logging.INFO, "key store %s: active keys: %d", store.path, len(keys))
+        return True
+
+    def _set_store_degraded(self, reason: str) -> None:
+        was = self.store_degraded
+        self.store_degraded = reason
+        if bool(was) == bool(reason):
+            return
+        if reason:
+            self._state = "degraded"
+            log.error(
+                "the shared key store %s is unreachable (%s): serving the %d known keys from memory, "
+                "refusing unknown ones (503)",
+                self.store.path,
+                reason,
+                len(self._table.keys),
+            )
+        else:
+            log.warning("the shared key store %s answers again", self.store.path)
+        if self._on_degraded is not None:
+            self._on_degraded(bool(reason))
+
+    def status(self) -> dict[str, object]:
+        """The key store and the rate limits as ``/readyz`` shows them."""
+        limiter = self.limiter.degraded_reason if self.limiter.degraded else ""
+        problems = [p for p in (self.store_degraded, limiter) if p]
+        body: dict[str, object] = {
+            "backend": getattr(self.store, "kind_name", "sqlite"),
+            "state": "degraded" if problems else "ok",
+        }
+        if problems:
+            body["problem"] = "; ".join(problems)
+            body["detail"] = "known keys are served from memory with limits per worker; unknown keys get 503"
+        return body
+
+    @property
+    def degraded(self) -> bool:
+        return bool(self.store_degraded) or self.limiter.degraded
+
     def _log_state(self, state: str, level: int, msg: str, *args: object) -> None:
         # Log changes of state only: the store is read every second.
         if state != self._state:
@@ -455,7 +573,12 @@ class Authenticator:
         moments of the pause. Before this, a pause of 7 s under load gave 21 answers 503
         ``not_ready`` from a store that was fine (the 30-minute soak on a loaded machine:
         1,057 of 10.3 million).
+
+        A shared store (Redis) has no such age: a table read once is kept while Redis cannot be
+        reached (known keys go on working; unknown ones get 503 in :meth:`authenticate`).
         """
+        if self.shared:
+            return table.read_at == -math.inf
         if table.read_at + MAX_KEY_REFRESH_SECONDS > now:
             return False
         reader = self._reader
@@ -495,6 +618,12 @@ class Authenticator:
         expected = record.digest if record is not None else _DUMMY_DIGEST
         # SECURITY: constant-time comparison of digests; never log or echo `credentials`.
         if not hmac.compare_digest(hash_key(credentials), expected) or record is None:
+            if self.store_degraded:  # it may be a key created since: cannot tell now
+                raise ApiError(
+                    "not_ready",
+                    "the shared API key store is unreachable: only keys known before can be checked",
+                    headers={"Retry-After": "5"},
+                )
             raise unauthorized("unknown or revoked API key")
         return record
 
@@ -510,23 +639,11 @@ class Authenticator:
         return origin in self._origins[1]
 
     def charge(self, record: KeyRecord, engine_seconds: float) -> None:
-        """Charge the key's bucket for the engine time a request took (see the module doc)."""
+        """Charge the key's limit for the engine time a request took (see the module doc)."""
         extra = int(engine_seconds / COST_UNIT_SECONDS)
         if extra > 0:
-            bucket = self._buckets.get(record.key_id)
-            if bucket is not None:
-                bucket.charge(extra)
+            self.limiter.charge(record.key_id, extra)
 
     def throttle(self, record: KeyRecord) -> None:
-        """Take one request from the key's bucket or raise the 429 with ``Retry-After``."""
-        now = self._clock()
-        bucket = self._buckets.get(record.key_id)
-        if bucket is None or bucket.rate != record.rate:
-            bucket = self._buckets[record.key_id] = TokenBucket(record.rate, now)
-        wait = bucket.take(now)
-        if wait:
-            raise ApiError(
-                "rate_limited",
-                f"rate limit of {record.rate:g} requests per second exceeded",
-                headers={"Retry-After": str(max(1, math.ceil(wait)))},
-            )
+        """Take one request from the key's limit or raise the 429 with ``Retry-After``."""
+        self.limiter.throttle(record.key_id, record.rate)

@@ -2,11 +2,16 @@
 
 - ``ADDRESS_INDEX`` (``indexes/current``): index directory, or a symlink to one
   (see ``python -m server switch-index``).
-- ``ADDRESS_KEYSTORE`` (``keys.sqlite3``): SQLite file holding the API keys.
+- ``ADDRESS_KEYSTORE`` (``keys.sqlite3``): SQLite file holding the API keys, or a Redis URL
+  (``redis://host:6379/0``, ``rediss://``, ``unix://``) shared by every replica of a cluster.
+- ``ADDRESS_LIMIT_SYNC_SECONDS`` (``0.1``): how often a worker leases rate-limit tokens from the
+  quota every worker shares (``server/limiter.py``).
+- ``ADDRESS_LIMITS_FILE`` (one per key store in the temporary directory): the SQLite file of
+  the machine's rate limits when the keys are in SQLite (Redis holds them otherwise).
 - ``ADDRESS_KEY_REFRESH_SECONDS`` (``1.0``): how stale a worker's copy of the key table may get.
-- ``ADDRESS_DEFAULT_RATE`` (``100``): requests per second per key per worker, for new keys.
+- ``ADDRESS_DEFAULT_RATE`` (``100``): requests per second per key, for new keys.
 - ``ADDRESS_DEMO_RATE`` (``0``: none): serve the try-it page at ``/`` with a demo key of its
-  own at this rate (requests per second per worker), usable by this server's own pages only.
+  own at this rate (requests per second), usable by this server's own pages only.
 - ``ADDRESS_ACCESS_LOG`` (``0``): ``1`` logs one line per request (key name, never the key).
 - ``ADDRESS_METRICS_TOKEN`` (unset): when set, ``/metrics`` answers only requests with
   ``Authorization: Bearer <this token>`` (401 otherwise); unset, it is open to anyone who can
@@ -36,6 +41,9 @@ class Config:
     access_log: bool = False
     demo_rate: float = 0.0
     metrics_token: str | None = None
+    limit_sync_seconds: float = 0.1
+    #: SQLite file of the machine's shared limits ("": this process only, e.g. tests)
+    limits_file: str = ""
 
     def __post_init__(self) -> None:
         if not 0 <= self.key_refresh_seconds < MAX_KEY_REFRESH_SECONDS:
@@ -43,6 +51,8 @@ class Config:
                 f"key_refresh_seconds must be in [0, {MAX_KEY_REFRESH_SECONDS}): a revoked key "
                 "has to stop working within 5 s"
             )
+        if not 0.01 <= self.limit_sync_seconds <= 1.0:
+            raise ValueError("limit_sync_seconds must be from 0.01 to 1 (seconds between two leases)")
         if not self.default_rate > 0:
             raise ValueError("default_rate must be > 0")
         if not 0 <= self.demo_rate < float("inf"):
@@ -52,8 +62,13 @@ class Config:
     def from_env(cls, environ: dict[str, str] | None = None) -> Config:
         """Build a config from ``ADDRESS_*`` variables (``os.environ`` by default)."""
         env = os.environ if environ is None else environ
+        keystore = env.get("ADDRESS_KEYSTORE", DEFAULT_KEYSTORE)
+        from server.limiter import default_limits_file
+
         return cls(
-            keystore_path=env.get("ADDRESS_KEYSTORE", DEFAULT_KEYSTORE),
+            keystore_path=keystore,
+            limit_sync_seconds=float(env.get("ADDRESS_LIMIT_SYNC_SECONDS", "0.1")),
+            limits_file=env.get("ADDRESS_LIMITS_FILE") or default_limits_file(keystore),
             index_path=env.get("ADDRESS_INDEX", DEFAULT_INDEX),
             key_refresh_seconds=float(env.get("ADDRESS_KEY_REFRESH_SECONDS", "1.0")),
             default_rate=float(env.get("ADDRESS_DEFAULT_RATE", "100")),

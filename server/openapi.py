@@ -271,7 +271,9 @@ def build_spec() -> dict[str, Any]:
         "429": _problem(["rate_limited"], "The key is over its rate limit.", _RETRY_AFTER),
         "503": _problem(
             ["not_ready"],
-            "This server cannot check keys (key store unreadable) or has no index open.",
+            "This server cannot check keys (key store unreadable; with a shared Redis store that "
+            "cannot be reached, keys known before still work and only others get this) or has no "
+            "index open.",
             _RETRY_AFTER,
         ),
     }
@@ -370,7 +372,9 @@ def build_spec() -> dict[str, Any]:
             "/healthz": _ops("Liveness", "The process answers.", {"200": _json("Alive.", status_schema)}),
             "/readyz": _ops(
                 "Readiness",
-                "An index is open and the key store is readable.",
+                "An index is open and the key store is readable. The body's `keystore` says "
+                "`\"state\": \"degraded\"` while a shared Redis store cannot be reached (known "
+                "keys are served from memory; still 200, so a balancer keeps the replica).",
                 {
                     "200": _json("Ready to serve.", status_schema),
                     "503": _problem(["not_ready"], "Not ready.", _RETRY_AFTER),

@@ -108,3 +108,13 @@ def live_server(tmp_path: Path, index_dir: Path):
     yield start
     for server in servers:
         server.stop()
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path):
+    """A real redis-server on a free loopback port (``.url``), stopped after the test."""
+    from redisserver import RedisServer
+
+    server = RedisServer(tmp_path)
+    yield server
+    server.stop()

@@ -37,13 +37,14 @@ class Live:
         key: str,
         env: dict[str, str] | None = None,
         ready_path: str = "/readyz",
+        port: int | None = None,
     ) -> None:
         self.tmp = tmp
         self.key = key
         self.keystore = tmp / "keys.sqlite3"
         self.link = tmp / "current"
         self.link.symlink_to(index_dir)
-        self.port = free_port()
+        self.port = port or free_port()
         self.log = tmp / "gunicorn.log"
         environ = {
             **os.environ,

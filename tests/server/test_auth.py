@@ -10,8 +10,9 @@ import pytest
 from testdata import REPO
 
 from server.__main__ import main as cli
-from server.auth import Authenticator, KeyStore, KeyStoreError, TokenBucket, parse_bearer
+from server.auth import Authenticator, KeyStore, KeyStoreError, parse_bearer
 from server.errors import ApiError
+from server.limiter import Lease, bucket_take
 
 
 class Clock:
@@ -199,15 +200,20 @@ def test_store_locked_by_a_writer_keeps_the_last_copy(tmp_path):
         writer.close()
 
 
-def test_token_bucket():
-    bucket = TokenBucket(rate=2.0, now=0.0)
-    assert bucket.take(0.0) == 0.0
-    assert bucket.take(0.0) == 0.0
-    assert bucket.take(0.0) == pytest.approx(0.5)
-    assert bucket.take(0.5) == 0.0  # one token back after 0.5 s
-    assert bucket.take(100.0) == 0.0  # never more than the capacity saved up
-    assert bucket.take(100.0) == 0.0
-    assert bucket.take(100.0) > 0
+def test_token_bucket_of_the_quota():
+    one = Lease("k", 2.0, owed=0, want=1)
+    tokens, paid, granted = bucket_take(2.0, 0.0, 0.0, one)
+    assert (paid, granted) == (0, 1)
+    tokens, _, granted = bucket_take(tokens, 0.0, 0.0, one)
+    assert granted == 1
+    tokens, _, granted = bucket_take(tokens, 0.0, 0.0, one)
+    assert granted == 0
+    tokens, _, granted = bucket_take(tokens, 0.0, 0.5, one)
+    assert granted == 1  # one token back after 0.5 s
+    tokens, _, granted = bucket_take(tokens, 0.5, 100.0, Lease("k", 2.0, owed=0, want=10))
+    assert granted == 2  # never more than the capacity saved up
+    tokens, paid, granted = bucket_take(tokens, 100.0, 100.0, Lease("k", 2.0, owed=1, want=1))
+    assert (paid, granted, tokens) == (1, 0, -1.0)  # what is owed is paid first, into debt
 
 
 def test_slow_rate_retry_after_rounds_up(tmp_path):
