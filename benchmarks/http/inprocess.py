@@ -1,16 +1,19 @@
-"""The request path without the network: the ASGI app called directly, per request in µs.
+"""The request path without the network: the ASGI app called directly, CPU µs per request.
 
-    python benchmarks/http/inprocess.py --index indexes/current [--limit 5] [--requests 20000]
-                                        [--repeat 5] [--profile out.prof]
+    python benchmarks/http/inprocess.py --index indexes/current [--limit 5] [--requests 3000]
+                                        [--repeat 15] [--profile out.prof]
 
-Calls the service's ASGI app (keys, limits and metrics on, as under gunicorn) with every query
-of ``../shared/eval/queries-public.jsonl`` in turn, and the fixed-body app of
-``trivial_app.py`` with a body of the same mean size, alternately, ``--repeat`` times each; it
-prints the best and median µs per request of each, the difference (what the service adds to
-the framework's own cost) and, measured in the same loop, the engine's own share
-(``suggest_json`` alone). A shared machine makes wrk figures move by 10-20 %; these move far
-less, so they show what a change to the request path buys. ``--profile`` writes a cProfile of
-the service's requests (view it with ``python -m pstats``).
+Calls, in turn and ``--repeat`` times, with the first ``--requests`` queries of
+``../shared/eval/queries-public.jsonl``: the service's ASGI app (keys, limits and metrics on,
+as under gunicorn); the same app whose index looks the answers up instead of searching
+("canned": all of the request path but the engine); the fixed-body app of ``trivial_app.py``
+with a body of the same mean size; and the engine alone (``suggest_json``). It prints the
+best and the median process CPU time per request of each (CPU time, not wall time: a busy
+machine takes the core away from a process, not the instructions), then ours (canned - fixed
+body: keys, limits, metrics, parameters, CORS) and the engine inside the service (service -
+canned). These move by about a microsecond between runs on a busy machine, where wrk's req/s
+move by 10-50 %. ``--profile`` writes a cProfile of the service's requests (view it with
+``python -m pstats``; the engine is compiled, so its time shows as the resource's own).
 """
 
 from __future__ import annotations
