@@ -20,10 +20,12 @@ buys even on a busy machine.
 Key stores (``--stores``): ``sqlite`` (a file, the default) and ``redis``: a
 ``redis-server`` of its own on a free loopback port (Debian's ``redis-server``), or
 ``--redis-url`` to use a running one; ``ADDRESS_KEYSTORE`` is then ``redis://...`` and the
-key is created through the same CLI. ``--profile DIR`` records one worker of each service with
+key is created through the same CLI. ``--profile DIR`` records one worker of each server with
 py-spy (``pip install -e ".[bench]"``) during its runs, as collapsed stacks
-(``DIR/<store>-limit<N>.txt``, read them with ``benchmarks/http/profile_summary.py``); the
-sampling costs throughput, so figures of a profiled run are not comparable.
+(``DIR/<app>-limit<N>-<round>.txt``, read them with ``benchmarks/http/profile_summary.py``);
+the sampling costs throughput, so figures of a profiled run are not comparable, and a line
+that makes a syscall (``time.thread_time()``, a socket write) gets more than its share of
+samples: check a finding with ``inprocess.py`` before acting on it.
 
 Loopback only; every wrk run is bounded by ``--duration``; every process started is stopped.
 """
@@ -206,7 +208,7 @@ class Profiler:
         if not pids or not Path(binary).exists():
             raise SystemExit("--profile needs py-spy (pip install -e '.[bench]') and a running worker")
         self.proc = subprocess.Popen(
-            [binary, "record", "--pid", str(pids[0]), "--duration", str(duration), "--rate", "100",
+            [binary, "record", "--pid", str(pids[0]), "--duration", str(duration), "--rate", "50",
              "--format", "raw", "--output", str(out), "--nonblocking"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
