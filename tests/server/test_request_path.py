@@ -167,3 +167,55 @@ def test_flush_adds_up_buckets_sums_and_labels_exactly():
         assert buckets[(("le", le), ("route", "/v1/address"))] == want, bound
     total = samples(text, "address_http_request_duration_seconds_sum")[(("route", "/v1/address"),)]
     assert total == pytest.approx(sum(latencies))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_remembered_headers_never_outlive_their_key_table(tmp_path, monkeypatch):
+    from server import auth as auth_module
+    from server.auth import Authenticator, KeyStore
+    from server.errors import ApiError
+
+    store = KeyStore(str(tmp_path / "k.sqlite3"))
+    key = store.create("a", 100)
+    other = store.create("b", 100)
+    clock = Clock()
+    auth = Authenticator(store, refresh_seconds=1.0, clock=clock)
+    header = f"Bearer {key}"
+    first = auth.authenticate(header)
+    assert auth.authenticate(header) is first  # remembered: the same record
+    # the same key id with another secret, or the key in another spelling, is checked in full
+    forged = header[:-1] + ("A" if header[-1] != "A" else "B")
+    with pytest.raises(ApiError) as info:
+        auth.authenticate(forged)
+    assert info.value.code == "unauthorized"
+    assert auth.authenticate(f"bearer  {key} ").name == "a"
+    # revoked: refused as soon as the next table is read
+    store.revoke("a")
+    clock.now += 1.1
+    with pytest.raises(ApiError) as info:
+        auth.authenticate(header)
+    assert info.value.code == "unauthorized"
+    # a table that has gone stale (store unreadable for 5 s) refuses a remembered header too
+    assert auth.authenticate(f"Bearer {other}").name == "b"
+    (tmp_path / "k.sqlite3").write_bytes(b"not a database")
+    clock.now += 2
+    assert auth.authenticate(f"Bearer {other}").name == "b"
+    clock.now += 3.5
+    with pytest.raises(ApiError) as info:
+        auth.authenticate(f"Bearer {other}")
+    assert (info.value.status, info.value.code) == (503, "not_ready")
+    # bounded: past the limit, headers are checked in full every time (and still accepted)
+    monkeypatch.setattr(auth_module, "MAX_ACCEPTED_HEADERS", 1)
+    store2 = KeyStore(str(tmp_path / "k2.sqlite3"))
+    keys = [store2.create(f"k{i}", 100) for i in range(3)]
+    auth2 = Authenticator(store2, refresh_seconds=1.0, clock=Clock())
+    for k in keys * 2:
+        assert auth2.authenticate(f"Bearer {k}").name.startswith("k")
+    assert len(auth2._accepted[1]) == 1
