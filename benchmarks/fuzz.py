@@ -6,6 +6,8 @@ Runs a mix of queries against ``engine.AddressIndex.suggest_json`` at limits 1, 
 
 - random: characters drawn from letters, digits, spaces, punctuation and other scripts, of
   every length up to the contract's 128 code points;
+- slipped: long real words (of the public queries), each with one or two slips, several
+  different ones in one query: the most slip look-ups a query can ask for;
 - mutated real: queries of ``../shared/eval/queries-public.jsonl`` with characters inserted,
   removed or replaced, words repeated, cut, swapped, and one-letter words and numbers added;
 - climbing: mutations of the slowest queries found so far, kept when slower, so the search
@@ -99,6 +101,21 @@ def random_query(rng: random.Random) -> str:
     return "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, n)))
 
 
+def slipped_words(words: list[str], rng: random.Random) -> str:
+    """Long real words, each with one or two slips, several different ones in one query: the
+    most slip look-ups a query can ask for (each word is looked up once per query)."""
+    out: list[str] = []
+    while sum(len(w) + 1 for w in out) < rng.choice((40, 80, 128)):
+        w = rng.choice(words)
+        for _ in range(rng.randint(1, 2)):
+            i = rng.randrange(1, len(w) - 1)
+            w = w[:i] + rng.choice("abcdefghijklmnopqrstuvwxyz") + w[i + rng.randint(0, 1):]
+        out.append(w)
+        if rng.random() < 0.3:
+            out.append(rng.choice(SHORT_WORDS))
+    return " ".join(out)[:128]
+
+
 def mutate(q: str, rng: random.Random) -> str:
     for _ in range(rng.randint(1, 3)):
         words = q.split()
@@ -146,10 +163,12 @@ def main(argv: list[str] | None = None) -> int:
 
     rng = random.Random(args.seed)
     real = [json.loads(line)["q"] for line in open(args.public, encoding="utf-8")]
-    seeds = ["d b br br 1 o b b 9288 b br", "a b c d e f g h i j", "s", "de ha", "van der k 1"]
+    seeds = ["d b br br 1 o b b 9288 b br", "a b c d e f g h i j", "s", "de ha", "van der k 1",
+             "noensstjaat 95 oensstraat 29 oensstraat 320 3248 amsterda oensstraat"]
+    long_words = sorted({w for q in real for w in q.lower().split() if len(w) >= 9 and w.isalpha()})
     eng = Engine(args.index)
     slow: list[tuple[float, str, int]] = []  # a heap of the slowest (seconds, q, limit)
-    kinds = {"random": 0, "mutated": 0, "climbing": 0}
+    kinds = {"random": 0, "slipped": 0, "mutated": 0, "climbing": 0}
     refused = 0
     exceptions: dict[str, str] = {}
     crashes: list[tuple[str, int]] = []
@@ -159,8 +178,10 @@ def main(argv: list[str] | None = None) -> int:
         batch = []
         for _ in range(min(BATCH, args.queries - done)):
             r = rng.random()
-            if r < 0.3:
+            if r < 0.25:
                 q, kind = random_query(rng), "random"
+            elif r < 0.35:
+                q, kind = slipped_words(long_words, rng), "slipped"
             elif r < 0.65 or len(slow) < 10:
                 q, kind = mutate(rng.choice(real) if rng.random() < 0.9 else rng.choice(seeds), rng), "mutated"
             else:  # climb from one of the slowest so far
@@ -199,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         retimed.append((best, q, limit))
     retimed.sort(reverse=True)
     eng.close()
-    print(f"\n{done:,} queries in {time.perf_counter() - t0:.0f} s: {kinds['random']:,} random, "
+    print(f"\n{done:,} queries in {time.perf_counter() - t0:.0f} s: {kinds['random']:,} random, {kinds['slipped']:,} slipped, "
           f"{kinds['mutated']:,} mutated, {kinds['climbing']:,} climbing; {refused:,} refused (QueryError)")
     print(f"crashes: {len(crashes)}" + "".join(f"\n  {q!r} limit {limit}" for q, limit in crashes))
     print(f"other exceptions: {len(exceptions)}" + "".join(f"\n  {e}: {q!r}" for e, q in exceptions.items()))

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -73,6 +74,21 @@ class Sampler(threading.Thread):
             self.stop.wait(self.every)
 
 
+def answers_by_status(base: str) -> dict[str, int]:
+    """The service's own count of its answers to /v1/address by status (after the workers'
+    last flush of their metrics), so that a non-2xx that wrk counts is named."""
+    time.sleep(2.0)
+    with urllib.request.urlopen(f"{base}/metrics", timeout=30) as response:
+        text = response.read().decode()
+    counts: dict[str, int] = {}
+    for line in text.splitlines():
+        if line.startswith("address_http_requests_total{") and 'route="/v1/address"' in line:
+            labels, _, value = line.rpartition(" ")
+            code = labels.split('status="', 1)[1].split('"', 1)[0]
+            counts[code] = counts.get(code, 0) + int(float(value))
+    return counts
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", default=os.environ.get("ADDRESS_INDEX", "indexes/current"))
@@ -105,9 +121,10 @@ def main() -> int:
         wait_ready(f"{server.base}/readyz", time.monotonic() + 120)
         probe = wrk(server.base, paths, key, argparse.Namespace(**{**vars(args), "duration": args.probe}))
         target = probe["rps"] * args.share
-        # each connection waits connections/target seconds between its requests
+        # each connection sends one request every connections/target seconds: wrk's delay() runs
+        # after the answer, so the pause is that period less the median answer time of the probe
         paced = tmp / "paced.lua"
-        pause_ms = 1000.0 * args.connections / target
+        pause_ms = max(0.0, 1000.0 * args.connections / target - probe["p50_us"] / 1e3)
         pacing = f"\nfunction delay()\n  return {pause_ms:.3f}\nend\n"
         paced.write_text((HERE / "http" / "queries.lua").read_text() + pacing)
         print(f"maximum {probe['rps']:.0f} req/s (p99 {probe['p99_us'] / 1e3:.2f} ms); soaking at "
@@ -120,10 +137,13 @@ def main() -> int:
         finally:
             sampler.stop.set()
             sampler.join()
+        statuses = answers_by_status(server.base)
         errors = result["connect_errors"] + result["read_errors"] + result["write_errors"] + result["timeouts"]
         print(f"{result['requests']:,} requests in {result['duration_us'] / 1e6:.0f} s = {result['rps']:.0f} req/s; "
               f"errors {errors}, non-2xx {result['non_2xx']}; p50 {result['p50_us'] / 1e3:.2f} ms, "
               f"p99 {result['p99_us'] / 1e3:.2f} ms, max {result['max_us'] / 1e3:.1f} ms")
+        print("answers by status (the service's /metrics, probe included): "
+              + ", ".join(f"{code} {count:,}" for code, count in sorted(statuses.items())))
         print(f"{'process':<14} {'samples':>7} {'RSS start':>10} {'RSS end':>9} {'RSS max':>9} "
               f"{'private start':>13} {'private end':>11} {'private max':>11}  (MiB)")
         memory = {}
@@ -136,14 +156,23 @@ def main() -> int:
                 "private_start": first[2] / 1024, "private_end": last[2] / 1024,
                 "private_max": max(r[2] for r in rows) / 1024,
             }
+            # the private memory at each tenth of the soak: a leak climbs steadily, a warm-up
+            # (allocator arenas, caches filling) levels off
+            figures["private_tenths"] = [
+                rows[min(len(rows) - 1, round(i * (len(rows) - 1) / 10))][2] / 1024 for i in range(11)
+            ]
             memory[role] = figures
             print(f"{role:<14} {len(rows):>7} {figures['rss_start']:>10.1f} {figures['rss_end']:>9.1f} "
                   f"{figures['rss_max']:>9.1f} {figures['private_start']:>13.1f} {figures['private_end']:>11.1f} "
                   f"{figures['private_max']:>11.1f}")
+        for role, figures in memory.items():
+            print(f"{role:<14} private MiB at each tenth: "
+                  + " ".join(f"{v:.1f}" for v in figures["private_tenths"]))
         log = (tmp / "gunicorn.log").read_text()
         print(f"gunicorn log: {log.count('Traceback')} tracebacks, {log.count('WORKER TIMEOUT')} worker timeouts")
         if args.json:
-            Path(args.json).write_text(json.dumps({"probe": probe, "soak": result, "memory": memory}, indent=1))
+            Path(args.json).write_text(json.dumps(
+                {"probe": probe, "soak": result, "statuses": statuses, "memory": memory}, indent=1))
         return 1 if errors or result["non_2xx"] else 0
     finally:
         server.stop()

@@ -17,6 +17,10 @@ street word still being typed (cut two letters short) with the place cut to 4 le
 and `ei` swapped in the street; a slip in the postcode typed after the street and number; the
 postcode's four digits (and its first letter) still being typed after the street and number;
 a letter or addition the house does not have (`12-h`, `12 bis`, `12a` for a plain 12).
+With `--messy`, the forms of issue 14 too: the whole address glued (`stationsstraat5bergenopzoom`),
+the street glued to the number, a place of several words glued, a note in brackets, an
+addressee line first, the country in other languages, words for a floor after the number; and
+streets that do not exist (`Zorplimstraat 12, Utrecht`), where any answer is wrong.
 A hit counts when its postcode, number, letter and addition equal the address's.
 """
 
@@ -50,22 +54,56 @@ def _slip(word: str, rng: random.Random) -> str:
     ])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("index")
-    ap.add_argument("--source", default=str(REPO.parent / "shared" / "data" / "nl-addresses.csv.zst"))
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--n", type=int, default=1500)
-    ap.add_argument("--show", type=int, default=3, help="misses to print per form")
-    args = ap.parse_args()
-    index = engine.AddressIndex.open(args.index)
-    t = read_source(args.source, progress=False)
-    rng = random.Random(args.seed)
-    pc_rng = random.Random(args.seed + 1)   # its own stream: the other forms stay as they were
-    add_rng = random.Random(args.seed + 2)  # ... and this one's
-    marker_rng = random.Random(args.seed + 3)
-    counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-    for r in rng.sample(range(len(t.number)), args.n):
+NOTES = ["achterom", "bellen a.u.b.", "2e bel", "niet bellen", "achterdeur", "bij de buren", "na 17u"]
+ADDRESSEES = ["t.a.v. J. Jansen", "t.a.v. mevr. De Vries", "Fam. Bakker", "attn. P. Visser", "A. de Boer"]
+FLOORS = ["2 hoog", "hs", "bg", "boven", "III", "1e etage", "3hg"]
+COUNTRIES = ["Netherlands", "The Netherlands", "Holland", "Niederlande", "Pays-Bas", "Nederland", "NL"]
+SYLLABLES = ["zor", "quen", "plim", "vax", "drub", "kwel", "tir", "moz", "snaf", "gol", "brix", "yte"]
+
+
+def messy_forms(street: str, number: str, place: str, postcode: str, plain: bool,
+                rng: random.Random) -> dict[str, str]:
+    """The forms of issue 14 for one address: spaces missing, words around the address."""
+    forms = {
+        # a whole address glued: "stationsstraat5bergenopzoom"
+        "glued_all": re.sub(r"[\s-]", "", f"{street}{number}{place}").lower(),
+        # the street and number glued, the place apart: "kerkstraat12 alphen aan den rijn"
+        "glued_street_number": f"{street.replace(' ', '')}{number} {place}".lower(),
+        "note_in_brackets": f"{street} {number}, {place} ({rng.choice(NOTES)})",
+        "addressee_first": f"{rng.choice(ADDRESSEES)}, {street} {number}, {place}",
+        "country_after": f"{street} {number}, {postcode} {place}, {rng.choice(COUNTRIES)}",
+    }
+    if " " in place:
+        # a place of several words glued: "kerkstraat 12 alphenaandenrijn"
+        forms["glued_place"] = f"{street} {number} {place.replace(' ', '').replace('-', '')}".lower()
+    if plain:
+        # words people add to a number that the register does not hold as an addition
+        forms["floor_words"] = f"{street} {number} {rng.choice(FLOORS)} {place}"
+    return forms
+
+
+def wrong_street(t, rng: random.Random) -> str:
+    """A street that no place has, with a real number and place: "Zorplimstraat 12, Utrecht"
+    (a person who typed it must not be answered with another street)."""
+    streets = {s.lower() for s in t.streets}
+    while True:
+        name = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 3)))
+        street = name.capitalize() + rng.choice(["straat", "weg", "laan", "plein"])
+        if street.lower() not in streets and not any(s.startswith(name) for s in streets):
+            break
+    return f"{street} {rng.randint(1, 150)}, {t.localities[rng.randrange(len(t.localities))]}"
+
+
+def synthetic_queries(t, seed: int, n: int, *, messy: bool = False):
+    """Yield (target, {form: query}) for n random addresses of the register t (engine.source
+    `read_source`); the same seed gives the same queries. With ``messy``, also the forms of
+    issue 14 (`messy_forms`), from a stream of their own: the other forms stay as they were."""
+    messy_rng = random.Random(seed + 4)
+    rng = random.Random(seed)
+    pc_rng = random.Random(seed + 1)   # its own stream: the other forms stay as they were
+    add_rng = random.Random(seed + 2)  # ... and this one's
+    marker_rng = random.Random(seed + 3)
+    for r in rng.sample(range(len(t.number)), n):
         street, place = t.streets[t.street[r]], t.localities[t.locality[r]]
         letter = chr(t.letter[r]) if t.letter[r] else ""
         addition = t.additions[t.addition[r]]
@@ -132,6 +170,26 @@ def main() -> None:
         # the postcode still being typed after the street and number
         forms["postcode_typing"] = f"{street} {number} {postcode[:4]}"
         forms["postcode_typing_letter"] = f"{street} {number} {postcode[:4]} {postcode[4]}".lower()
+        if messy:
+            forms.update(messy_forms(street, number, place, postcode, not letter and not addition, messy_rng))
+        yield target, forms
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("index")
+    ap.add_argument("--source", default=str(REPO.parent / "shared" / "data" / "nl-addresses.csv.zst"))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--n", type=int, default=1500)
+    ap.add_argument("--show", type=int, default=3, help="misses to print per form")
+    ap.add_argument("--messy", action="store_true",
+                    help="add the forms of issue 14 (spaces missing, notes, addressee, country, floor "
+                    "words) and streets that do not exist, which must find no other street")
+    args = ap.parse_args()
+    index = engine.AddressIndex.open(args.index)
+    t = read_source(args.source, progress=False)
+    counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for target, forms in synthetic_queries(t, args.seed, args.n, messy=args.messy):
         for form, q in forms.items():
             hits = [h.to_dict() for h in index.suggest(q, limit=5)]
             keys = [hit_key(h) for h in hits]
@@ -145,6 +203,19 @@ def main() -> None:
     print(f"{'form':22} {'n':>5} {'s@1':>6} {'s@5':>6}   (seed {args.seed})")
     for form, n in counts.items():
         print(f"{form:22} {n['n']:5d} {n['s1'] / n['n']:6.3f} {n['s5'] / n['n']:6.3f}")
+    if args.messy:
+        # a street that does not exist: any answer names another street (the rule of issue 14:
+        # a hit matches every street word typed, within the allowed slips)
+        wrong_rng = random.Random(args.seed + 5)
+        answered = shown = 0
+        for _ in range(args.n // 5):
+            q = wrong_street(t, wrong_rng)
+            hits = index.suggest(q, limit=5)
+            answered += bool(hits)
+            if hits and shown < args.show:
+                shown += 1
+                print(f"wrong street answered {q!r} -> {hits[0].street} {hits[0].number}, {hits[0].locality}")
+        print(f"{'wrong_street (answered)':22} {args.n // 5:5d} {answered / (args.n // 5):6.3f}   (lower is better)")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ cdef enum:
                        # in "straat" is within two slips of up to ~140 tokens)
     TWO_SLIP_LEN = 9   # a word of this many letters may hold two slips ...
     TWO_SLIP_TYPED = 7 # ... and may be typed this short with them (two letters left out)
+    MEMO_MAX = 16      # words whose slips a query remembers (Search.memo) ...
+    MEMO_POOL = 4096   # ... and their tokens, in all
     MAXSLIP = 96       # tokens a word still being typed starts with one slip undone
     MAXP = 3           # typed letter/addition parts
     MAXI = 8           # interpretations
@@ -30,6 +32,8 @@ cdef enum:
     UNFOLD_MAX = 96
     MAX_CONSIDER = 2000  # groups scored per interpretation at most
     WORK_PER_GROUP = 16  # a group scored costs this many postings walked (_core.pyx _spent)
+    SLIP_PER_PROBE = 5   # the slips looked up (Search.slip_work, _typo.pxi _slips_spent):
+    SLIP_PER_CHECK = 30  # a deletion hash probed, a token measured against the word
     TOKEN_CAP_MIN = 8
     PC_PREFIX_CAP = 4000
     DROP_MAX_TOKENS = 12 # a query that finds nothing is tried again with its words spaced
@@ -181,6 +185,14 @@ cdef struct Cand:
     int interp
 
 
+cdef struct TypoMemo:
+    char text[UNFOLD_MAX]  # the folded word ...
+    int n
+    int maxd            # ... looked up within this many slips ...
+    int start           # ... found memo_tid[start:start + count]
+    int count
+
+
 cdef struct Search:
     char q[QBUF]
     int qlen
@@ -225,6 +237,13 @@ cdef struct Search:
                         # (string id), -1 when none
     int near_number     # the last retry: no address has the typed house number, so the
                         # nearest numbers of each street (_near_numbers)
+    int64_t slip_work   # slips looked up for the whole query: SLIP_PER_PROBE per deletion
+                        # hash probed, SLIP_PER_CHECK per token measured (_typo_lookup)
+    int nmemo           # the words whose slips this query looked up (_typo_ranges): a word
+    TypoMemo memo[MEMO_MAX]  # repeated, or read again by a retry, is looked up once; their
+    int memo_used       # tokens in memo_tid/memo_dist
+    int32_t memo_tid[MEMO_POOL]
+    uint8_t memo_dist[MEMO_POOL]
 
 
 

@@ -32,3 +32,38 @@ def test_the_default_budget_leaves_ordinary_answers_alone(sample_index, budget):
     budget(10**15)
     unbounded = [sample_index.suggest_json(q, limit=limit) for q in QUERIES for limit in (1, 5, 10)]
     assert default == unbounded
+
+
+# the slips looked up have a budget of their own (engine/_typo.pxi `_slip_budget`): a query of
+# many different long words with slips looked up each one within two slips
+SLIPPED = ["wihelminastrat 1", "statoinsweg 2 hertogebnosch", "kekrstraat 1 groningne",
+           "noensstjaat 95 oensstraat 29 oensstraat 320 3248 amsterda oensstraat"]
+
+
+@pytest.fixture
+def slip_budget():
+    yield _core._set_slip_budget
+    _core._set_slip_budget(40_000)  # the default (engine/_typo.pxi)
+
+
+def test_a_spent_slip_budget_looks_up_no_slips(sample_index, slip_budget):
+    # two slips in one word are found only through the deletion index
+    assert sample_index.suggest("wihelminastrat 1", limit=1)[0].street == "Wilhelminastraat"
+    slip_budget(0)
+    assert all(hit.street != "Wilhelminastraat" for hit in sample_index.suggest("wihelminastrat 1", limit=10))
+
+
+def test_the_default_slip_budget_leaves_answers_with_slips_alone(sample_index, slip_budget):
+    slip_budget(40_000)
+    default = [sample_index.suggest_json(q, limit=limit) for q in SLIPPED for limit in (1, 5, 10)]
+    slip_budget(10**15)
+    unbounded = [sample_index.suggest_json(q, limit=limit) for q in SLIPPED for limit in (1, 5, 10)]
+    assert default == unbounded
+
+
+def test_a_word_repeated_is_read_the_same_each_time(sample_index):
+    # each word's slips are looked up once per query and remembered: the answer of a query
+    # does not depend on what an earlier query looked up, nor on the order of the words
+    alone = sample_index.suggest_json("wihelminastrat 1", limit=5)
+    sample_index.suggest_json("wihelminastrat wihelminastrat wihelminastrat 1", limit=5)
+    assert sample_index.suggest_json("wihelminastrat 1", limit=5) == alone

@@ -212,3 +212,92 @@ def test_gunicorn_answers_at_once_while_the_store_is_locked(live_server):
     assert set(statuses) == {200}
     # a refresh on the request path waited 0.5 s for the lock (sqlite's busy timeout)
     assert slowest < 0.25, f"a request took {slowest:.3f} s"
+
+
+class Clock:
+    """A clock the test moves: a pause of the process is time passing with no thread running."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_pause_of_the_process_is_not_a_failing_store(tmp_path):
+    """After the whole process was paused for longer than MAX_KEY_REFRESH_SECONDS (the reader
+    thread had no chance to read either), the first requests are answered from the table, not
+    refused with 503 as if the store could not be read; a store that fails is still refused."""
+    store = KeyStore(str(tmp_path / "k.sqlite3"))
+    key = store.create("a", 100)
+    clock = Clock()
+    auth = Authenticator(store, refresh_seconds=4.0, clock=clock)  # the reader sleeps 4 s (real)
+    auth.start()
+    try:
+        clock.now += 7.0  # the pause: 7 s pass, and the reader has not run since
+        assert answer(auth, key) == "a"
+        assert auth.ready
+        store.path = str(tmp_path / "no-such-dir" / "k.sqlite3")  # now reads fail ...
+        (tmp_path / "no-such-dir").mkdir()
+        (tmp_path / "no-such-dir" / "k.sqlite3").mkdir()
+        assert not auth.refresh()
+        assert answer(auth, key) == "not_ready"  # ... and the old table is refused
+        assert not auth.ready
+    finally:
+        auth.stop()
+
+
+def test_a_reader_stuck_in_a_read_is_a_failing_store(tmp_path):
+    store = KeyStore(str(tmp_path / "k.sqlite3"))
+    key = store.create("a", 100)
+    clock = Clock()
+    auth = Authenticator(store, refresh_seconds=0.05, clock=clock)
+    blocked, release = threading.Event(), threading.Event()
+    active = store.active
+
+    def stuck_active():
+        blocked.set()
+        release.wait()
+        return active()
+
+    store.active = stuck_active
+    auth.start()
+    try:
+        assert blocked.wait(5)
+        assert answer(auth, key) == "a"  # a read under way, the table fresh enough
+        clock.now += 6.0  # the read has been stuck for 6 s
+        assert answer(auth, key) == "not_ready"
+    finally:
+        release.set()
+        auth.stop()
+
+
+@pytest.mark.slow
+def test_gunicorn_paused_under_load_answers_every_request(live_server):
+    """SIGSTOP every worker for 7 s while clients wait, then SIGCONT: no 503 (the soak on a
+    loaded machine, and this test before the fix, had them)."""
+    live = live_server()
+    workers = [int(pid) for pid in Path(f"/proc/{live.proc.pid}/task/{live.proc.pid}/children").read_text().split()]
+    assert workers
+    statuses: list[int] = []
+    stop = threading.Event()
+
+    def client():
+        while not stop.is_set():
+            statuses.append(live.address("kerkstraat")[0])
+
+    clients = [threading.Thread(target=client) for _ in range(4)]
+    for c in clients:
+        c.start()
+    time.sleep(1)
+    for pid in workers:
+        os.kill(pid, signal.SIGSTOP)
+    time.sleep(7)
+    for pid in workers:
+        os.kill(pid, signal.SIGCONT)
+    time.sleep(2)
+    stop.set()
+    for c in clients:
+        c.join(timeout=30)
+    assert len(statuses) > 20
+    assert set(statuses) == {200}, {s: statuses.count(s) for s in set(statuses)}

@@ -1,0 +1,271 @@
+# Parsing (included by _core.pyx): the folded query into tokens, each word's prefix
+# ranges, and the interpretations of the tokens (postcode, house number, parts, words).
+
+# ---------------------------------------------------------------------------------------------
+# query parsing
+
+
+cdef void _tokenise(Search* s) noexcept nogil:
+    """Split the folded query (ASCII a-z0-9 and spaces) into tokens; ij -> y; split letter|digit."""
+    cdef char buf[QBUF]
+    cdef int i, n = 0, c, prev = 32
+    # ij -> y, and a space between a letter and a following digit
+    i = 0
+    while i < s.qlen and n < QBUF - 2:
+        c = s.q[i]
+        if c == 105 and i + 1 < s.qlen and s.q[i + 1] == 106:  # "ij"
+            c = 121
+            i += 1
+        if 48 <= c <= 57 and 97 <= prev <= 122:
+            buf[n] = 32
+            n += 1
+        buf[n] = <char>c
+        n += 1
+        prev = c
+        i += 1
+    memcpy(s.q, buf, n)
+    s.qlen = n
+    s.ntok = 0
+    i = 0
+    cdef Tok* t
+    while i < n and s.ntok < MAXT:
+        while i < n and s.q[i] == 32:
+            i += 1
+        if i >= n:
+            break
+        t = &s.tok[s.ntok]
+        t.start = i
+        while i < n and s.q[i] != 32:
+            i += 1
+        t.len = i - t.start
+        t.digits = 0
+        t.value = 0
+        while t.digits < t.len and 48 <= s.q[t.start + t.digits] <= 57:
+            if t.value < 1000000:
+                t.value = t.value * 10 + (s.q[t.start + t.digits] - 48)
+            t.digits += 1
+        s.slip_n[s.ntok] = -1
+        s.ntok += 1
+
+
+cdef void _word_ranges(const Data* d, Search* s, int ti) noexcept nogil:
+    """Fill the prefix ranges of token ti: the word itself, and `...y` for a word ending in i."""
+    cdef Word* w = &s.word[ti]
+    cdef Tok* t = &s.tok[ti]
+    cdef const char* p = s.q + t.start
+    cdef int32_t lo, hi
+    cdef char alt[QBUF]
+    w.nr = 0
+    w.exact = -1
+    w.cost = 0
+    w.typo_done = 0
+    w.first_typo = 0
+    w.slips = 0
+    _prefix_range(d, p, t.len, &lo, &hi)
+    if lo < hi:
+        if _tok_len(d, lo) == t.len:
+            w.exact = lo
+        w.lo[0] = lo
+        w.hi[0] = hi
+        w.base[0] = 0
+        w.typo[0] = 0
+        w.nr = 1
+        w.cost += d.v_post_start[hi] - d.v_post_start[lo]
+    if t.len >= 1 and p[t.len - 1] == 105:  # typing "ri" may be on its way to "rij" -> "ry"
+        memcpy(alt, p, t.len)
+        alt[t.len - 1] = 121
+        _prefix_range(d, alt, t.len, &lo, &hi)
+        if lo < hi:
+            w.lo[w.nr] = lo
+            w.hi[w.nr] = hi
+            w.base[w.nr] = IJ_VARIANT_PEN
+            w.typo[w.nr] = 0
+            w.nr += 1
+            w.cost += d.v_post_start[hi] - d.v_post_start[lo]
+    w.first_typo = w.nr
+
+
+cdef bint _addition_prefix(const Data* d, const char* w, int n) noexcept nogil:
+    """Is w[:n] the start of some registered addition (lower case)?"""
+    cdef int a = _blob_lower_bound(d.addl_blob, d.addl_off, d.n_addl, w, n)
+    return a < d.n_addl and d.addl_off[a + 1] - d.addl_off[a] >= n \
+        and memcmp(d.addl_blob + d.addl_off[a], w, n) == 0
+
+
+cdef inline bint _number_like(const Tok* t) noexcept nogil:
+    """Could this token be a house number (with letters glued on)?"""
+    return 0 < t.digits <= 5 and 1 <= t.value <= 99999 and t.len - t.digits <= 4
+
+
+cdef int _area_tok(const Search* s, bint lone) noexcept nogil:
+    """The token of a postcode being typed, or -1: four digits (from 1000), alone or with one
+    letter glued on or apart at the end; after a number-like token, or (lone) the only one."""
+    cdef int i, k = -1, numbers = 0
+    cdef const Tok* t
+    for i in range(s.ntok):
+        t = &s.tok[i]
+        if k < 0 and (numbers > 0 or lone) and t.digits == 4 and t.value >= 1000 and (
+                t.len == 4 or (t.len == 5 and 97 <= s.q[t.start + 4] <= 122)):
+            k = i
+        numbers += _number_like(t)
+    return k if not lone or numbers == 1 else -1
+
+
+cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
+    """Work out the interpretations of the query: postcode, house number, letter/addition parts.
+    Mode 1 also reads a postcode split in two ("5202 de") or being typed after the house number
+    ("kerkstraat 12 1017"); mode 2 reads a lone four digits as a postcode being typed
+    ("kerkstraat 1017"); mode 3 leaves out the postcode being typed of mode 1; mode 0 none of
+    these."""
+    cdef bint split_pc = mode == 1
+    cdef int i, j, k, pc_tok = -1, pc_tok2 = -1, pc_lo = -1, pc_hi = -1, code, n_alpha = 0
+    cdef Tok* t
+    cdef Tok* u
+    cdef int consumed[MAXT]
+    cdef int numcand[MAXT]
+    cdef int nnum = 0, all_known = 1, skip, strict, loose_words, no_addition
+    cdef int area_lo = -1, area_hi = -1
+    cdef Interp* it
+    memset(consumed, 0, sizeof(consumed))
+    for i in range(s.ntok):
+        _word_ranges(d, s, i)
+        if s.tok[i].digits == 0:
+            n_alpha += 1
+    # postcode: 1234AB | 1234 AB | 1234A (last) | 1234 A (last) | 1234 (a query of numbers only)
+    for i in range(s.ntok):
+        t = &s.tok[i]
+        if t.digits != 4 or t.value < 1000:
+            continue
+        code = t.value * 676
+        if t.len == 6:
+            pc_lo = pc_hi = code + (s.q[t.start + 4] - 97) * 26 + (s.q[t.start + 5] - 97)
+        elif t.len == 5 and i == s.ntok - 1 and n_alpha == 0:
+            pc_lo = code + (s.q[t.start + 4] - 97) * 26
+            pc_hi = pc_lo + 25
+        elif split_pc and t.len == 4 and i + 1 < s.ntok and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 2:
+            u = &s.tok[i + 1]
+            pc_lo = pc_hi = code + (s.q[u.start] - 97) * 26 + (s.q[u.start + 1] - 97)
+            pc_tok2 = i + 1
+        elif split_pc and t.len == 4 and i + 1 == s.ntok - 1 and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 1 and n_alpha == 1:
+            u = &s.tok[i + 1]
+            pc_lo = code + (s.q[u.start] - 97) * 26
+            pc_hi = pc_lo + 25
+            pc_tok2 = i + 1
+        elif t.len == 4 and n_alpha == 0 and i == 0:
+            pc_lo = code
+            pc_hi = code + 675
+        else:
+            continue
+        pc_tok = i
+        break
+    s.split_pc = pc_tok2 >= 0
+    s.area = 0
+    if pc_tok >= 0:
+        consumed[pc_tok] = 1
+        if pc_tok2 >= 0:
+            consumed[pc_tok2] = 1
+    elif mode > 0 and n_alpha > 0:
+        # a postcode being typed ("kerkstraat 12 1017", "... 1017 g", "... 1017g"): the words
+        # are read within it; if that finds nothing, without it
+        i = _area_tok(s, mode == 2)
+        if i >= 0:
+            t = &s.tok[i]
+            consumed[i] = 1
+            area_lo = t.value * 676
+            area_hi = area_lo + 675
+            if t.len == 5:
+                area_lo += (s.q[t.start + 4] - 97) * 26
+                area_hi = area_lo + 25
+            elif i + 1 == s.ntok - 1 and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 1:
+                consumed[i + 1] = 1
+                area_lo += (s.q[s.tok[i + 1].start] - 97) * 26
+                area_hi = area_lo + 25
+            if mode == 3:
+                area_lo = area_hi = -1
+            else:
+                s.area = t.value
+                s.split_pc = 1
+    # a word that only says a number follows, after another word and before the number
+    # ("kerkstraat no 5", "herestraat nr. 12"), is no word of a name ("no" starts Noordwijk)
+    for i in range(1, s.ntok - 1):
+        if not consumed[i] and not consumed[i + 1] and s.tok[i].digits == 0 and _number_like(
+                &s.tok[i + 1]) and _in_list(_number_ptr, _number_len, _n_number, s.q + s.tok[i].start,
+                                            s.tok[i].len):
+            consumed[i] = 1
+    # house-number candidates: digits (1..5 of them, value 1..99999) with at most 4 letters glued
+    for i in range(s.ntok):
+        t = &s.tok[i]
+        if consumed[i] or t.digits == 0:
+            continue
+        if _number_like(t) and nnum < 3:
+            numcand[nnum] = i
+            nnum += 1
+        if s.word[i].nr == 0:
+            all_known = 0
+    s.ninterp = 0
+    for k in range(nnum + 1):
+        if k == nnum:
+            # no house number typed: every numeric token must then be a word of a name
+            if nnum > 0 and not all_known:
+                continue
+        for strict in range(2):
+            it = &s.interp[s.ninterp]
+            it.pc_lo = pc_lo
+            it.pc_hi = pc_hi
+            it.area_lo = area_lo
+            it.area_hi = area_hi
+            it.nparts = 0
+            it.nwords = 0
+            it.number = -1
+            it.place_after = MAXT
+            it.street_until = -1
+            loose_words = 0
+            no_addition = 0
+            if k < nnum:
+                j = numcand[k]
+                t = &s.tok[j]
+                it.number = t.value
+                if t.len > t.digits:
+                    it.part_tok[0] = j
+                    it.part_off[0] = t.digits
+                    it.nparts = 1
+                # short tokens right after the number may be its letter / addition ("3a d37"
+                # is the parts a, d, 37); read strictly, a word of 3+ letters ("12 poor") is
+                # the start of a place instead
+                i = j + 1
+                while i < s.ntok and it.nparts < MAXP and not consumed[i] and s.tok[i].len <= 4:
+                    if s.tok[i].digits == 0 and s.tok[i].len >= 3 and s.word[i].nr > 0:
+                        loose_words += 1
+                        if strict:
+                            break
+                        if not _addition_prefix(d, s.q + s.tok[i].start, s.tok[i].len):
+                            no_addition += 1
+                    it.part_tok[it.nparts] = i
+                    it.part_off[it.nparts] = 0
+                    it.nparts += 1
+                    i += 1
+            if strict and loose_words == 0:
+                continue
+            # PERF: a word no addition starts with ("dijk 21 sero") is no part of the number:
+            # the strict reading has it, and the loose one would scan every `dijk` street
+            if not strict and no_addition > 0:
+                continue
+            for i in range(s.ntok):
+                if consumed[i] or (k < nnum and i == numcand[k]):
+                    continue
+                skip = 0
+                for j in range(it.nparts):
+                    if it.part_tok[j] == i:
+                        skip = 1
+                if not skip:
+                    it.words[it.nwords] = i
+                    it.nwords += 1
+            if it.nwords == 0 and it.pc_lo < 0:
+                continue
+            if k < nnum and it.nwords > 0 and it.words[0] < numcand[k]:
+                it.place_after = numcand[k]
+                if it.words[it.nwords - 1] > numcand[k]:
+                    it.street_until = numcand[k]
+            s.ninterp += 1
+            if s.ninterp >= MAXI:
+                return

@@ -1,0 +1,639 @@
+# Retries (included by _core.pyx): one query from its tokens to its answer, the work
+# budget, and the readings tried when the query as typed finds nothing (respaced, without
+# some words, a postcode with a slip, the nearest numbers).
+
+# PERF: the work of one query, whatever it is, is bounded (issue 11): queries of many one-letter
+# words and numbers ("d b br br 1 o b b 9288 b br") have many readings, each retried with
+# slips, respaced and without some words, and every reading walks postings and scores groups;
+# their product took 15 ms. Each posting walked counts 1 and each group scored WORK_PER_GROUP;
+# once a query has spent _work_budget, no further group is scored and no further reading is
+# tried: the answer is the best found so far (deterministic: the same query stops at the same
+# point). No query of the public set comes near it (see benchmarks/fuzz.py).
+cdef int64_t _work_budget = 25000
+
+
+def _set_work_budget(int64_t budget):
+    """Set the work budget of a query (benchmarks/fuzz.py calibrates it; not for serving)."""
+    global _work_budget
+    _work_budget = budget
+
+
+cdef inline bint _spent(const Search* s) noexcept nogil:
+    return s.work >= _work_budget
+
+
+cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
+    """Run one query (already folded into s.q); write up to s.limit address ids to out."""
+    cdef int n = 0
+    s.work = 0
+    s.slip_work = 0
+    s.nmemo = 0
+    s.memo_used = 0
+    _tokenise(s)
+    if s.ntok == 0:
+        return 0
+    if s.ntok == 1 and not s.has_focus and d.n_sa > 0:
+        n = _stored_answer(d, s, out)
+        if n >= 0:
+            return n
+    cdef int nothing[MAXT]
+    cdef int whole[MAXT]
+    cdef int loose[MAXT]
+    cdef int i
+    s.max_pass = 4
+    s.near_number = 0
+    s.province = -1
+    s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
+    s.deferred = 0
+    _read(d, s)
+    s.defer_slips = 0
+    if s.ncand == 0 and s.ntok <= DROP_MAX_TOKENS:
+        # the words that match nothing at all, not even with a slip (a slip in a word still
+        # being typed is a guess too far to keep the word for); the whole tokens
+        for i in range(s.ntok):
+            nothing[i] = s.tok[i].digits == 0 and (s.word[i].nr == 0 or s.word[i].slips)
+            whole[i] = s.word[i].exact >= 0
+            # ... and, for leaving out, also the words that match only with a slip, with which
+            # the query found nothing ("wirle de zwijgerlaan 5 cast": a slip in willem, whose
+            # start, undone, too many words share to list)
+            loose[i] = s.tok[i].digits == 0 and s.word[i].first_typo == 0
+        # PERF: a respaced reading is read as typed only; a retry without some words looks
+        # for one slip only in words that match nothing as typed
+        s.max_pass = 1
+        # (in postcode mode a respaced reading must name the address with every word: "es
+        # weg" for "esweg" is no reading of a postcode's Legroweg)
+        s.pc_strict = 1
+        _respace_retry(d, s, nothing, whole)
+        s.pc_strict = 0
+        s.max_pass = 2
+        if s.ncand == 0 and s.ntok > 1:
+            _drop_retry(d, s, nothing, loose, whole)
+        if s.ncand == 0 and s.ntok > 1:
+            # "oudegracht 98 utrecht": the street is there, the number not (or not yet in the
+            # register): its nearest numbers, read as typed or with one slip in a word that
+            # matches nothing
+            for i in range(s.ntok):
+                if _number_like(&s.tok[i]):
+                    s.near_number = 1
+                    s.max_pass = 2
+                    _read(d, s)
+                    s.near_number = 0
+                    break
+        if s.ncand == 0 and s.deferred:
+            s.max_pass = 4
+            _read(d, s)
+    _select(s, out, &n)
+    return n
+
+
+cdef int _stored_answer(const Data* d, Search* s, int* out) noexcept nogil:
+    """The stored answer of a one-word query (build.py `_stored_answers`), or -1 if none."""
+    cdef int a = _blob_find(d.sa_blob, d.sa_off, d.n_sa, s.q + s.tok[0].start, s.tok[0].len), i, lo, hi
+    if a < 0:
+        return -1
+    lo = d.sa_start[a * MAXLIMIT + s.limit - 1]
+    hi = d.sa_start[a * MAXLIMIT + s.limit]
+    for i in range(hi - lo):
+        out[i] = d.sa_addr[lo + i]
+    return hi - lo
+
+
+cdef void _focus_area(const Data* d, Search* s, int digits) noexcept nogil:
+    """Take as focus point the first address of the first postcode from these four digits."""
+    cdef int p = _pc_index(d, (digits if digits >= 1000 else 1000) * 676)
+    cdef int32_t a
+    if p >= d.n_pc:
+        p = d.n_pc - 1
+    a = d.pc_addr[d.pc_start[p]]
+    s.has_focus = 1
+    s.focus_lat = d.a_lat[a] * 1e-6
+    s.focus_lon = d.a_lon[a] * 1e-6
+    s.cos_lat = cos(s.focus_lat * 3.141592653589793 / 180.0)
+
+
+cdef void _read(const Data* d, Search* s) noexcept nogil:
+    """Parse the tokens and score every reading of them."""
+    cdef int focus = s.has_focus, area
+    _parse(d, s, 1)
+    _passes(d, s)
+    if s.ncand == 0 and s.split_pc:
+        # "5202 de run veldhoven": 5202 DE was no postcode here, so 5202 is a house number;
+        # "kastanjestraat 1 9000": no 9000 postcode here, but the addition 9000
+        area = s.area
+        _parse(d, s, 0)
+        _passes(d, s)
+        if s.ncand == 0 and area:
+            # "kerkstraat 12 2011": the words without it, near it (unless the caller gave a
+            # focus point)
+            _parse(d, s, 3)
+            if not focus:
+                _focus_area(d, s, area)
+            _passes(d, s)
+            s.has_focus = focus
+    if s.ncand == 0 and _area_tok(s, True) >= 0:
+        # "kerkstraat 1017": no such house number, so a postcode being typed
+        _parse(d, s, 2)
+        _passes(d, s)
+
+
+cdef int32_t _typed_province(const Data* d, Search* s, const Tok* t, const int* drop, int n) noexcept nogil:
+    """The province that the region words left out name (the last that names one), or -1:
+    "bergen limburg", "oosterhout nb", "hoorn noord-holland"."""
+    cdef int i, j
+    cdef int32_t p = -1
+    for i in range(n):
+        if drop[i] != 2:
+            continue
+        j = _list_index(_region_ptr, _region_len, _n_region, s.q + t[i].start, t[i].len)
+        if j < 0:
+            continue
+        if d.region_prov[j] >= 0:
+            p = d.region_prov[j]
+        elif t[i].len == 7 and memcmp(s.q + t[i].start, b"holland", 7) == 0 and i > 0 and drop[i - 1] == 2:
+            if t[i - 1].len == 5 and memcmp(s.q + t[i - 1].start, b"noord", 5) == 0:
+                p = d.prov_nh
+            elif t[i - 1].len == 4 and memcmp(s.q + t[i - 1].start, b"zuid", 4) == 0:
+                p = d.prov_zh
+    return p
+
+
+cdef struct Respace:
+    # the state of `_respace_retry`: the query as typed, and the cuts of the word being split
+    char orig[QBUF]
+    Tok tok[MAXT]
+    int olen
+    int n
+    int cut[MAXCUT]     # offsets in token `word` where a space goes, ascending
+    int ncut
+    int word
+    int whole_word      # r.word is a whole token itself: cut it only into two whole tokens
+    int tries
+    int probes          # prefix searches left for cutting words
+
+
+cdef int _respell(const Respace* r, int glue, char* out) noexcept nogil:
+    """The typed tokens joined by single spaces, with the cuts of r.word made (r.ncut spaces
+    inserted) or, for glue >= 0, token glue glued to the next. Returns the length, or -1 when
+    it would not fit the query buffer."""
+    cdef int j, c, m = 0, a, prev
+    for j in range(r.n):
+        if m + r.tok[j].len + r.ncut + 1 >= QBUF - 2:
+            return -1
+        if j > 0 and j != glue + 1:
+            out[m] = 32
+            m += 1
+        a = r.tok[j].start
+        prev = 0
+        if j == r.word:
+            for c in range(r.ncut):
+                memcpy(out + m, r.orig + a + prev, r.cut[c] - prev)
+                m += r.cut[c] - prev
+                out[m] = 32
+                m += 1
+                prev = r.cut[c]
+        memcpy(out + m, r.orig + a + prev, r.tok[j].len - prev)
+        m += r.tok[j].len - prev
+    return m
+
+
+cdef bint _try_respelled(const Data* d, Search* s, Respace* r, int glue) noexcept nogil:
+    """Read the query respelled (`_respell`) instead; True when that finds something."""
+    cdef int m = _respell(r, glue, s.q)
+    if m < 0:
+        return False
+    r.tries += 1
+    s.qlen = m
+    _tokenise(s)
+    _read(d, s)
+    return s.ncand > 0
+
+
+cdef inline int _probe(const Data* d, Respace* r, const char* w, int n) noexcept nogil:
+    """1 when w[:n] starts a token, 2 when it also is one, 0 otherwise."""
+    cdef int32_t lo, hi
+    r.probes -= 1
+    _prefix_range(d, w, n, &lo, &hi)
+    if lo >= hi:
+        return 0
+    return 2 if _tok_len(d, lo) == n else 1
+
+
+cdef bint _cut_word(const Data* d, Search* s, Respace* r, int pos, int pieces) noexcept nogil:
+    """Cut r.word from offset pos on into `pieces` pieces: whole tokens of 2+ letters and a
+    last piece that starts one, trying each such cutting (leftmost cuts first) until one
+    finds something."""
+    cdef const char* w = r.orig + r.tok[r.word].start
+    cdef int L = r.tok[r.word].len, c
+    for c in range(pos + 2, L - 1):
+        if r.tries >= RESPACE_TRIES or r.probes <= 0:
+            return False
+        if _probe(d, r, w + pos, c - pos) != 2:
+            continue
+        r.cut[r.ncut] = c
+        r.ncut += 1
+        if pieces == 2:
+            if _probe(d, r, w + c, L - c) > r.whole_word and _try_respelled(d, s, r, -1):
+                return True
+        elif _cut_word(d, s, r, c, pieces - 1):
+            return True
+        r.ncut -= 1
+    return False
+
+
+cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int* whole) noexcept nogil:
+    """Nothing found: read the query again with its words spaced as the register spaces them.
+    First digits cut from what is glued to them ("12utrecht", "9711ljgroningen", "129711lj");
+    then two typed words glued where together they start a registered word ("kerk straat",
+    "paters woldseweg", "hooi str"); then one typed word cut into words that are ("dehoven",
+    "vanspeykstraat", "ankvandermoerstraat"): each piece but the last a whole token of 2+
+    letters, the last the start of one, the fewest pieces first. A word that is a whole token
+    itself is cut only in two whole tokens ("nieuwedijk" is a street, not in Kesteren). At
+    most RESPACE_TRIES readings, in that order; the first that finds something answers.
+    PERF: a word that matches nothing, even with a slip, fails every reading it is not
+    respelled in: then only that word is cut, and no words are glued."""
+    cdef Respace r
+    cdef int i, L, pieces, n_nothing = 0
+    cdef char both[QBUF]
+    cdef const Tok* t
+    cdef const char* w
+    cdef int c, p, number
+    r.n = s.ntok
+    r.olen = s.qlen
+    r.ncut = 0
+    r.word = -1
+    r.whole_word = 0
+    r.tries = 0
+    r.probes = RESPACE_PROBES
+    memcpy(r.orig, s.q, s.qlen)
+    memcpy(r.tok, s.tok, sizeof(Tok) * r.n)
+    for i in range(r.n):
+        n_nothing += nothing[i]
+    for i in range(r.n):
+        # digits glued to what follows them: a number to the word after it ("kerkstraat
+        # 12utrecht": 5+ letters are more than an addition has, and they start a registered
+        # word); a registered postcode to the place ("9711ljgroningen"); the house number to a
+        # registered postcode, where a pasted address lost its line break ("herestraat 129711 lj")
+        if r.tries >= RESPACE_TRIES:
+            break
+        t = &r.tok[i]
+        w = r.orig + t.start
+        c = 0
+        if 0 < t.digits <= 5 and t.len - t.digits >= 5 and n_nothing == 0 and _probe(
+                d, &r, w + t.digits, t.len - t.digits) > 0:
+            c = t.digits
+        elif t.digits == 4 and t.len >= 9 and _pc_find(d, w, w + 4) >= 0 and _probe(d, &r, w + 6, t.len - 6) > 0:
+            c = 6
+        elif 5 <= t.digits <= 9:
+            # the postcode must hold that house number: then the break is what was lost
+            p = -1
+            if t.len == t.digits + 2:
+                p = _pc_find(d, w + t.digits - 4, w + t.digits)
+            elif t.len == t.digits and i + 1 < r.n and r.tok[i + 1].len == 2 and r.tok[i + 1].digits == 0:
+                p = _pc_find(d, w + t.digits - 4, r.orig + r.tok[i + 1].start)
+            if p >= 0:
+                number = 0
+                for L in range(t.digits - 4):
+                    number = number * 10 + w[L] - 48
+                if _pc_holds(d, p, number):
+                    c = t.digits - 4
+        if c > 0:
+            r.word = i
+            r.cut[0] = c
+            r.ncut = 1
+            if _try_respelled(d, s, &r, -1):
+                return
+            r.ncut = 0
+            r.word = -1
+    for i in range(r.n - 1):
+        if r.tries >= RESPACE_TRIES or n_nothing > 0:
+            break
+        if r.tok[i].digits or r.tok[i + 1].digits:
+            continue
+        L = r.tok[i].len + r.tok[i + 1].len
+        memcpy(both, r.orig + r.tok[i].start, r.tok[i].len)
+        memcpy(both + r.tok[i].len, r.orig + r.tok[i + 1].start, r.tok[i + 1].len)
+        if _probe(d, &r, both, L) > 0 and _try_respelled(d, s, &r, i):
+            return
+    for i in range(r.n):
+        if r.tok[i].digits or r.tok[i].len < 4 or n_nothing > nothing[i]:
+            continue
+        r.word = i
+        r.whole_word = whole[i]
+        # the fewest pieces first: "burgemeestercreutzlaan" is two words, not "bu rg ..."
+        for pieces in range(2, 3 if whole[i] else MAXCUT + 2):
+            r.ncut = 0
+            if _cut_word(d, s, &r, 0, pieces):
+                return
+    memcpy(s.q, r.orig, r.olen)
+    s.qlen = r.olen
+    memcpy(s.tok, r.tok, sizeof(Tok) * r.n)
+    s.ntok = r.n
+
+
+cdef inline bint _postcode_at(const Tok* t, const int* drop, int n, int k) noexcept nogil:
+    """Do the kept tokens from k on start with a postcode: 1234ab, or 1234 and ab?"""
+    return t[k].digits == 4 and (t[k].len == 6 or (t[k].len == 4 and k + 1 < n and drop[k + 1] == 0
+                                                   and t[k + 1].digits == 0 and t[k + 1].len == 2))
+
+
+cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* loose,
+                      const int* whole) noexcept nogil:
+    """Nothing found: try again without the words that match nothing at all ("kerkstraat 1
+    zzzzzz utrecht"), the words that only say a number follows ("kerkstraat nr 12") and the
+    words that label a form's field ("gemeente amsterdam"; LABEL_WORDS); then
+    also without the country or province words that end the query ("..., Den Haag, Nederland",
+    "hengelo ov"; REGION_WORDS) and the country words that open it (COUNTRY_WORDS; at most 3 in
+    all); then also without the words that match only with a
+    slip (loose: "wirle de zwijgerlaan 5 cast"); then also without the letters and additions typed
+    with the house number, which this house may not have ("damrak 1 hs", "kerkstraat 12-2"),
+    or the floor ("damrak 1 3 hoog"; FLOOR_WORDS), for the last two numbers typed; then
+    without a postcode the address does not have (_postcode_retry). The first try that finds
+    something answers; the other words of the query all still count."""
+    cdef Tok saved[MAXT]
+    cdef Tok* t
+    cdef int drop[MAXT]
+    cdef int n = s.ntok, i, j, k, nn = 0, nr = 0, nl = 0, tr, stripped, last, numbers = 0
+    cdef int numbers_typed = 0
+    memcpy(saved, s.tok, sizeof(Tok) * n)
+    for i in range(n):
+        drop[i] = nothing[i] or (i + 1 < n and saved[i].digits == 0 and saved[i + 1].digits > 0
+                                 and _in_list(_number_ptr, _number_len, _n_number,
+                                              s.q + saved[i].start, saved[i].len)) or (
+            saved[i].digits == 0 and _in_list(_label_ptr, _label_len, _n_label,
+                                              s.q + saved[i].start, saved[i].len))
+        nn += drop[i]
+    i = n - 1
+    while i >= 0 and nr < 3:
+        if drop[i]:
+            i -= 1
+        elif saved[i].digits == 0 and _in_list(_region_ptr, _region_len, _n_region,
+                                               s.q + saved[i].start, saved[i].len):
+            drop[i] = 2
+            nr += 1
+            i -= 1
+        else:
+            break
+    # ... and the country that opens it ("nederland, groningen, herestraat 12"; a province there
+    # is the place of that name more likely)
+    i = 0
+    while i < n and nr < 3:
+        if drop[i]:
+            i += 1
+        elif saved[i].digits == 0 and _in_list(_region_ptr, _region_len, _n_country,
+                                               s.q + saved[i].start, saved[i].len):
+            drop[i] = 2
+            nr += 1
+            i += 1
+        else:
+            break
+    for i in range(n):
+        if drop[i] == 0 and loose[i] != 0:
+            nl += 1
+    for tr in range(3):
+        if ((tr == 0 and nn == 0) or (tr == 1 and nr == 0) or (tr == 2 and nl == 0)
+                or nn + (nr if tr > 0 else 0) + (nl if tr > 1 else 0) >= n):
+            continue
+        j = 0
+        for i in range(n):
+            if (drop[i] == 0 or (drop[i] == 2 and tr == 0)) and not (tr == 2 and drop[i] == 0 and loose[i] != 0):
+                s.tok[j] = saved[i]
+                j += 1
+        s.ntok = j
+        if tr == 1:
+            # a province left out still says where: its streets first ("kerkstraat 1 bergen
+            # limburg" is Bergen L, not Bergen op Zoom)
+            s.province = _typed_province(d, s, saved, drop, n)
+            if s.province >= 0:
+                _read(d, s)
+                s.province = -1
+                if s.ncand > 0:
+                    return
+        _read(d, s)
+        if s.ncand > 0:
+            return
+    for i in range(n):
+        numbers_typed += drop[i] == 0 and _number_like(&saved[i])
+    k = n - 1
+    while k >= 0 and numbers < 2:
+        t = &saved[k]
+        if drop[k] or not _number_like(t) or (_postcode_at(saved, drop, n, k) and numbers_typed > 1):
+            # (a postcode beside the house number is no number with an addition: the postcode
+            # retry reads it; "tolhuis 1233hs" alone is house 1233 with HS)
+            k -= 1
+            continue
+        numbers += 1
+        # the parts that follow it: digits, one or two letters, or a short word no token is
+        stripped = t.len > t.digits
+        last = k
+        i = k + 1
+        while i < n and i <= k + MAXP:
+            if not drop[i]:
+                if _postcode_at(saved, drop, n, i):
+                    break
+                if (saved[i].len > 4 or not (saved[i].digits == saved[i].len or saved[i].len <= 2
+                                             or not whole[i])) and not (
+                        saved[i].digits == 0 and _in_list(_floor_ptr, _floor_len, _n_floor,
+                                                          s.q + saved[i].start, saved[i].len)):
+                    break
+                stripped = 1
+                last = i
+            i += 1
+        if stripped:
+            j = 0
+            for i in range(n):
+                if drop[i] == 0 and not (k < i <= last):
+                    s.tok[j] = saved[i]
+                    if i == k:
+                        s.tok[j].len = saved[i].digits
+                    j += 1
+            s.ntok = j
+            _read(d, s)
+            if s.ncand > 0:
+                return
+        k -= 1
+    if _postcode_retry(d, s, saved, drop, n):
+        return
+    memcpy(s.tok, saved, sizeof(Tok) * n)
+    s.ntok = n
+
+
+cdef bint _postcode_slips(const Data* d, Search* s, const Tok* saved, const int* drop, int n,
+                          int k, int last) noexcept nogil:
+    """The postcodes one slip from the typed one (tokens k..last) that exist, each read with
+    the other words, every one of which must then name the address, as typed: the first that
+    finds something answers. A slip is a wrong letter, a wrong digit, or two neighbouring
+    digits or the letters swapped. PERF: when numbers were typed, only a postcode that holds
+    one of them as a house number is read."""
+    cdef int i, j, m, v, c, pos, a, b, at = s.qlen + 1, saved_pass = s.max_pass, nnum = 0, vi = 0
+    cdef int32_t typed
+    cdef char pc[6]
+    cdef int found = 0
+    cdef int nums[MAXT]
+    for i in range(n):
+        if (drop[i] == 0 and not (k <= i <= last) and saved[i].digits > 0
+                and saved[i].digits <= 5 and 1 <= saved[i].value <= 99999):
+            nums[nnum] = saved[i].value
+            nnum += 1
+    if at + 6 > QBUF:
+        return False
+    # the typed postcode: four digits and two letters, glued or apart
+    memcpy(pc, s.q + saved[k].start, 4)
+    if last == k:
+        memcpy(pc + 4, s.q + saved[k].start + 4, 2)
+    else:
+        memcpy(pc + 4, s.q + saved[last].start, 2)
+    for i in range(4, 6):
+        if not 97 <= pc[i] <= 122:
+            return False
+    typed = saved[k].value * 676 + (pc[4] - 97) * 26 + (pc[5] - 97)
+    # the query without the postcode, with one token (vi) where it stood for the variant
+    j = 0
+    for i in range(n):
+        if drop[i] == 0 and not (k < i <= last):
+            s.tok[j] = saved[i]
+            if i == k:
+                vi = j
+                s.tok[j].start = at
+                s.tok[j].len = 6
+            j += 1
+    s.ntok = j
+    s.max_pass = 1
+    s.pc_strict = 2
+    # variants: 2 x 25 letters, 3 + 1 swaps, 4 x 9 digits
+    for v in range(90):
+        memcpy(s.q + at, pc, 6)
+        if v < 50:
+            pos = 4 + v // 25
+            c = 97 + v % 25
+            if c >= pc[pos]:
+                c += 1
+            s.q[at + pos] = <char>c
+        elif v < 54:
+            a = v - 50 if v < 53 else 4
+            b = a + 1
+            if pc[a] == pc[b]:
+                continue
+            s.q[at + a] = pc[b]
+            s.q[at + b] = pc[a]
+        else:
+            pos = (v - 54) // 9
+            c = 48 + (v - 54) % 9
+            if c >= pc[pos]:
+                c += 1
+            s.q[at + pos] = <char>c
+        i = _pc_find(d, s.q + at, s.q + at + 4)
+        if i < 0 or d.pc_code[i] == typed:
+            continue
+        if nnum > 0:
+            for m in range(nnum):
+                if _pc_holds(d, i, nums[m]):
+                    break
+            else:
+                continue
+        s.tok[vi].value = d.pc_code[i] // 676
+        _read(d, s)
+        if s.ncand > 0:
+            found = 1
+            break
+    s.max_pass = saved_pass
+    s.pc_strict = 0
+    return found
+
+
+cdef bint _postcode_retry(const Data* d, Search* s, const Tok* saved, const int* drop,
+                          int n) noexcept nogil:
+    """A postcode the address does not have ("herestraat 12 9711lk", "kerkstraat 1 1071 gl"):
+    read the words again without it, near where its four digits lie (the first address of
+    the first postcode from them), unless the caller gave a focus point. Whether it found
+    something."""
+    cdef int i, j = 0, k = -1, last, words = 0, focus = s.has_focus
+    for i in range(n):
+        # (0833 is no postcode, but may be 8033 with two digits swapped)
+        if drop[i] == 0 and _postcode_at(saved, drop, n, i):
+            k = i
+            break
+    if k < 0:
+        return False
+    last = k + 1 if saved[k].len == 4 else k
+    for i in range(n):
+        if drop[i] == 0 and not (k <= i <= last):
+            words += saved[i].digits == 0
+    if words == 0:
+        return False
+    if _postcode_slips(d, s, saved, drop, n, k, last):
+        return True
+    for i in range(n):
+        if drop[i] == 0 and not (k <= i <= last):
+            s.tok[j] = saved[i]
+            j += 1
+    s.ntok = j
+    if not focus:
+        _focus_area(d, s, saved[k].value)
+    _read(d, s)
+    s.has_focus = focus
+    return s.ncand > 0
+
+
+cdef bint _whole_words_and_number(const Search* s) noexcept nogil:
+    """Is every word of letters of every reading a whole token as typed, and is a house
+    number typed (in some reading)?"""
+    cdef int ii, wi, ti
+    cdef bint number = 0
+    for ii in range(s.ninterp):
+        number = number or s.interp[ii].number >= 0
+        for wi in range(s.interp[ii].nwords):
+            ti = s.interp[ii].words[wi]
+            if s.tok[ti].digits == 0 and s.word[ti].exact < 0:
+                return False
+    return number
+
+
+cdef void _passes(const Data* d, Search* s) noexcept nogil:
+    """Score the interpretations; when nothing is found, again with slips of a key allowed."""
+    cdef int ii, wi, pass_, added, ti, max_pass = s.max_pass
+    if _spent(s):
+        # the query's work budget is spent: this reading is not scored (the readings before
+        # it found nothing, or it would not be read), so it finds nothing either
+        s.npool = 0
+        s.ncand = 0
+        return
+    if s.area and s.max_pass > 2:
+        # within a postcode being typed, slips only in words that match nothing as typed
+        # ("kerkstraat 12 2011" is no Parkstraat in 2011, but Kerkstraat near it)
+        s.max_pass = 2
+    for pass_ in range(s.max_pass):
+        if pass_ == 2 and s.defer_slips and _whole_words_and_number(s):
+            # "kerkstraat 101-h amsterdam", "herestraat 200 groningen": every word is a whole
+            # token as typed, and the house may not have the letter or addition typed
+            # (_drop_retry), or the street not the number (near_number), more likely than a
+            # slip in one of those words (Van der Pekstraat 101-H, Grote Beerstraat 200)
+            s.deferred = 1
+            break
+        s.typo_mode = pass_ > 0
+        s.floor = -1e30
+        s.min_pen = 0
+        s.tok_pen = 0
+        s.considered = 0
+        s.pool_cap = s.limit + 1 if s.limit + 1 < POOL else POOL
+        s.npool = 0
+        s.ncand = 0
+        if pass_ > 0:
+            # nothing found: look for slips of a key, the closest first: one edit in the words
+            # that match nothing at all, then one edit in every word, then two in long words
+            added = 0
+            for ii in range(s.ninterp):
+                for wi in range(s.interp[ii].nwords):
+                    ti = s.interp[ii].words[wi]
+                    if pass_ >= 2 or s.word[ti].first_typo == 0:
+                        added += _typo_ranges(d, s, ti, 2 if pass_ == 3 else 1)
+            if added == 0:
+                continue
+        for ii in range(s.ninterp):
+            if s.interp[ii].pc_lo >= 0:
+                _collect_pc(d, s, ii)
+            else:
+                _scan_text(d, s, ii)
+        _collect_text(d, s)
+        if s.ncand > 0:
+            break
+    s.max_pass = max_pass

@@ -1,0 +1,216 @@
+# Scanning postings (included by _core.pyx): walk the postings of an interpretation's
+# rarest word in prior order, skip the groups that cannot reach the pool, score the rest.
+
+cdef inline bint _beyond_reach(Search* s, float prior) noexcept nogil:
+    """True when a group of this prior, and every later group of a list in prior order, cannot
+    enter the full pool: its score is at most its prior minus the least penalties of the words.
+    With a focus point the prior term is at most its value at the point itself (`_prior`)."""
+    if s.has_focus:
+        return FOCUS_NEAR + FOCUS_SHARE * prior + FOCUS_EPS - s.min_pen - s.tok_pen < s.floor
+    return prior * PRIOR_WEIGHT_MAX - s.min_pen - s.tok_pen < s.floor
+
+
+cdef inline bint _out_of_reach(const Data* d, Search* s, int32_t g, float prior, uint8_t meta,
+                               uint64_t xsig, uint32_t first) noexcept nogil:
+    """True when this one group cannot enter the full pool through the scanned token, by what is
+    stored beside its posting (build.py `_posting_meta`): the token's kind (municipality,
+    alias), the street words it leaves uncovered that the other words cannot all cover, and the
+    other words that are whole tokens somewhere but not in this group (those cost a prefix).
+    With a focus point, the group's own distance term (two reads beside the group's prior)."""
+    cdef float extra = 0
+    cdef int unc = meta & 15, glued = (meta >> 4) & 1, k = s.others, lb, i
+    if (first & s.need1) != s.need1:
+        return True       # a one-letter word that no token of the group starts with
+    if meta & 0x80:
+        extra += MUNI_PEN
+    if meta & 0x40:
+        extra += ALIAS_PEN if meta & 0xA0 else STREET_ALIAS_PEN   # of a place, or of a street
+    # each other word covers one street word, or two through a glued form ("hc", "thofje")
+    lb = unc - k - (k if k < glued else glued)
+    if lb > 0:
+        extra += UNMATCHED_PEN * lb
+    for i in range(s.nx):
+        if not (xsig >> s.xbit[i]) & 1:
+            extra += PREFIX_PEN if PREFIX_PEN < TYPO_PEN else TYPO_PEN
+    if s.has_focus:
+        return _prior(d, s, g, 0) + FOCUS_EPS - s.min_pen - s.tok_pen - extra < s.floor
+    # matched through a place token, the place was typed: the prior counts LOCALITY_PRIOR
+    return prior * (LOCALITY_PRIOR if meta & 0xA0 else PRIOR_WEIGHT_MAX) - s.min_pen - s.tok_pen - extra < s.floor
+
+
+cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept nogil:
+    cdef float text_pen, score
+    cdef int loc, n
+    cdef int pos[1]
+    cdef float apen[1]
+    cdef Interp* it = &s.interp[ii]
+    # PERF: a bound on the work of one query; only inputs of a few very common letters reach
+    # it ("de ha"), where the groups seen first (highest prior) are the ones to show anyway
+    if s.considered >= MAX_CONSIDER or _spent(s):
+        return
+    s.considered += 1
+    s.work += WORK_PER_GROUP
+    if s.province >= 0 and d.g_province[g] != s.province:
+        return
+    if not _group_text(d, s, it, g, &text_pen, &loc):
+        return
+    n = _addresses(d, s, it, d.g_start[g], d.g_start[g + 1], False, g, 1, pos, apen)
+    if n == 0:
+        return
+    score = -(text_pen + apen[0]) + _prior(d, s, g, loc)
+    _pool_add(s, g, score, text_pen, ii, loc)
+
+
+cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t need) noexcept nogil:
+    """Scan the precomputed best groups of a short prefix; False when it has no such list."""
+    cdef Tok* t = &s.tok[wi]
+    cdef int a = _blob_find(d.sp_blob, d.sp_off, d.n_sp, s.q + t.start, t.len), p
+    if a < 0:
+        return False
+    # the complete word first (a person who typed "s" may mean the token "s" itself)
+    s.tok_pen = 0
+    if s.word[wi].exact >= 0:
+        for p in range(d.v_post_start[s.word[wi].exact], d.v_post_start[s.word[wi].exact + 1]):
+            if p - d.v_post_start[s.word[wi].exact] >= EXACT_CAP or _beyond_reach(s, d.v_post_prior[p]):
+                break
+            if (d.v_post_sig[p] & need) == need and not _out_of_reach(
+                    d, s, d.v_post[p], d.v_post_prior[p], d.v_post_meta[p], d.v_post_xsig[p],
+                    d.v_post_first[p]):
+                _consider_group(d, s, ii, d.v_post[p])
+    # the list is in order of prior minus the word's penalty on the group's shortest token;
+    # each entry is checked on its own, from data stored beside it
+    for p in range(d.sp_start[a], d.sp_start[a + 1]):
+        if (d.sp_sig[p] & need) != need:
+            continue
+        if d.sp_toklen[p] == t.len:
+            s.tok_pen = 0
+        else:
+            s.tok_pen = PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>t.len) / d.sp_toklen[p])
+        if _out_of_reach(d, s, d.sp_group[p], d.sp_prior[p], d.sp_meta[p], d.sp_xsig[p], d.sp_first[p]):
+            continue
+        _consider_group(d, s, ii, d.sp_group[p])
+    return True
+
+
+cdef inline float _tok_pen(const Data* d, Search* s, int wi, int r, int32_t t) noexcept nogil:
+    """The least penalty of word wi on token t reached through its range r (kinds add more)."""
+    cdef Word* w = &s.word[wi]
+    if w.typo[r]:
+        return w.base[r]
+    if t == w.exact:
+        return 0
+    return w.base[r] + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>s.tok[wi].len) / _tok_len(d, t))
+
+
+cdef float _min_pen(Search* s, Interp* it, int driver) noexcept nogil:
+    """A lower bound of the text penalty of the words but the driver: a word with no complete
+    token costs at least a prefix."""
+    cdef float pen = 0
+    cdef int wi
+    for wi in range(it.nwords):
+        if it.words[wi] != driver and s.word[it.words[wi]].exact < 0:
+            pen += PREFIX_PEN if PREFIX_PEN < TYPO_PEN else TYPO_PEN
+    return pen
+
+
+cdef uint64_t _need_mask(Search* s, Interp* it, int driver) noexcept nogil:
+    """Signature bits that every group matching all words but the driver must carry."""
+    cdef uint64_t need = 0
+    cdef int wi, ti, r, skip
+    cdef Tok* t
+    for wi in range(it.nwords):
+        ti = it.words[wi]
+        t = &s.tok[ti]
+        if ti == driver or t.len < 2:
+            continue
+        if t.len == 2 and s.q[t.start + 1] == 105:  # "ri" may be "ry..." (ij)
+            continue
+        skip = 0
+        if s.typo_mode:
+            for r in range(s.word[ti].nr):
+                if s.word[ti].typo[r]:
+                    skip = 1
+        if not skip:
+            need |= (<uint64_t>1) << _sig_bit(s.q + t.start, t.len)
+    return need
+
+
+cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
+    """Walk the postings of the rarest word of interpretation ii and score every group."""
+    cdef Interp* it = &s.interp[ii]
+    cdef int wi, best = -1, r, t, cap, p, pe
+    cdef int64_t bestcost = -1, total, budget
+    cdef uint64_t need
+    cdef Word* w
+    for wi in range(it.nwords):
+        w = &s.word[it.words[wi]]
+        if w.nr == 0:
+            return
+        if bestcost < 0 or w.cost < bestcost:
+            bestcost = w.cost
+            best = it.words[wi]
+    if best < 0:
+        return
+    need = _need_mask(s, it, best)
+    s.min_pen = _min_pen(s, it, best)
+    s.others = it.nwords - 1
+    s.nx = 0
+    s.need1 = 0
+    for wi in range(it.nwords):
+        t = it.words[wi]
+        if t != best and s.word[t].exact >= 0:
+            s.xbit[s.nx] = <int>(_fnv(s.q + s.tok[t].start, s.tok[t].len) >> 58)
+            s.nx += 1
+        # "i" may be on its way to "ij", folded "y": no filter for it
+        if t != best and s.tok[t].len == 1 and s.q[s.tok[t].start] != 105:
+            s.need1 |= (<uint32_t>1) << _first_bit(s.q[s.tok[t].start])
+    s.considered = 0  # the bound holds per interpretation: one reading cannot starve another
+    # PERF: with other words to filter on, the signatures make a long scan cheap
+    budget = SCAN_BUDGET if need else SCAN_ALONE
+    w = &s.word[best]
+    for r in range(w.nr):
+        if w.typo[r] and not s.typo_mode:
+            continue
+        total = d.v_post_start[w.hi[r]] - d.v_post_start[w.lo[r]]
+        if total > budget and r == 0 and _scan_short_prefix(d, s, ii, best, need):
+            continue
+        if total <= budget:
+            # each token's postings are in prior order: stop a token once out of reach
+            for t in range(w.lo[r], w.hi[r]):
+                s.tok_pen = _tok_pen(d, s, best, r, t)
+                if _spent(s):
+                    return
+                s.work += d.v_post_start[t + 1] - d.v_post_start[t]
+                for p in range(d.v_post_start[t], d.v_post_start[t + 1]):
+                    # PERF: the signature rejects most groups without touching them
+                    if (d.v_post_sig[p] & need) == need:
+                        if _beyond_reach(s, d.v_post_prior[p]):
+                            break
+                        if not _out_of_reach(d, s, d.v_post[p], d.v_post_prior[p], d.v_post_meta[p],
+                                             d.v_post_xsig[p], d.v_post_first[p]):
+                            _consider_group(d, s, ii, d.v_post[p])
+        else:
+            # PERF: a very short prefix ("a", "ka"): take the exact token in full and the
+            # best-prior groups of every other token, within the budget.
+            cap = budget // (w.hi[r] - w.lo[r])
+            if cap < TOKEN_CAP_MIN:
+                cap = TOKEN_CAP_MIN
+            # NOTE: a group's best token may be one whose postings the cap cut, so the bound
+            # here cannot count on this token's penalty
+            s.tok_pen = 0
+            for t in range(w.lo[r], w.hi[r]):
+                p = d.v_post_start[t]
+                pe = d.v_post_start[t + 1]
+                if t != w.exact and pe - p > cap:
+                    pe = p + cap
+                if _spent(s):
+                    return
+                s.work += pe - p
+                while p < pe:
+                    if (d.v_post_sig[p] & need) == need:
+                        if _beyond_reach(s, d.v_post_prior[p]):
+                            break
+                        if not _out_of_reach(d, s, d.v_post[p], d.v_post_prior[p], d.v_post_meta[p],
+                                             d.v_post_xsig[p], d.v_post_first[p]):
+                            _consider_group(d, s, ii, d.v_post[p])
+                    p += 1

@@ -1,0 +1,462 @@
+# Scoring and selection (included by _core.pyx): a word against a group's tokens, the
+# addresses of a group or postcode for the typed number, the pool of best groups, the
+# candidate addresses and the final pick.
+
+# ---------------------------------------------------------------------------------------------
+# matching and scoring
+
+
+cdef inline float _match_word(const Data* d, Search* s, int wi, int32_t t, uint8_t kind) noexcept nogil:
+    """Penalty for word wi matching group token t, or -1 when it does not match."""
+    cdef Word* w = &s.word[wi]
+    cdef int r, k, a
+    cdef float best = -1, p
+    for r in range(w.first_typo + 1 if s.typo_mode and w.first_typo < w.nr else w.first_typo):
+        k = r
+        if r == w.first_typo:
+            # PERF: the typo tokens are sorted singletons; one binary search finds t among them
+            a = _lower_bound(w.lo, w.first_typo, w.nr, t)
+            if a == w.nr or w.lo[a] != t:
+                continue
+            k = a
+        if w.lo[k] <= t < w.hi[k]:
+            if w.typo[k]:
+                p = w.base[k]
+            elif t == w.exact:
+                p = 0
+            elif kind & K_ALIAS and _tok_len(d, t) <= ALIAS_WHOLE_LEN:
+                continue
+            else:
+                p = w.base[k] + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>s.tok[wi].len) / _tok_len(d, t))
+            if kind & K_ALIAS:
+                p += STREET_ALIAS_PEN if (kind & 0x0F) == K_STREET else ALIAS_PEN
+            if (kind & 0x0F) == K_MUNICIPALITY:
+                p += MUNI_PEN
+            if best < 0 or p < best:
+                best = p
+    return best
+
+
+cdef inline int _popcount(uint64_t x) noexcept nogil:
+    cdef int n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n
+
+
+cdef bint _group_text(const Data* d, Search* s, const Interp* it, int32_t g, float* pen_out,
+                      int* loc_out) noexcept nogil:
+    """Do all words of `it` match tokens of group g? Sum their penalties into pen_out."""
+    cdef int a = d.g_tok_start[g], b = d.g_tok_start[g + 1], wi, j, bestj
+    cdef float pen = 0, p, bp
+    cdef uint64_t covered = 0, all_street = 0
+    cdef int loc = 0
+    cdef uint8_t kind
+    cdef uint64_t used = 0   # group tokens taken by earlier words (the first 64)
+    for wi in range(it.nwords):
+        bp = -1
+        bestj = -1
+        for j in range(a, b):
+            # one token answers one word: "driehuizen 3 driehuizen" needs the street and the place
+            if j - a < 64 and (used >> (j - a)) & 1:
+                continue
+            p = _match_word(d, s, it.words[wi], d.g_rec[j].tok, d.g_rec[j].kind)
+            if p >= 0 and it.words[wi] > it.place_after and (d.g_rec[j].kind & 0x0F) == K_STREET:
+                p += ORDER_PEN
+            elif p >= 0 and it.words[wi] < it.street_until and (d.g_rec[j].kind & 0x0F) != K_STREET:
+                p += ORDER_PLACE_PEN  # "schiedam 55 vlaa": Schiedamseweg in Vlaardingen
+            if p >= 0 and (bp < 0 or p < bp):
+                bp = p
+                bestj = j
+        if bp < 0:
+            return False
+        if bestj - a < 64:
+            used |= (<uint64_t>1) << (bestj - a)
+        pen += bp
+        covered |= d.g_rec[bestj].cover
+        kind = d.g_rec[bestj].kind & 0x0F
+        if kind == K_LOCALITY or kind == K_MUNICIPALITY:
+            loc = 1
+    for j in range(a, b):
+        if d.g_rec[j].kind == K_STREET:
+            all_street |= d.g_rec[j].cover
+    pen += UNMATCHED_PEN * _popcount(all_street & ~covered)
+    pen_out[0] = pen
+    loc_out[0] = loc
+    return True
+
+
+cdef inline int _addr_at(const Data* d, int pos, bint is_pc) noexcept nogil:
+    return d.pc_addr[pos] if is_pc else pos
+
+
+cdef int _lower_bound_number(const Data* d, int lo, int hi, int number, bint is_pc) noexcept nogil:
+    cdef int mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if d.a_number[_addr_at(d, mid, is_pc)] < number:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int32_t g) noexcept nogil:
+    """Penalty for the typed letter/addition parts against address addr, or -1 (no match)."""
+    cdef int L = _lower(d.a_letter[addr])
+    cdef int64_t ao = d.add_off[d.a_addition[addr]]
+    cdef int alen = <int>(d.add_off[d.a_addition[addr] + 1] - ao)
+    cdef const uint8_t* A = d.add_blob + ao
+    cdef int used_l = 0, a_pos = 0, i, k, plen, match
+    cdef const char* p
+    cdef float pen = 0, wp, bp
+    cdef int a, b, j
+    for i in range(it.nparts):
+        p = s.q + s.tok[it.part_tok[i]].start + it.part_off[i]
+        plen = s.tok[it.part_tok[i]].len - it.part_off[i]
+        if not used_l and a_pos == 0 and L and plen == 1 and p[0] == L:
+            used_l = 1
+            continue
+        # the addition may come in pieces: "12 l1" arrives as the parts "l" and "1"
+        if alen - a_pos >= plen:
+            match = 1
+            for k in range(plen):
+                if _lower(A[a_pos + k]) != p[k]:
+                    match = 0
+                    break
+            if match:
+                if plen == 1 and not L and it.part_off[i] != 0:
+                    pen += LETTER_AS_ADDITION_PEN  # "93h" reads as letter H before addition H
+                a_pos += plen
+                continue
+        # not a letter or addition of this address: perhaps a word of the street ("10 op het
+        # rooth") or the start of the place ("kerkstraat 12 ut"); after "street 12" it is the
+        # place (a street word there is read by the strict interpretation, where one token
+        # answers one word: "deurninger 23 deur" is not Deurningerstraat twice)
+        if it.part_off[i] != 0 or g < 0:
+            return -1
+        a = d.g_tok_start[g]
+        b = d.g_tok_start[g + 1]
+        bp = -1
+        for j in range(a, b):
+            if it.place_after < MAXT and (d.g_rec[j].kind & 0x0F) == K_STREET:
+                continue
+            wp = _match_word(d, s, it.part_tok[i], d.g_rec[j].tok, d.g_rec[j].kind)
+            if wp >= 0 and (bp < 0 or wp < bp):
+                bp = wp
+        if bp < 0:
+            return -1
+        pen += bp
+    if (L and not used_l) or (alen > 0 and a_pos == 0):
+        pen += EXTRA_SUFFIX_PEN  # the address has a letter or addition nobody typed
+    if 0 < a_pos < alen:
+        pen += PART_PREFIX_PEN   # ... and the typed addition is only its start
+    return pen
+
+
+cdef inline bint _in_area(const Data* d, const Interp* it, int pos, bint is_pc) noexcept nogil:
+    """Is the address at pos of a text run within the postcode being typed (if one is)?"""
+    return is_pc or it.area_lo < 0 or it.area_lo <= d.a_postcode[pos] <= it.area_hi
+
+
+cdef int _near_numbers(const Data* d, const Interp* it, int lo, int hi, bint is_pc, int want,
+                       int* out_pos, float* out_pen) noexcept nogil:
+    """Up to `want` addresses of the run [lo, hi) nearest to the typed number, which none has:
+    number by number, the nearer first (the lower of two as near), each number's addresses in
+    run order; the typed letter and addition do not count. Each costs as a number prefix."""
+    cdef int n = 0, e, a, b, k, start, number = it.number
+    cdef int64_t da, db
+    e = _lower_bound_number(d, lo, hi, number, is_pc)
+    a = e - 1
+    b = e
+    while n < want and (a >= lo or b < hi):
+        da = number - d.a_number[_addr_at(d, a, is_pc)] if a >= lo else 1 << 40
+        db = d.a_number[_addr_at(d, b, is_pc)] - number if b < hi else 1 << 40
+        if da <= db:
+            start = a
+            while start > lo and d.a_number[_addr_at(d, start - 1, is_pc)] == d.a_number[_addr_at(d, a, is_pc)]:
+                start -= 1
+            k = start
+            while k <= a and n < want:
+                if _in_area(d, it, k, is_pc):
+                    out_pos[n] = k
+                    out_pen[n] = NUM_PREFIX_PEN
+                    n += 1
+                k += 1
+            a = start - 1
+        else:
+            k = b
+            while k < hi and d.a_number[_addr_at(d, k, is_pc)] == d.a_number[_addr_at(d, b, is_pc)]:
+                if n < want and _in_area(d, it, k, is_pc):
+                    out_pos[n] = k
+                    out_pen[n] = NUM_PREFIX_PEN
+                    n += 1
+                k += 1
+            b = k
+    return n
+
+
+cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, bint is_pc,
+                    int32_t g, int want, int* out_pos, float* out_pen) noexcept nogil:
+    """Up to `want` addresses of the run [lo, hi) for the typed number, in this order.
+
+    Exact house numbers first (by suffix penalty, then position); then numbers that start with
+    the typed digits, block by block (10..19 before 100..199) in house-number order, each block
+    in the order of the run (120A before 121). With no number typed: the lowest numbers first.
+    """
+    cdef int n = 0, i, e, pos, addr, lo2, hi2, digits, j, k
+    cdef float pen
+    cdef int number = it.number
+    cdef int64_t scale
+    if s.near_number and number >= 0:
+        return _near_numbers(d, it, lo, hi, is_pc, want, out_pos, out_pen)
+    if number < 0:
+        i = lo
+        while i < hi and n < want:
+            if _in_area(d, it, i, is_pc):
+                out_pos[n] = i
+                out_pen[n] = 0
+                n += 1
+            i += 1
+        return n
+    e = _lower_bound_number(d, lo, hi, number, is_pc)
+    i = e
+    while i < hi and d.a_number[_addr_at(d, i, is_pc)] == number and i - e < SAME_NUMBER_CAP:
+        addr = _addr_at(d, i, is_pc)
+        pen = _suffix_pen(d, s, it, addr, d.a_group[addr] if is_pc else g) if _in_area(
+            d, it, i, is_pc) else -1
+        if pen >= 0:
+            # insertion into the sorted output (small arrays)
+            k = n if n < want else want - 1
+            if n < want or pen < out_pen[want - 1]:
+                while k > 0 and out_pen[k - 1] > pen:
+                    if k < want:
+                        out_pos[k] = out_pos[k - 1]
+                        out_pen[k] = out_pen[k - 1]
+                    k -= 1
+                out_pos[k] = i
+                out_pen[k] = pen
+                if n < want:
+                    n += 1
+        i += 1
+    if it.nparts > 0 or n >= want or s.pc_strict == 2:
+        # (a postcode with a slip undone is read for the house number as typed)
+        return n
+    scale = 10
+    digits = 1
+    while number * scale <= 99999 and n < want:
+        lo2 = _lower_bound_number(d, lo, hi, <int>(number * scale), is_pc)
+        i = lo2
+        while i < hi and n < want and d.a_number[_addr_at(d, i, is_pc)] < number * scale + scale:
+            addr = _addr_at(d, i, is_pc)
+            if not _in_area(d, it, i, is_pc):
+                i += 1
+                continue
+            out_pos[n] = i
+            out_pen[n] = NUM_PREFIX_PEN + NUM_PREFIX_DIGIT * (digits - 1)
+            if d.a_letter[addr] or d.a_addition[addr]:
+                out_pen[n] += EXTRA_SUFFIX_PEN
+            n += 1
+            i += 1
+        scale *= 10
+        digits += 1
+    return n
+
+
+cdef inline float _prior(const Data* d, Search* s, int32_t g, int loc_typed) noexcept nogil:
+    cdef double dy, dx, km
+    if s.has_focus:
+        dy = (d.g_lat[g] * 1e-6 - s.focus_lat) * 111.2
+        dx = (d.g_lon[g] * 1e-6 - s.focus_lon) * 111.2 * s.cos_lat
+        km = sqrt(dx * dx + dy * dy)
+        return <float>(FOCUS_NEAR / (1.0 + km / FOCUS_KM)) + FOCUS_SHARE * d.g_prior[g]
+    return d.g_prior[g] * (LOCALITY_PRIOR if loc_typed else NO_LOCALITY_PRIOR)
+
+
+cdef inline bint _below(float score_a, int32_t id_a, float score_b, int32_t id_b) noexcept nogil:
+    """Does (score_a, id_a) rank below (score_b, id_b)? Higher score first, then lower id."""
+    return score_a < score_b or (score_a == score_b and id_a > id_b)
+
+
+cdef void _pool_add(Search* s, int32_t g, float score, float text_pen, int interp, int loc) noexcept nogil:
+    cdef int i, worst = 0
+    for i in range(s.npool):
+        if s.pool[i].group == g:
+            if score > s.pool[i].score:
+                s.pool[i].score = score
+                s.pool[i].text_pen = text_pen
+                s.pool[i].interp = interp
+                s.pool[i].loc = loc
+            return
+    if s.npool < s.pool_cap:
+        i = s.npool
+        s.npool += 1
+    else:
+        for i in range(1, s.npool):
+            if _below(s.pool[i].score, s.pool[i].group, s.pool[worst].score, s.pool[worst].group):
+                worst = i
+        if _below(score, g, s.pool[worst].score, s.pool[worst].group):
+            return
+        i = worst
+    s.pool[i].group = g
+    s.pool[i].score = score
+    s.pool[i].text_pen = text_pen
+    s.pool[i].interp = interp
+    s.pool[i].loc = loc
+    if s.npool == s.pool_cap:
+        s.floor = s.pool[0].score
+        for i in range(1, s.npool):
+            if s.pool[i].score < s.floor:
+                s.floor = s.pool[i].score
+
+
+cdef inline int _pc_index(const Data* d, int code) noexcept nogil:
+    return _lower_bound(d.pc_code, 0, d.n_pc, code)
+
+
+cdef inline int _pc_find(const Data* d, const char* digits, const char* letters) noexcept nogil:
+    """The index of the registered postcode of four digits and two (lower-case) letters, or -1."""
+    cdef int code, p
+    if digits[0] == 48 or not (97 <= letters[0] <= 122 and 97 <= letters[1] <= 122):
+        return -1
+    code = (((digits[0] - 48) * 10 + digits[1] - 48) * 10 + digits[2] - 48) * 10 + digits[3] - 48
+    code = code * 676 + (letters[0] - 97) * 26 + (letters[1] - 97)
+    p = _pc_index(d, code)
+    return p if p < d.n_pc and d.pc_code[p] == code else -1
+
+
+cdef inline bint _pc_holds(const Data* d, int p, int number) noexcept nogil:
+    """Does postcode p (an index into pc_code) hold a house with this number?"""
+    cdef int hi = d.pc_start[p + 1]
+    cdef int a = _lower_bound_number(d, d.pc_start[p], hi, number, True)
+    return a < hi and d.a_number[d.pc_addr[a]] == number
+
+
+cdef void _cand_add(Search* s, float score, int32_t addr, int32_t key, int interp) noexcept nogil:
+    cdef int i, worst
+    for i in range(s.ncand):
+        if s.cand[i].addr == addr:
+            if score > s.cand[i].score:
+                s.cand[i].score = score
+            return
+    if s.ncand >= POOL * MAXLIMIT + 64:
+        # full: the new one replaces the worst, if it is better (ties: the lower address)
+        worst = 0
+        for i in range(1, s.ncand):
+            if _below(s.cand[i].score, s.cand[i].addr, s.cand[worst].score, s.cand[worst].addr):
+                worst = i
+        if _below(score, addr, s.cand[worst].score, s.cand[worst].addr):
+            return
+        s.cand[worst].score = score
+        s.cand[worst].addr = addr
+        s.cand[worst].key = key
+        s.cand[worst].interp = interp
+        return
+    s.cand[s.ncand].score = score
+    s.cand[s.ncand].addr = addr
+    s.cand[s.ncand].key = key
+    s.cand[s.ncand].interp = interp
+    s.ncand += 1
+
+
+cdef float _round_pen(int limit) noexcept nogil:
+    """Spreading: a second address of the same street or postcode costs this much per place.
+
+    A short list spreads harder than a long one: with 3 slots a second Kerkstraat in the same
+    town is worth less than the likeliest Kerkstraat elsewhere; with 10 slots there is room."""
+    return ROUND_BASE + ROUND_SHORT / limit
+
+
+cdef inline bint _names_elsewhere(const Search* s, int ti) noexcept nogil:
+    """Postcode mode: does typed word ti, which names nothing of an address, rule it out? A
+    number does, and a whole registered word of 4+ letters as typed ("zijl"); with pc_strict
+    (a reading with a slip undone, or respaced) every word does."""
+    cdef const Tok* t = &s.tok[ti]
+    return (s.pc_strict or t.digits == t.len
+            or (t.digits == 0 and s.word[ti].exact >= 0 and _typed_len(s.q + t.start, t.len) >= 4))
+
+
+cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
+    """Postcode mode: score the addresses of the typed postcode (or postcode prefix)."""
+    cdef Interp* it = &s.interp[ii]
+    cdef int p0 = _pc_index(d, it.pc_lo), p, lo, hi, n, j, addr, g, wi, jj, scanned = 0
+    cdef int n_pc, want
+    cdef int pos[MAXLIMIT]
+    cdef float apen[MAXLIMIT]
+    cdef float wp, bp, rp = _round_pen(s.limit)
+    cdef int last_g, last_ok = 1
+    cdef float last_pen = 0
+    # a postcode prefix spreads over postcodes: with enough of them one address each will do
+    n_pc = _pc_index(d, it.pc_hi + 1) - p0
+    want = s.limit if n_pc <= 1 else (s.limit + n_pc - 1) // n_pc
+    p = p0
+    while p < d.n_pc and d.pc_code[p] <= it.pc_hi and scanned < PC_PREFIX_CAP:
+        lo = d.pc_start[p]
+        hi = d.pc_start[p + 1]
+        scanned += hi - lo
+        n = _addresses(d, s, it, lo, hi, True, -1, want, pos, apen)
+        last_g = -1
+        for j in range(n):
+            addr = d.pc_addr[pos[j]]
+            g = d.a_group[addr]
+            if g != last_g:
+                last_g = g
+                last_pen = 0
+                last_ok = 1
+                # typed words should name this street or place; unknown ones cost, never hide,
+                # except a number, which must be the house number or in the name ("1017 gl
+                # 12 2" is no house 2 with a stray 12), and a whole name of 4+ letters that
+                # is not this address's ("azaleastraat 111 9675cd": a slip in the postcode)
+                for wi in range(it.nwords):
+                    bp = -1
+                    for jj in range(d.g_tok_start[g], d.g_tok_start[g + 1]):
+                        wp = _match_word(d, s, it.words[wi], d.g_rec[jj].tok, d.g_rec[jj].kind)
+                        if wp >= 0 and (bp < 0 or wp < bp):
+                            bp = wp
+                    if bp < 0 and _names_elsewhere(s, it.words[wi]):
+                        last_ok = 0
+                    last_pen += bp if bp >= 0 else UNKNOWN_WORD_PEN
+            if not last_ok:
+                continue
+            _cand_add(s, -(apen[j] + last_pen) + PC_PRIOR * d.g_prior[g] - rp * j, addr, p, ii)
+        p += 1
+
+
+cdef void _collect_text(const Data* d, Search* s) noexcept nogil:
+    """Turn the pool of best groups into candidate addresses, spread over groups and names."""
+    cdef int i, j, n
+    cdef int pos[MAXLIMIT]
+    cdef float apen[MAXLIMIT]
+    cdef PoolItem* pi
+    cdef float base, rp = _round_pen(s.limit)
+    cdef int32_t g
+    for i in range(s.npool):
+        pi = &s.pool[i]
+        g = pi.group
+        n = _addresses(d, s, &s.interp[pi.interp], d.g_start[g], d.g_start[g + 1], False, g,
+                       s.limit, pos, apen)
+        base = -pi.text_pen + _prior(d, s, g, pi.loc)
+        for j in range(n):
+            _cand_add(s, base - apen[j] - rp * j, pos[j], g, pi.interp)
+
+
+cdef void _select(Search* s, int* out, int* nout) noexcept nogil:
+    """Pick the `limit` best candidates; ties break on the address id (deterministic)."""
+    cdef int i, j, best, n = 0
+    cdef uint8_t taken[POOL * MAXLIMIT + 64]
+    memset(taken, 0, s.ncand)
+    while n < s.limit:
+        best = -1
+        for i in range(s.ncand):
+            if taken[i]:
+                continue
+            if best < 0 or s.cand[i].score > s.cand[best].score or (
+                    s.cand[i].score == s.cand[best].score and s.cand[i].addr < s.cand[best].addr):
+                best = i
+        if best < 0:
+            break
+        taken[best] = 1
+        out[n] = s.cand[best].addr
+        n += 1
+    nout[0] = n

@@ -1,0 +1,277 @@
+# Text folding and lookups (included by _core.pyx): the folding table, the hashes and
+# signature bits shared with build.py, binary searches over the token table and the sorted
+# string blobs, the distance of two words.
+
+# ---------------------------------------------------------------------------------------------
+# folding table (shared with engine/normalize.py)
+
+cdef char _fold_out[FOLD_MAX][FOLD_W]
+cdef uint8_t _fold_len[FOLD_MAX]
+
+
+def _init_fold():
+    table = fold_table()
+    assert len(table) == FOLD_MAX == _FOLD_LIMIT
+    cdef int cp, j
+    for cp in range(FOLD_MAX):
+        s = table[cp].encode("ascii")
+        if len(s) > FOLD_W:
+            s = s[:FOLD_W]
+        _fold_len[cp] = len(s)
+        for j in range(len(s)):
+            _fold_out[cp][j] = s[j]
+
+
+_init_fold()
+
+
+# ---------------------------------------------------------------------------------------------
+# hashing (shared by the build and the query path)
+
+cdef inline uint64_t _fnv(const char* s, int n) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef int i
+    for i in range(n):
+        h ^= <uint8_t>s[i]
+        h *= 1099511628211ULL
+    return h
+
+
+cdef inline int _first_bit(char c) noexcept nogil:
+    return c - 97 if 97 <= c <= 122 else 26
+
+
+def first_bit(str word):
+    """The first-letter bit of a folded token (build.py: v_post_first)."""
+    return _first_bit(ord(word[0]) if word else 32)
+
+
+def xsig_bit(str word):
+    """The whole-token signature bit of a folded token (build.py: v_post_xsig)."""
+    cdef bytes b = word.encode("ascii")
+    return <int>(_fnv(b, len(b)) >> 58)
+
+
+cdef inline uint64_t _fnv_skip(const char* s, int n, int skip1, int skip2) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef int i
+    for i in range(n):
+        if i == skip1 or i == skip2:
+            continue
+        h ^= <uint8_t>s[i]
+        h *= 1099511628211ULL
+    return h
+
+
+def deletion_index(words):
+    """Return (hashes, token ids), sorted by hash: every token with up to 1 (2 for 7+ letters)
+    letters deleted. Tokens shorter than 4 letters are left out (no typo is looked for there)."""
+    cdef list hs = []
+    cdef list ts = []
+    cdef bytes b
+    cdef const char* s
+    cdef int n, i, j, tid
+    cdef uint64_t h
+    for tid, w in enumerate(words):
+        seen = set()
+        forms = [w.encode()]
+        if "y" in w:
+            forms.append(w.replace("y", "ij").encode())
+        for b in forms:
+            n = len(b)
+            if n < 4 or n > 78:
+                continue
+            s = b
+            seen.add(_fnv(s, n))
+            for i in range(n):
+                seen.add(_fnv_skip(s, n, i, -1))
+                if n >= 7:
+                    for j in range(i + 1, n):
+                        seen.add(_fnv_skip(s, n, i, j))
+        for h in seen:
+            hs.append(h)
+            ts.append(tid)
+    hashes = np.array(hs, dtype=np.uint64)
+    toks = np.array(ts, dtype=np.int32)
+    order = np.lexsort((toks, hashes))
+    return hashes[order], toks[order]
+
+
+# ---------------------------------------------------------------------------------------------
+# signatures: one bit per token, from its first two letters
+
+
+cdef inline int _sig_bit(const char* w, int n) noexcept nogil:
+    if n < 2:
+        return (<uint8_t>w[0] * 7) & 63
+    return (<uint8_t>w[0] * 31 + <uint8_t>w[1] * 7) & 63
+
+
+def sig_bit(str word):
+    """The signature bit of a token (build time)."""
+    b = word.encode()
+    return _sig_bit(b, len(b))
+
+
+# ---------------------------------------------------------------------------------------------
+# small helpers
+
+
+cdef inline int _cmp_prefix(const Data* d, int32_t t, const char* w, int n) noexcept nogil:
+    """Compare token t with word w over the first n bytes: <0, 0 (t starts with w), >0."""
+    cdef int64_t a = d.v_off[t]
+    cdef int tl = <int>(d.v_off[t + 1] - a)
+    cdef int m = n if n < tl else tl
+    cdef int c = memcmp(d.v_blob + a, w, m)
+    if c != 0:
+        return c
+    if tl < n:
+        return -1
+    return 0
+
+
+cdef inline int32_t _first_from(const Data* d, int32_t a, int32_t b, const char* w, int n,
+                                bint past) noexcept nogil:
+    """The first token id in [a, b) not below w[:n] (past: not below nor starting with it)."""
+    cdef int32_t mid
+    while a < b:
+        mid = (a + b) >> 1
+        if _cmp_prefix(d, mid, w, n) < past:
+            a = mid + 1
+        else:
+            b = mid
+    return a
+
+
+cdef inline void _range_within(const Data* d, int32_t a, int32_t b, const char* w, int n,
+                               int32_t* lo, int32_t* hi) noexcept nogil:
+    """Token ids [lo, hi) within [a, b) whose text starts with w (every such id lies there)."""
+    lo[0] = _first_from(d, a, b, w, n, False)
+    hi[0] = _first_from(d, lo[0], b, w, n, True)
+
+
+cdef inline void _prefix_range(const Data* d, const char* w, int n, int32_t* lo, int32_t* hi) noexcept nogil:
+    """Token ids [lo, hi) whose text starts with w."""
+    _range_within(d, 0, d.n_tok, w, n, lo, hi)
+
+
+cdef inline int _lower_bound(const int32_t* arr, int lo, int hi, int32_t x) noexcept nogil:
+    """The first index in [lo, hi) of sorted arr whose value is not below x (hi if none)."""
+    cdef int mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if arr[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef inline int _tok_len(const Data* d, int32_t t) noexcept nogil:
+    return <int>(d.v_off[t + 1] - d.v_off[t])
+
+
+cdef int _dl_distance(const char* a, int n, const char* b, int m, int maxd) noexcept nogil:
+    """Restricted Damerau-Levenshtein distance, or maxd + 1 when it exceeds maxd."""
+    cdef int d0[80]
+    cdef int d1[80]
+    cdef int d2[80]
+    cdef int* pp = d0
+    cdef int* p = d1
+    cdef int* c = d2
+    cdef int* tmp
+    cdef int i, j, cost, v, rowmin
+    if n > 78 or m > 78:
+        return maxd + 1
+    if n - m > maxd or m - n > maxd:
+        return maxd + 1
+    for j in range(m + 1):
+        p[j] = j
+    for i in range(1, n + 1):
+        c[0] = i
+        rowmin = i
+        for j in range(1, m + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            v = p[j - 1] + cost
+            if p[j] + 1 < v:
+                v = p[j] + 1
+            if c[j - 1] + 1 < v:
+                v = c[j - 1] + 1
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1] and pp[j - 2] + 1 < v:
+                v = pp[j - 2] + 1
+            c[j] = v
+            if v < rowmin:
+                rowmin = v
+        if rowmin > maxd:
+            return maxd + 1
+        tmp = pp
+        pp = p
+        p = c
+        c = tmp
+    return p[m]
+
+
+cdef inline int _lower(int c) noexcept nogil:
+    if c >= 65 and c <= 90:
+        return c + 32
+    return c
+
+
+cdef inline int _char_rank(char c) noexcept nogil:
+    """0-9 for a digit, 10-35 for a letter (byte order), -1 otherwise."""
+    if 48 <= c <= 57:
+        return c - 48
+    if 97 <= c <= 122:
+        return c - 87
+    return -1
+
+
+cdef void _fill_blocks(Data* d) noexcept nogil:
+    """d.block2: where the tokens starting with each two characters begin (sorted table)."""
+    cdef char key[2]
+    cdef int i
+    for i in range(1296):
+        key[0] = <char>(48 + i // 36 if i // 36 < 10 else 87 + i // 36)
+        key[1] = <char>(48 + i % 36 if i % 36 < 10 else 87 + i % 36)
+        d.block2[i] = _first_from(d, 0, d.n_tok, key, 2, False)
+    d.block2[1296] = d.n_tok
+
+
+cdef int _blob_lower_bound(const uint8_t* blob, const int64_t* off, int count, const char* w,
+                           int n) noexcept nogil:
+    """The first of `count` byte-sorted strings (blob[off[i]:off[i+1]]) not below w[:n]."""
+    cdef int a = 0, b = count, mid, m, c
+    cdef int64_t o
+    while a < b:
+        mid = (a + b) >> 1
+        o = off[mid]
+        m = <int>(off[mid + 1] - o)
+        c = memcmp(blob + o, w, m if m < n else n)
+        if c == 0:
+            c = m - n
+        if c < 0:
+            a = mid + 1
+        else:
+            b = mid
+    return a
+
+
+cdef inline int _blob_find(const uint8_t* blob, const int64_t* off, int count, const char* w,
+                           int n) noexcept nogil:
+    """The index of the string equal to w[:n], or -1."""
+    cdef int a = _blob_lower_bound(blob, off, count, w, n)
+    if a >= count or off[a + 1] - off[a] != n or memcmp(blob + off[a], w, n) != 0:
+        return -1
+    return a
+
+
+cdef int _list_index(const char** ptr, const int* lens, int count, const char* w, int n) noexcept nogil:
+    cdef int i
+    for i in range(count):
+        if lens[i] == n and memcmp(ptr[i], w, n) == 0:
+            return i
+    return -1
+
+
+cdef inline bint _in_list(const char** ptr, const int* lens, int count, const char* w, int n) noexcept nogil:
+    return _list_index(ptr, lens, count, w, n) >= 0

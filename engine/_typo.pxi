@@ -1,0 +1,444 @@
+# Typo candidates (included by _core.pyx): the tokens within one or two slips of a word
+# (the deletion index) and the tokens a word still being typed starts with a slip undone.
+
+cdef int _bsearch_hash(const Data* d, uint64_t h) noexcept nogil:
+    cdef int a = d.del_bucket[h >> (64 - DEL_BUCKET_BITS)]
+    cdef int b = d.del_bucket[(h >> (64 - DEL_BUCKET_BITS)) + 1], mid
+    while a < b:
+        mid = (a + b) >> 1
+        if d.del_hash[mid] < h:
+            a = mid + 1
+        else:
+            b = mid
+    return a
+
+
+cdef int _unfold_ij(const char* w, int n, char* out) noexcept nogil:
+    """Write w with every y spelt ij (the register's own spelling; slips happen in that).
+
+    `out` holds UNFOLD_MAX bytes; a longer result is cut there (and then fails the distance
+    test, whose tables stop at 78 letters)."""
+    cdef int i, k = 0
+    for i in range(n):
+        if k + 2 > UNFOLD_MAX:
+            break
+        if w[i] == 121:
+            out[k] = 105
+            out[k + 1] = 106
+            k += 2
+        else:
+            out[k] = w[i]
+            k += 1
+    return k
+
+
+cdef int _sound_variant(const char* w, int n, int kind, char* out) noexcept nogil:
+    """The word with every ei spelt ij (kind 0; folded y), every ij (y) spelt ei (1), every
+    au spelt ou (2), every ou spelt au (3): the sounds Dutch spelling writes two ways. Its
+    length, or 0 when the word has none (or the result would not fit UNFOLD_MAX)."""
+    cdef int i = 0, k = 0, hit = 0
+    cdef char a = (101 if kind == 0 else 97 if kind == 2 else 111)
+    cdef char b = (105 if kind == 0 else 117)
+    while i < n:
+        if k + 2 > UNFOLD_MAX:
+            return 0
+        if kind == 1 and w[i] == 121:
+            out[k] = 101
+            out[k + 1] = 105
+            k += 2
+            i += 1
+            hit = 1
+        elif kind != 1 and i + 1 < n and w[i] == a and w[i + 1] == b:
+            if kind == 0:
+                out[k] = 121
+                k += 1
+            else:
+                out[k] = 111 if kind == 2 else 97
+                out[k + 1] = 117
+                k += 2
+            i += 2
+            hit = 1
+        else:
+            out[k] = w[i]
+            k += 1
+            i += 1
+    return k if hit else 0
+
+
+cdef inline int _typed_len(const char* w, int n) noexcept nogil:
+    """The length of a folded word as a person types it: every y may stand for ij."""
+    cdef int i, m = n
+    for i in range(n):
+        if w[i] == 121:
+            m += 1
+    return m
+
+
+cdef struct TypoSet:
+    int n
+    int long_only       # two slips only in a token of TWO_SLIP_LEN+ letters (the word is shorter)
+    int sound_n[4]      # the word spelt as it sounds otherwise (_sound_variant; 0: none),
+    char sound[4][UNFOLD_MAX]
+    int32_t tid[512]
+    uint8_t dist[512]
+
+
+cdef void _typo_check(const Data* d, Search* s, int ti, int32_t tid, int maxd, TypoSet* ts) noexcept nogil:
+    """Measure token tid against word ti; remember it when within maxd edits."""
+    cdef Word* w = &s.word[ti]
+    cdef Tok* t = &s.tok[ti]
+    cdef int r, dist, dist2, n1, n2
+    cdef const char* tok = <const char*>(d.v_blob + d.v_off[tid])
+    cdef char a[UNFOLD_MAX]
+    cdef char b[UNFOLD_MAX]
+    for r in range(ts.n):
+        if ts.tid[r] == tid:
+            return
+    for r in range(w.nr):
+        if w.lo[r] <= tid < w.hi[r]:
+            return
+    if ts.n >= 512:
+        return
+    dist = _dl_distance(s.q + t.start, t.len, tok, _tok_len(d, tid), maxd)
+    if dist > 1:
+        n1 = _unfold_ij(s.q + t.start, t.len, a)
+        n2 = _unfold_ij(tok, _tok_len(d, tid), b)
+        dist2 = _dl_distance(a, n1, b, n2, maxd)
+        if dist2 < dist:
+            dist = dist2
+    # "reinlaan" for Rijnlaan, "gaudenweg" for Goudenweg: the other spelling of a sound is
+    # one slip
+    for r in range(4):
+        if dist > 1 and ts.sound_n[r] > 0:
+            dist2 = 1 + _dl_distance(ts.sound[r], ts.sound_n[r], tok, _tok_len(d, tid), maxd - 1)
+            if dist2 < dist:
+                dist = dist2
+    if dist < 1 or dist > maxd:
+        return
+    if dist == 2 and ts.long_only and _typed_len(tok, _tok_len(d, tid)) < TWO_SLIP_LEN:
+        return
+    ts.tid[ts.n] = tid
+    ts.dist[ts.n] = <uint8_t>dist
+    ts.n += 1
+
+
+cdef void _typo_lookup(const Data* d, Search* s, int ti, uint64_t h, int maxd, TypoSet* ts) noexcept nogil:
+    cdef int k = _bsearch_hash(d, h)
+    s.slip_work += SLIP_PER_PROBE
+    while k < d.n_del and d.del_hash[k] == h:
+        _typo_check(d, s, ti, d.del_tok[k], maxd, ts)
+        s.slip_work += SLIP_PER_CHECK
+        k += 1
+
+
+cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n, int depth,
+                         int maxd, TypoSet* ts) noexcept nogil:
+    """Look up p with up to `depth` letters left out; keep the tokens within maxd slips."""
+    cdef int i, j
+    _typo_lookup(d, s, ti, _fnv(p, n), maxd, ts)
+    if depth == 0:
+        return
+    for i in range(n):
+        _typo_lookup(d, s, ti, _fnv_skip(p, n, i, -1), maxd, ts)
+        if depth == 2:
+            for j in range(i + 1, n):
+                _typo_lookup(d, s, ti, _fnv_skip(p, n, i, j), maxd, ts)
+
+
+cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, const char* v,
+                      int m) noexcept nogil:
+    """Remember the tokens that v starts, when there are at most PREFIX_SLIP_MAX; [a, hi0)
+    holds every token that could."""
+    cdef int32_t b = hi0
+    cdef int32_t lo, hi, tid
+    cdef int r, n, c0 = _char_rank(v[0]), c1 = _char_rank(v[1])
+    # PERF: the tokens that start with v's first two characters are one known block
+    if c0 >= 0 and c1 >= 0:
+        if d.block2[c0 * 36 + c1] > a:
+            a = d.block2[c0 * 36 + c1]
+        if d.block2[c0 * 36 + c1 + 1] < b:
+            b = d.block2[c0 * 36 + c1 + 1]
+            hi0 = b
+    # the first token not below v; PERF: when it does not start with v, none does
+    lo = _first_from(d, a, b, v, m, False)
+    if lo >= hi0 or _cmp_prefix(d, lo, v, m) != 0:
+        return
+    hi = _first_from(d, lo, hi0 if hi0 - lo <= PREFIX_SLIP_MAX + 1 else lo + PREFIX_SLIP_MAX + 1, v, m, True)
+    if hi - lo > PREFIX_SLIP_MAX:
+        return
+    for tid in range(lo, hi):
+        n = s.slip_n[ti]
+        if n >= MAXSLIP:
+            return
+        for r in range(n):
+            if s.slip_tid[ti][r] == tid:
+                break
+        else:
+            s.slip_tid[ti][n] = tid
+            s.slip_n[ti] = n + 1
+
+
+# the keys beside each letter on a QWERTY keyboard, 7 bytes a letter (NUL-padded)
+cdef const char* _NEAR_KEYS = b"qwsz\0\0\0vngh\0\0\0xvdf\0\0\0sferxc\0wrsd\0\0\0dgrtcv\0fhtyvb\0gjyubn\0uojk\0\0\0hkuinm\0jliom\0\0kop\0\0\0\0njk\0\0\0\0bmhj\0\0\0ipkl\0\0\0ol\0\0\0\0\0wa\0\0\0\0\0etdf\0\0\0adwezx\0ryfg\0\0\0yihj\0\0\0cbfg\0\0\0qeas\0\0\0zcsd\0\0\0tugh\0\0\0asx\0\0\0\0"
+
+
+cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
+    """A word still being typed with a slip in it ("ruysdeal", "stationssqra"): the tokens
+    that the word starts with one edit undone (s.slip_tid[ti], once per token of a query).
+
+    No token starts with the whole word; let k be the length of its longest start that some
+    token has. The slip lies at or before letter k; every edit at the last three positions up
+    to k is tried, then (PERF: fewer) earlier a letter too many, two letters swapped or the
+    key beside the one meant; each looked up among the tokens that start with the letters
+    before it, as typed."""
+    cdef Tok* t = &s.tok[ti]
+    cdef const char* p = s.q + t.start
+    cdef int n = t.len, i, k, c
+    cdef char v[PREFIX_SLIP_LEN + 2]
+    cdef int32_t lo, hi
+    cdef int32_t rlo[PREFIX_SLIP_LEN + 1]
+    cdef int32_t rhi[PREFIX_SLIP_LEN + 1]
+    s.slip_n[ti] = 0
+    rlo[0] = 0
+    rhi[0] = d.n_tok
+    k = 0
+    while k < n - 1:
+        _range_within(d, rlo[k], rhi[k], p, k + 1, &lo, &hi)
+        if lo >= hi:
+            break
+        k += 1
+        rlo[k] = lo
+        rhi[k] = hi
+    for i in range(k - 2 if k > 2 else 0, k + 1):
+        lo = rlo[i]
+        hi = rhi[i]
+        memcpy(v, p, i)
+        # a letter too many
+        memcpy(v + i, p + i + 1, n - i - 1)
+        _slip_start(d, s, ti, lo, hi, v, n - 1)
+        # two letters swapped
+        if i + 1 < n:
+            v[i] = p[i + 1]
+            v[i + 1] = p[i]
+            memcpy(v + i + 2, p + i + 2, n - i - 2)
+            _slip_start(d, s, ti, lo, hi, v, n)
+        # a wrong letter
+        memcpy(v + i + 1, p + i + 1, n - i - 1)
+        for c in range(97, 123):
+            if c != p[i]:
+                v[i] = <char>c
+                _slip_start(d, s, ti, lo, hi, v, n)
+        # a letter left out
+        memcpy(v + i + 1, p + i, n - i)
+        for c in range(97, 123):
+            v[i] = <char>c
+            _slip_start(d, s, ti, lo, hi, v, n + 1)
+    # earlier in the word (PERF: after the others, and fewer): a letter too many, two swapped,
+    # the key beside the one meant ("krekla" for kerklaan, "dropstra" for dorpstraat)
+    for i in range(k - 2 if k > 2 else 0):
+        lo = rlo[i]
+        hi = rhi[i]
+        memcpy(v, p, i)
+        memcpy(v + i, p + i + 1, n - i - 1)
+        _slip_start(d, s, ti, lo, hi, v, n - 1)
+        v[i] = p[i + 1]
+        v[i + 1] = p[i]
+        memcpy(v + i + 2, p + i + 2, n - i - 2)
+        _slip_start(d, s, ti, lo, hi, v, n)
+        v[i + 1] = p[i + 1]
+        if 97 <= p[i] <= 122:
+            for c in range(7):
+                if _NEAR_KEYS[(p[i] - 97) * 7 + c] == 0:
+                    break
+                v[i] = _NEAR_KEYS[(p[i] - 97) * 7 + c]
+                _slip_start(d, s, ti, lo, hi, v, n)
+
+
+cdef int _add_slips(const Data* d, Search* s, int ti) noexcept nogil:
+    """Add to word ti the tokens it starts with one slip undone (those not among its typo
+    tokens yet, while ranges are left); return how many were added."""
+    cdef Word* w = &s.word[ti]
+    cdef int i, added = 0, n = s.tok[ti].len
+    cdef int32_t tid
+    if s.slip_n[ti] < 0:
+        _prefix_slips(d, s, ti)
+    for i in range(s.slip_n[ti]):
+        if w.nr >= MAXR:
+            break
+        tid = s.slip_tid[ti][i]
+        if _in_typo(w, tid):
+            continue
+        _push_typo(d, w, tid, TYPO_PEN + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>n) / _tok_len(d, tid)))
+        added += 1
+    return added
+
+
+cdef inline void _push_typo(const Data* d, Word* w, int32_t tid, float base) noexcept nogil:
+    """Append token tid to word w as a typo range of penalty `base` (the caller checks room)."""
+    w.lo[w.nr] = tid
+    w.hi[w.nr] = tid + 1
+    w.base[w.nr] = base
+    w.typo[w.nr] = 1
+    w.nr += 1
+    w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
+
+
+# PERF: the slips of a word are looked up once per query (issue 11). A word repeated
+# ("oensstraat 29 oensstraat 320 ... oensstraat") or read again by each retry was looked up
+# again every time: 40 look-ups of three words took 1.7 of that query's 2.0 ms. What a
+# look-up finds depends only on the word and the slips allowed (the tokens the word starts,
+# which it leaves out, follow from the word alone: _word_ranges), so it is remembered.
+cdef bint _memo_get(Search* s, const char* p, int n, int maxd, TypoSet* ts) noexcept nogil:
+    """Fill ts with the tokens within maxd slips of word p[:n] if this query looked them up
+    before; whether it did."""
+    cdef int i
+    cdef const TypoMemo* m
+    for i in range(s.nmemo):
+        m = &s.memo[i]
+        if m.n == n and m.maxd == maxd and memcmp(m.text, p, n) == 0:
+            memcpy(ts.tid, &s.memo_tid[m.start], m.count * sizeof(int32_t))
+            memcpy(ts.dist, &s.memo_dist[m.start], m.count)
+            ts.n = m.count
+            return True
+    return False
+
+
+cdef void _memo_put(Search* s, const char* p, int n, int maxd, const TypoSet* ts) noexcept nogil:
+    """Remember what the look-up of word p[:n] within maxd slips found, while there is room."""
+    cdef TypoMemo* m
+    if s.nmemo >= MEMO_MAX or s.memo_used + ts.n > MEMO_POOL or n > UNFOLD_MAX:
+        return
+    m = &s.memo[s.nmemo]
+    memcpy(m.text, p, n)
+    m.n = n
+    m.maxd = maxd
+    m.start = s.memo_used
+    m.count = ts.n
+    memcpy(&s.memo_tid[m.start], ts.tid, ts.n * sizeof(int32_t))
+    memcpy(&s.memo_dist[m.start], ts.dist, ts.n)
+    s.memo_used += ts.n
+    s.nmemo += 1
+
+
+# PERF: the slips looked up have a budget of their own (issue 11): many different long words,
+# each looked up within two slips ("noensstjaat ... amsterda oensstraat"), cost up to 60 us
+# a word, none of it postings or groups (_spent). Once a query has spent _slip_budget, a word
+# not looked up yet gets no slips (the words looked up keep theirs). A unit is about 10 ns
+# here; a slip in every word of the public set's queries, or two, took at most about 29,000
+# (benchmarks/fuzz.py reports the slowest queries).
+cdef int64_t _slip_budget = 40000
+
+
+def _set_slip_budget(int64_t budget):
+    """Set the slip look-up budget of a query (tests and benchmarks/fuzz.py; not for serving)."""
+    global _slip_budget
+    _slip_budget = budget
+
+
+cdef inline bint _slips_spent(const Search* s) noexcept nogil:
+    return s.slip_work >= _slip_budget
+
+
+cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept nogil:
+    """Set the typo ranges of token ti: the tokens within 1 edit, or 2 when max_edits allows
+    and the word or the token has 9+ letters and the word 7+ (symmetric deletion). Return 1
+    when this looked further than before.
+
+    Both the folded word and its spelling with ij for y are looked up: "zeedikj" is one slip
+    from "zeedijk", though two from the folded "zeedyk". Closer tokens are kept first."""
+    cdef Word* w = &s.word[ti]
+    cdef Tok* t = &s.tok[ti]
+    cdef const char* p = s.q + t.start
+    cdef int n = t.len, i, maxd, look, m, dist, ulen
+    cdef char un[UNFOLD_MAX]
+    cdef TypoSet* ts
+    # the length as the person typed it: "zuije" (folded "zuye") is a 5-letter word
+    ulen = _typed_len(p, n)
+    if ulen < 5 or t.digits > 0 or n > 38:
+        return 0
+    # two slips in a word of 9+ letters, which two left-out letters may have made 7 long
+    maxd = 2 if ulen >= TWO_SLIP_TYPED and max_edits >= 2 else 1
+    look = 2 if max_edits >= 2 else 1
+    if w.typo_done >= look:
+        return 0
+    if w.typo_done == 1 and maxd == 1:
+        # the last look at a word too short for two slips: what it may add is the start of
+        # the tokens the word begins with one slip undone, where it is a slip from another
+        # word ("matrin" is one from Martin, and meant Martinus) or the start of others
+        # ("meere" starts Meeren..., and meant Meerweg; PERF: not a whole token, which a
+        # person has typed to its end)
+        w.typo_done = 2
+        if w.nr > 0 and (w.first_typo == 0 or w.exact < 0) and n <= PREFIX_SLIP_LEN and s.max_pass > 2:
+            i = _add_slips(d, s, ti)
+            _sort_typo_ranges(w)
+            return i > 0
+        return 0
+    w.typo_done = look
+    # forget the typo ranges of a narrower look (the prefix ranges stay)
+    for i in range(w.first_typo, w.nr):
+        w.cost -= d.v_post_start[w.hi[i]] - d.v_post_start[w.lo[i]]
+    w.nr = w.first_typo
+    w.slips = 0
+    ts = <TypoSet*>malloc(sizeof(TypoSet))
+    if ts == NULL:
+        return 1
+    ts.n = 0
+    ts.long_only = ulen < TWO_SLIP_LEN
+    if not _memo_get(s, p, n, maxd, ts) and not _slips_spent(s):
+        for i in range(4):
+            ts.sound_n[i] = _sound_variant(p, n, i, ts.sound[i])
+            if ts.sound_n[i] > 38:
+                ts.sound_n[i] = 0
+        _typo_variants(d, s, ti, p, n, maxd, maxd, ts)
+        for i in range(n):
+            if p[i] == 121:
+                m = _unfold_ij(p, n, un)
+                if m <= 38:
+                    _typo_variants(d, s, ti, un, m, maxd, maxd, ts)
+                break
+        # the other spelling of a sound is itself a slip: the rest within one slip less
+        for i in range(4):
+            if ts.sound_n[i] > 0:
+                _typo_variants(d, s, ti, ts.sound[i], ts.sound_n[i], maxd - 1, maxd, ts)
+        _memo_put(s, p, n, maxd, ts)
+    w.first_typo = w.nr
+    for dist in range(1, maxd + 1):
+        for i in range(ts.n):
+            if ts.dist[i] != dist or w.nr >= MAXR:
+                continue
+            _push_typo(d, w, ts.tid[i], TYPO_PEN + TYPO_EDIT * (dist - 1))
+    if (((ts.n == 0 and w.first_typo == 0) or (look == 2 and (w.first_typo == 0 or w.exact < 0)))
+            and n <= PREFIX_SLIP_LEN and s.max_pass > 2):
+        # no token starts with the word, and none is one slip away (or the last look has
+        # come: "oosterbcroek" is one slip from the name Oosterbroek, though the street meant
+        # is Oosterbroekweg; "meere" starts Meeren...): a slip in a word still being typed.
+        # PERF: not in the retries (their words matched nothing, slips included)
+        _add_slips(d, s, ti)
+        w.slips = ts.n == 0 and w.first_typo == 0 and s.slip_n[ti] > 0
+    free(ts)
+    _sort_typo_ranges(w)
+    return 1
+
+
+cdef inline bint _in_typo(const Word* w, int32_t tid) noexcept nogil:
+    """Whether token tid is one of the word's typo tokens (unsorted yet)."""
+    cdef int r
+    for r in range(w.first_typo, w.nr):
+        if w.lo[r] == tid:
+            return True
+    return False
+
+
+cdef void _sort_typo_ranges(Word* w) noexcept nogil:
+    """Sort the typo ranges by token id, so that matching one is a binary search."""
+    cdef int i, j
+    cdef int32_t lo, hi
+    cdef float base
+    cdef uint8_t typo
+    for i in range(w.first_typo + 1, w.nr):
+        lo, hi, base, typo = w.lo[i], w.hi[i], w.base[i], w.typo[i]
+        j = i
+        while j > w.first_typo and w.lo[j - 1] > lo:
+            w.lo[j], w.hi[j], w.base[j], w.typo[j] = w.lo[j - 1], w.hi[j - 1], w.base[j - 1], w.typo[j - 1]
+            j -= 1
+        w.lo[j], w.hi[j], w.base[j], w.typo[j] = lo, hi, base, typo
