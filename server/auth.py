@@ -76,6 +76,8 @@ _KEY_ID_HEX = 16
 COST_UNIT_SECONDS = 0.0002
 _KEY_SHAPE = re.compile(r"nlk_([0-9a-f]{16})_[A-Za-z0-9_-]{43}\Z")
 NAME_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+#: At most this many accepted Authorization headers are remembered per key table.
+MAX_ACCEPTED_HEADERS = 10_000
 #: Compared against when the key id is unknown, so that path costs the same as a wrong secret.
 _DUMMY_DIGEST = hashlib.sha256(b"no such key").digest()
 
@@ -396,6 +398,8 @@ class Authenticator:
         self._version: int | None = None  # of the shared store, as last read
         self._full_read_at = -math.inf
         self.store_degraded = ""  # why the shared store cannot be read now ("": it can)
+        #: The headers ``authenticate`` accepted against the table named first (see there).
+        self._accepted: tuple[KeyTable, dict[str, KeyRecord]] = (_NEVER_READ, {})
         #: Keys that live in this process only (the demo key), by key id; never refreshed away.
         self.own_keys: dict[str, KeyRecord] = {}
         self._origins: tuple[object, frozenset[str]] = (None, frozenset())
@@ -606,11 +610,25 @@ class Authenticator:
                 self._lock.release()
 
     def authenticate(self, header: str | None) -> KeyRecord:
-        """Return the key record for ``header``; raise the 401 (or 503) of the contract."""
-        credentials = parse_bearer(header)
+        """Return the key record for ``header``; raise the 401 (or 503) of the contract.
+
+        PERF: a header the current key table has already accepted is answered from a dict kept
+        with that table (one lookup instead of parsing, a regex, SHA-256 and a comparison: 2.6
+        of the ~11 us our code spends on a request). A refresh replaces the table and drops
+        the dict with it, so revocation and staleness work exactly as without it. SECURITY:
+        only accepted headers are remembered, for as long as their table is current (about
+        ``refresh_seconds``); they hold the key itself, which every request brings into the
+        worker's memory anyway; an unknown header always takes the constant-time path.
+        """
         now = self._clock()
         self._maybe_refresh(now)
         table = self._table
+        accepted = self._accepted
+        if accepted[0] is table and not self._stale(table, now):
+            record = accepted[1].get(header)  # type: ignore[arg-type]
+            if record is not None:
+                return record
+        credentials = parse_bearer(header)
         if self._stale(table, now):
             raise ApiError("not_ready", "the API key store is unavailable", headers={"Retry-After": "5"})
         match = _KEY_SHAPE.match(credentials)
@@ -625,6 +643,10 @@ class Authenticator:
                     headers={"Retry-After": "5"},
                 )
             raise unauthorized("unknown or revoked API key")
+        if accepted[0] is not table:
+            self._accepted = accepted = (table, {})
+        if len(accepted[1]) < MAX_ACCEPTED_HEADERS:
+            accepted[1][header] = record  # type: ignore[index]
         return record
 
     def origin_allowed(self, origin: str) -> bool:

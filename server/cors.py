@@ -69,6 +69,8 @@ def _same_origin(req: falcon.Request, origin: str | None) -> bool:
 def check_origin(record: KeyRecord, req: falcon.Request) -> None:
     """Raise 403 ``origin_not_allowed`` unless ``record`` may serve the page behind ``req``."""
     origin = req.get_header("Origin")
+    if origin is None and record.kind == SECRET:
+        return  # PERF: a back end's request; same-origin or not, a secret key serves it
     if _same_origin(req, origin):
         if record.kind == SECRET or SAME_ORIGIN in record.origins or own_origin(req) in record.origins:
             return
@@ -113,26 +115,14 @@ def preflight(auth: Authenticator):
     return respond
 
 
-class CorsMiddleware:
-    """Add ``Vary: Origin`` and, for an allowed origin, the CORS headers of a real response."""
-
-    def __init__(self, auth: Authenticator) -> None:
-        self._auth = auth
-
-    def process_response(
-        self, req: falcon.Request, resp: falcon.Response, resource: object, req_succeeded: bool
-    ) -> None:
-        if req.path != PATH:
-            return
-        resp.append_header("Vary", "Origin")
-        if req.method == "OPTIONS":
-            return  # the preflight responder wrote its own; a refused one gets none
-        origin = req.get_header("Origin")
-        if origin is not None and self._auth.origin_allowed(origin):
-            resp.set_header("Access-Control-Allow-Origin", origin)
-            resp.set_header("Access-Control-Expose-Headers", EXPOSE_HEADERS)
-
-    async def process_response_async(
-        self, req: falcon.Request, resp: falcon.Response, resource: object, req_succeeded: bool
-    ) -> None:
-        self.process_response(req, resp, resource, req_succeeded)
+def response_headers(req: falcon.Request, resp: falcon.Response, auth: Authenticator) -> None:
+    """Add ``Vary: Origin`` and, for an allowed origin, the CORS headers of a real response of
+    :data:`PATH` (errors included; a preflight writes its own). Called once every response of
+    that route is ready (``server.resources.Finish``)."""
+    resp.append_header("Vary", "Origin")
+    if req.method == "OPTIONS":
+        return  # the preflight responder wrote its own; a refused one gets none
+    origin = req.get_header("Origin")
+    if origin is not None and auth.origin_allowed(origin):
+        resp.set_header("Access-Control-Allow-Origin", origin)
+        resp.set_header("Access-Control-Expose-Headers", EXPOSE_HEADERS)

@@ -2,7 +2,7 @@
 
 The service raises :class:`ApiError`; Falcon raises its own ``HTTPError`` subclasses for
 routing (404, 405). :func:`render_problem` turns either into the contract's body, and
-:func:`handle_error` / :func:`handle_error_async` are the same handler registered on the WSGI and
+:func:`error_handler` / :func:`error_handler_async` make the same handler for the WSGI and
 the ASGI app. Nothing else writes an error response.
 
 SECURITY: no error body or log line ever contains the ``Authorization`` header or the query.
@@ -11,6 +11,7 @@ SECURITY: no error body or log line ever contains the ``Authorization`` header o
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import falcon
@@ -139,22 +140,35 @@ def render_problem(req: falcon.Request, resp: falcon.Response, ex: BaseException
         resp.set_headers(error.headers)
 
 
-def handle_error(req: falcon.Request, resp: falcon.Response, ex: BaseException, params: dict[str, Any]) -> None:
-    """Error handler of the WSGI app."""
-    render_problem(req, resp, ex)
+def error_handler(
+    finish: Callable[[falcon.Request, falcon.Response], None],
+) -> Callable[[falcon.Request, falcon.Response, BaseException, dict[str, Any]], None]:
+    """The error handler of the WSGI app: render the problem, then ``finish`` the response
+    (metrics and CORS headers, ``server.resources.Finish``) as the routes do for an answer."""
+
+    def handle_error(req: falcon.Request, resp: falcon.Response, ex: BaseException, params: dict[str, Any]) -> None:
+        render_problem(req, resp, ex)
+        finish(req, resp)
+
+    return handle_error
 
 
-async def handle_error_async(
-    req: falcon.Request,
-    resp: falcon.Response,
-    ex: BaseException,
-    params: dict[str, Any],
-    ws: Any = None,
-) -> None:
-    """Error handler of the ASGI app: the same rendering (it never awaits anything)."""
-    render_problem(req, resp, ex)
+def error_handler_async(finish: Callable[[falcon.Request, falcon.Response], None]) -> Callable[..., Any]:
+    """The error handler of the ASGI app: the same rendering (it never awaits anything)."""
+
+    async def handle_error_async(
+        req: falcon.Request,
+        resp: falcon.Response,
+        ex: BaseException,
+        params: dict[str, Any],
+        ws: Any = None,
+    ) -> None:
+        render_problem(req, resp, ex)
+        finish(req, resp)
+
+    return handle_error_async
 
 
-#: Register :func:`handle_error` for these; ``HTTPError`` has to be named because Falcon picks
+#: Register the error handler for these; ``HTTPError`` has to be named because Falcon picks
 #: the most specific handler and has a default one for it.
 HANDLED = (Exception, falcon.HTTPError)

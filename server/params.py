@@ -125,7 +125,8 @@ def parse_query(raw: bytes) -> Query:
             f"q must be at most {MAX_QUERY_CODE_POINTS} characters",
             parameter="q",
         )
-    if _CONTROL.search(text):
+    # PERF: a printable text (the usual one) holds no control character; only others are searched
+    if not text.isprintable() and _CONTROL.search(text):
         raise _invalid("q", "q must not contain control characters")
 
     limit = DEFAULT_LIMIT
@@ -146,7 +147,7 @@ def parse_query(raw: bytes) -> Query:
 
     raw_lat, raw_lon = found.get("lat"), found.get("lon")
     if raw_lat is None and raw_lon is None:
-        return Query(text, limit, highlight=highlight)
+        return Query(text, limit, None, None, highlight)
     if raw_lat is None or raw_lon is None:
         absent = "lat" if raw_lat is None else "lon"
         raise _invalid(absent, "lat and lon must be given together")

@@ -1,14 +1,33 @@
 """HTTP load test: wrk against gunicorn serving an index, and against a fixed-body app.
 
     python benchmarks/http/run.py --index indexes/current [--workers uvicorn,gthread,sync]
-                                  [--duration 10] [--connections 32] [--limits 1,5,10]
+                                  [--stores sqlite,redis] [--repeat 3] [--duration 6]
+                                  [--connections 32] [--limits 1,5,10] [--profile DIR]
 
-For each worker class it starts gunicorn with ``server/gunicorn.conf.py`` on a free loopback
-port and, for each limit, runs wrk with real queries (``../shared/eval/queries-public.jsonl``,
-every query in turn) against ``/v1/address``; then, under the very same gunicorn settings, a
-trivial Falcon app answering a fixed body of the mean size of those responses (the
-framework's ceiling). It prints req/s, p50 and p99 per run, and a JSON line per run to
-``--json`` if given. Loopback only; every run is bounded by ``--duration``.
+For each worker class it starts, under ``server/gunicorn.conf.py`` on free loopback ports, the
+service once per key store (keys, rate limits and metrics on, as in production) and a trivial
+Falcon app answering a fixed body of the mean size of the real responses (the framework's
+ceiling). All of them run at once; wrk then loads one at a time, back to back: for each
+repeat and limit, every store's service (real queries of ``../shared/eval/queries-public.jsonl``,
+every query in turn, against ``/v1/address``) and the fixed body, so that each ratio compares
+runs a few seconds apart on a machine whose speed drifts. It prints req/s, p50 and p99 of
+every run, then the medians over the repeats and the median of the per-repeat ratios
+service / fixed body; a JSON line per run goes to ``--json`` if given. ``cpu µs`` is the CPU
+time the server's workers used per request during the run (from /proc): unlike req/s it
+hardly depends on what else the machine runs, so it shows what a change to the request path
+buys even on a busy machine.
+
+Key stores (``--stores``): ``sqlite`` (a file, the default) and ``redis``: a
+``redis-server`` of its own on a free loopback port (Debian's ``redis-server``), or
+``--redis-url`` to use a running one; ``ADDRESS_KEYSTORE`` is then ``redis://...`` and the
+key is created through the same CLI. ``--profile DIR`` records one worker of each server with
+py-spy (``pip install -e ".[bench]"``) during its runs, as collapsed stacks
+(``DIR/<app>-limit<N>-<round>.txt``, read them with ``benchmarks/http/profile_summary.py``);
+the sampling costs throughput, so figures of a profiled run are not comparable, and a line
+that makes a syscall (``time.thread_time()``, a socket write) gets more than its share of
+samples: check a finding with ``inprocess.py`` before acting on it.
+
+Loopback only; every wrk run is bounded by ``--duration``; every process started is stopped.
 """
 
 from __future__ import annotations
@@ -19,6 +38,7 @@ import os
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,6 +52,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 QUERIES = REPO.parent / "shared" / "eval" / "queries-public.jsonl"
 WORKERS = ("uvicorn", "asgi", "gthread", "sync")
+STORES = ("sqlite", "redis")
+FIXED = "fixed"
+CANNED = "canned"
 
 
 def free_port() -> int:
@@ -50,6 +73,18 @@ def wait_ready(url: str, deadline: float) -> None:
             pass
         time.sleep(0.1)
     raise RuntimeError(f"server at {url} did not become ready")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL after 30 s."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 class Gunicorn:
@@ -71,32 +106,92 @@ class Gunicorn:
             stderr=subprocess.STDOUT,
         )
 
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
+    def workers(self) -> list[int]:
+        """The worker processes' ids (Linux)."""
         try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+            text = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text()
+        except OSError:
+            return []
+        return [int(pid) for pid in text.split()]
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) its workers have used so far (Linux)."""
+        total = 0
+        for pid in self.workers():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        return total / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        stop(self.proc)
         self.log.close()
 
 
-def wrk(url: str, paths: Path, key: str, args: argparse.Namespace, script: Path = HERE / "queries.lua") -> dict:
+class Redis:
+    """A throwaway ``redis-server`` on a free loopback port: no persistence, its own directory."""
+
+    def __init__(self, tmp: Path) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise SystemExit("--stores redis needs redis-server (Debian package redis-server) or --redis-url")
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        work = tmp / "redis"
+        work.mkdir()
+        self.log = open(tmp / "redis.log", "ab")  # noqa: SIM115 (closed in stop)
+        self.proc = subprocess.Popen(
+            [binary, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "", "--appendonly", "no",
+             "--dir", str(work)],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise SystemExit(f"redis-server did not start on port {self.port} (log: {tmp / 'redis.log'})")
+
+    def stop(self) -> None:
+        stop(self.proc)
+        self.log.close()
+
+
+def create_key(keystore: str) -> str:
+    """A practically unlimited key in ``keystore`` (a path or a redis:// URL), by the CLI."""
+    done = subprocess.run(
+        [sys.executable, "-m", "server", "--keystore", keystore, "keys", "create", "--name", "bench", "--rate", "1e9"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"cannot create a key in {keystore}: {done.stderr.strip() or done.stdout.strip()}")
+    return done.stdout.splitlines()[-1]
+
+
+def wrk(url: str, paths: Path, key: str, args: argparse.Namespace, duration: int) -> dict:
     cmd = [
         "wrk",
         f"-t{args.threads}",
         f"-c{args.connections}",
-        f"-d{args.duration}s",
+        f"-d{duration}s",
         "--timeout",
         "5s",
         "-s",
-        str(script),
+        str(HERE / "queries.lua"),
         url,
         "--",
         str(paths),
         key,
     ]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=args.duration + 120, check=True).stdout
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 120, check=True).stdout
     line = next(x for x in out.splitlines() if x.startswith("RESULT "))
     result = json.loads(line[len("RESULT ") :])
     result["rps"] = result["requests"] / (result["duration_us"] / 1e6)
@@ -104,23 +199,86 @@ def wrk(url: str, paths: Path, key: str, args: argparse.Namespace, script: Path 
     return result
 
 
+class Profiler:
+    """py-spy recording one worker of a server for the length of one wrk run."""
+
+    def __init__(self, server: Gunicorn, out: Path, duration: int) -> None:
+        binary = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+        pids = server.workers()
+        if not pids or not Path(binary).exists():
+            raise SystemExit("--profile needs py-spy (pip install -e '.[bench]') and a running worker")
+        self.proc = subprocess.Popen(
+            [binary, "record", "--pid", str(pids[0]), "--duration", str(duration), "--rate", "50",
+             "--format", "raw", "--output", str(out), "--nonblocking"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def wait(self) -> None:
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            stop(self.proc)
+
+
+def _errors(r: dict) -> int:
+    return r["connect_errors"] + r["read_errors"] + r["write_errors"] + r["timeouts"]
+
+
+def summarize(results: list[dict], stores: list[str], limits: list[int], worker: str) -> list[str]:
+    """The medians over the repeats, and the median ratio service / fixed body per repeat."""
+    lines = []
+    mine = [r for r in results if r["worker"] == worker]
+    for limit in limits:
+        fixed = {r["repeat"]: r for r in mine if r["app"] == FIXED and r["limit"] == limit}
+        for app in [*(f"service-{s}" for s in stores), CANNED, FIXED]:
+            runs = [r for r in mine if r["app"] == app and r["limit"] == limit]
+            if not runs:
+                continue
+            ratios = [r["rps"] / fixed[r["repeat"]]["rps"] for r in runs if r["repeat"] in fixed and app != FIXED]
+            ratio = f"{statistics.median(ratios):.2f}" if ratios else ""
+            lines.append(
+                f"{worker:<8} {app:<16} {limit:>5} {statistics.median(r['rps'] for r in runs):>9.0f} "
+                f"{statistics.median(r['p50_us'] for r in runs) / 1e3:>7.2f} "
+                f"{statistics.median(r['p99_us'] for r in runs) / 1e3:>7.2f} "
+                f"{statistics.median(r['cpu_us'] for r in runs):>6.1f} {ratio:>6} "
+                f"{' '.join(f'{x:.2f}' for x in ratios)}"
+            )
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", default=os.environ.get("ADDRESS_INDEX", "indexes/current"))
     ap.add_argument("--workers", default="uvicorn", help=f"comma list of {', '.join(WORKERS)}")
     ap.add_argument("--processes", type=int, default=None, help="gunicorn workers (default: cores)")
+    ap.add_argument("--stores", default="sqlite", help=f"comma list of key stores: {', '.join(STORES)}")
+    ap.add_argument("--redis-url", help="use this Redis (redis://...) instead of starting one")
     ap.add_argument("--limits", default="1,5,10")
-    ap.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
-    ap.add_argument("--warmup", type=int, default=2, help="seconds of wrk before each server")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of every (store, limit) and fixed body")
+    ap.add_argument("--duration", type=int, default=6, help="seconds per wrk run")
+    ap.add_argument("--warmup", type=int, default=2, help="seconds of wrk before the first run of each")
     ap.add_argument("--connections", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2, help="wrk threads")
     ap.add_argument("--queries", default=str(QUERIES))
     ap.add_argument("--json", help="append one JSON line per run to this file")
     ap.add_argument("--no-trivial", action="store_true", help="skip the fixed-body app")
+    ap.add_argument(
+        "--canned",
+        action="store_true",
+        help="also the service with the engine's answers looked up (canned_app.py): the engine's share",
+    )
+    ap.add_argument("--profile", help="record one worker of each service with py-spy into this directory")
     args = ap.parse_args()
     if shutil.which("wrk") is None:
         ap.error("wrk is not installed (Debian package wrk)")
     limits = [int(x) for x in args.limits.split(",")]
+    stores = args.stores.split(",")
+    if unknown := set(stores) - set(STORES):
+        ap.error(f"unknown key store {', '.join(sorted(unknown))}; choose from {', '.join(STORES)}")
+    workers = args.workers.split(",")
+    if unknown := set(workers) - set(WORKERS):
+        ap.error(f"unknown worker {', '.join(sorted(unknown))}; choose from {', '.join(WORKERS)}")
 
     sys.path.insert(0, str(REPO))
     import engine
@@ -137,71 +295,108 @@ def main() -> int:
         sizes[limit] = round(sum(len(index.suggest_json(q, limit=limit)) for q in queries) / len(queries))
         (tmp / f"fixed-{limit}.txt").write_text(f"/fixed/{limit}\n")
     del index
+    (tmp / "queries.txt").write_text("".join(f"{q}\n" for q in queries), encoding="utf-8")
+    profile = Path(args.profile) if args.profile else None
+    if profile is not None:
+        profile.mkdir(parents=True, exist_ok=True)
 
-    keystore = tmp / "keys.sqlite3"
-    key = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "server",
-            "--keystore",
-            str(keystore),
-            "keys",
-            "create",
-            "--name",
-            "bench",
-            "--rate",
-            "1e9",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.splitlines()[-1]
-    env = {
-        "ADDRESS_INDEX": args.index,
-        "ADDRESS_KEYSTORE": str(keystore),
-        "TRIVIAL_BODY_BYTES": ",".join(f"{k}:{v}" for k, v in sizes.items()),
-        "PROMETHEUS_MULTIPROC_DIR": str(tmp / "metrics"),
-    }
-    if args.processes:
-        env["ADDRESS_WORKERS"] = str(args.processes)
-    print(f"index {os.path.realpath(args.index)}; {len(queries)} queries; mean body bytes {sizes}")
-    print(f"wrk -t{args.threads} -c{args.connections} -d{args.duration}s; logs in {tmp}")
-    print(f"load average before the runs: {os.getloadavg()[0]:.2f} (other work skews results)")
-    print(f"{'worker':<8} {'app':<8} {'limit':>5} {'req/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'non2xx':>6} {'errors':>6}")
+    started: list[Gunicorn | Redis] = []
     results = []
-    for worker in args.workers.split(","):
-        asgi = worker in ("uvicorn", "asgi")
-        targets = [("service", None, "paths")]
-        if not args.no_trivial:
-            app = "trivial_app:asgi_app" if asgi else "trivial_app:wsgi_app"
-            targets.append(("trivial", app, "fixed"))
-        for name, app, prefix in targets:
-            server = Gunicorn(worker, app, env, tmp / f"gunicorn-{worker}-{name}.log")
-            try:
-                wait_ready(
-                    f"{server.base}/healthz" if app is None else f"{server.base}/fixed/{limits[0]}",
-                    time.monotonic() + 60,
-                )
+    try:
+        keystores = {}
+        for store in stores:
+            if store == "sqlite":
+                keystores[store] = str(tmp / "keys.sqlite3")
+            elif args.redis_url:
+                keystores[store] = args.redis_url
+            else:
+                redis = Redis(tmp)
+                started.append(redis)
+                keystores[store] = redis.url
+        keys = {store: create_key(keystore) for store, keystore in keystores.items()}
+        base_env = {
+            "ADDRESS_INDEX": args.index,
+            "TRIVIAL_BODY_BYTES": ",".join(f"{k}:{v}" for k, v in sizes.items()),
+        }
+        if args.processes:
+            base_env["ADDRESS_WORKERS"] = str(args.processes)
+        print(f"index {os.path.realpath(args.index)}; {len(queries)} queries; mean body bytes {sizes}")
+        print(f"wrk -t{args.threads} -c{args.connections} -d{args.duration}s, {args.repeat} rounds; logs in {tmp}")
+        print(f"key stores: {', '.join(f'{s} {k}' for s, k in keystores.items())}")
+        print(f"load average before the runs: {os.getloadavg()[0]:.2f} (other work skews results)")
+        head = ("worker", "app", "limit", "req/s", "p50 ms", "p99 ms", "non2xx", "errors", "cpu µs")
+        print("{:<8} {:<16} {:>5} {:>9} {:>7} {:>7} {:>6} {:>6} {:>6}".format(*head))
+        summary = []
+        for worker in workers:
+            asgi = worker in ("uvicorn", "asgi")
+            # (name, gunicorn app or None for the service, path-file prefix, key)
+            targets: list[tuple[str, Gunicorn, str, str]] = []
+            for store in stores:
+                env = {
+                    **base_env,
+                    "ADDRESS_KEYSTORE": keystores[store],
+                    "PROMETHEUS_MULTIPROC_DIR": str(tmp / f"metrics-{worker}-{store}"),
+                }
+                server = Gunicorn(worker, None, env, tmp / f"gunicorn-{worker}-{store}.log")
+                started.append(server)
+                targets.append((f"service-{store}", server, "paths", keys[store]))
+            if args.canned:
+                app = "canned_app:asgi_app" if asgi else "canned_app:wsgi_app"
+                env = {
+                    **base_env,
+                    "ADDRESS_KEYSTORE": keystores[stores[0]],
+                    "PROMETHEUS_MULTIPROC_DIR": str(tmp / f"metrics-{worker}-canned"),
+                    "CANNED_QUERIES": str(tmp / "queries.txt"),
+                    "CANNED_LIMITS": ",".join(map(str, limits)),
+                }
+                server = Gunicorn(worker, app, env, tmp / f"gunicorn-{worker}-canned.log")
+                started.append(server)
+                targets.append((CANNED, server, "paths", keys[stores[0]]))
+            if not args.no_trivial:
+                app = "trivial_app:asgi_app" if asgi else "trivial_app:wsgi_app"
+                env = {**base_env, "PROMETHEUS_MULTIPROC_DIR": str(tmp / f"metrics-{worker}-fixed")}
+                server = Gunicorn(worker, app, env, tmp / f"gunicorn-{worker}-fixed.log")
+                started.append(server)
+                targets.append((FIXED, server, "fixed", keys[stores[0]]))
+            for name, server, _, _ in targets:
+                ready = "/healthz" if name != FIXED else f"/fixed/{limits[0]}"
+                wait_ready(server.base + ready, time.monotonic() + 120)
+            for repeat in range(args.repeat):
                 for limit in limits:
-                    paths = tmp / f"{prefix}-{limit}.txt"
-                    if args.warmup:
-                        warm = argparse.Namespace(**{**vars(args), "duration": args.warmup})
-                        wrk(server.base, paths, key, warm)
-                    r = wrk(server.base, paths, key, args)
-                    r.update(worker=worker, app=name, limit=limit, body_bytes=sizes[limit])
-                    results.append(r)
-                    errors = r["connect_errors"] + r["read_errors"] + r["write_errors"]
-                    errors += r["timeouts"]
-                    print(
-                        f"{worker:<8} {name:<8} {limit:>5} {r['rps']:>9.0f} "
-                        f"{r['p50_us'] / 1e3:>7.2f} {r['p99_us'] / 1e3:>7.2f} "
-                        f"{r['non_2xx']:>6} {errors:>6}",
-                        flush=True,
-                    )
-            finally:
+                    # alternate the order, so that neither side always runs on a warmer machine
+                    for name, server, prefix, key in targets if repeat % 2 == 0 else targets[::-1]:
+                        paths = tmp / f"{prefix}-{limit}.txt"
+                        if repeat == 0 and args.warmup:
+                            wrk(server.base, paths, key, args, args.warmup)
+                        profiler = None
+                        if profile is not None:
+                            out = profile / f"{name.removeprefix('service-')}-limit{limit}-{repeat}.txt"
+                            profiler = Profiler(server, out, args.duration)
+                        cpu = server.cpu_seconds()
+                        r = wrk(server.base, paths, key, args, args.duration)
+                        r["cpu_us"] = (server.cpu_seconds() - cpu) / max(1, r["requests"]) * 1e6
+                        if profiler is not None:
+                            profiler.wait()
+                        r.update(worker=worker, app=name, limit=limit, body_bytes=sizes[limit], repeat=repeat)
+                        r["load_average"] = os.getloadavg()[0]
+                        results.append(r)
+                        print(
+                            f"{worker:<8} {name:<16} {limit:>5} {r['rps']:>9.0f} "
+                            f"{r['p50_us'] / 1e3:>7.2f} {r['p99_us'] / 1e3:>7.2f} "
+                            f"{r['non_2xx']:>6} {_errors(r):>6} {r['cpu_us']:>6.1f}",
+                            flush=True,
+                        )
+            for _, server, _, _ in targets:
                 server.stop()
+                started.remove(server)
+            summary += summarize(results, stores, limits, worker)
+        print(f"\nmedians over {args.repeat} rounds; ratio: median of the rounds' service / fixed body req/s")
+        print(f"{'worker':<8} {'app':<16} {'limit':>5} {'req/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'cpu µs':>6} "
+              f"{'ratio':>6} ratios")
+        print("\n".join(summary))
+    finally:
+        for proc in reversed(started):
+            proc.stop()
     if args.json:
         with open(args.json, "a") as f:
             for r in results:

@@ -1,0 +1,162 @@
+"""The request path without the network: the ASGI app called directly, CPU µs per request.
+
+    python benchmarks/http/inprocess.py --index indexes/current [--limit 5] [--requests 3000]
+                                        [--repeat 15] [--profile out.prof]
+
+Calls, in turn and ``--repeat`` times, with the first ``--requests`` queries of
+``../shared/eval/queries-public.jsonl``: the service's ASGI app (keys, limits and metrics on,
+as under gunicorn); the same app whose index looks the answers up instead of searching
+("canned": all of the request path but the engine); the fixed-body app of ``trivial_app.py``
+with a body of the same mean size; and the engine alone (``suggest_json``). It prints the
+best and the median process CPU time per request of each (CPU time, not wall time: a busy
+machine takes the core away from a process, not the instructions), then ours (canned - fixed
+body: keys, limits, metrics, parameters, CORS) and the engine inside the service (service -
+canned). These move by about a microsecond between runs on a busy machine, where wrk's req/s
+move by 10-50 %. ``--profile`` writes a cProfile of the service's requests (view it with
+``python -m pstats``; the engine is compiled, so its time shows as the resource's own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+QUERIES = REPO.parent / "shared" / "eval" / "queries-public.jsonl"
+
+
+class _CannedIndex:
+    """The index's answers to the benchmark's queries, looked up instead of searched: the
+    service with it costs all of the request path but the engine."""
+
+    def __init__(self, index, queries: list[str], limit: int) -> None:  # noqa: ANN001
+        self.manifest = index.manifest
+        self._answers = {q: index.suggest_json(q, limit=limit) for q in queries}
+
+    def suggest_json(self, q: str, **kw: object) -> bytes:
+        return self._answers[q]
+
+
+def _scope(path: str, query: bytes, headers: list[tuple[bytes, bytes]]) -> dict:
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": query,
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+        "state": {},
+    }
+
+
+async def _run(app, scopes: list[dict]) -> tuple[float, int]:
+    """Call ``app`` once per scope; return (seconds, bytes of the bodies)."""
+    sent = 0
+    status = []
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict) -> None:
+        nonlocal sent
+        if message["type"] == "http.response.start":
+            status.append(message["status"])
+        else:
+            sent += len(message.get("body", b""))
+
+    start = time.process_time()
+    for scope in scopes:
+        await app(scope, receive, send)
+    seconds = time.process_time() - start
+    bad = [s for s in status if s != 200]
+    if bad:
+        raise SystemExit(f"{len(bad)} answers were not 200 (first: {bad[0]})")
+    return seconds, sent
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--index", default=os.environ.get("ADDRESS_INDEX", "indexes/current"))
+    ap.add_argument("--limit", type=int, default=5)
+    ap.add_argument("--requests", type=int, default=3_000, help="requests per measurement")
+    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--queries", default=str(QUERIES))
+    ap.add_argument("--profile", help="write a cProfile of the service's requests here")
+    args = ap.parse_args()
+
+    sys.path.insert(0, str(REPO))
+    sys.path.insert(0, str(HERE))
+    import engine
+    from server.app import create_app
+    from server.auth import KeyStore
+    from server.config import Config
+
+    tmp = Path(tempfile.mkdtemp(prefix="inprocess-bench-"))
+    key = KeyStore(str(tmp / "keys.sqlite3")).create("bench", 1e9)
+    index = engine.AddressIndex.open(os.path.realpath(args.index))
+    queries = [json.loads(line)["q"] for line in open(args.queries, encoding="utf-8")]
+    queries = (queries * (args.requests // len(queries) + 1))[: args.requests]
+    size = round(sum(len(index.suggest_json(q, limit=args.limit)) for q in queries[:2000]) / min(2000, len(queries)))
+    os.environ["TRIVIAL_BODY_BYTES"] = f"{args.limit}:{size}"
+    import trivial_app
+
+    config = Config(keystore_path=str(tmp / "keys.sqlite3"))
+    app = create_app(index, config, asgi=True)
+    canned = create_app(_CannedIndex(index, queries, args.limit), config, asgi=True)
+    headers = [(b"host", b"127.0.0.1:8000"), (b"authorization", f"Bearer {key}".encode())]
+    service = [
+        _scope("/v1/address", urlencode({"country": "NLD", "q": q, "limit": args.limit}).encode(), headers)
+        for q in queries
+    ]
+    fixed = [_scope(f"/fixed/{args.limit}", b"", headers) for _ in queries]
+
+    def engine_alone() -> float:
+        start = time.process_time()
+        for q in queries:
+            index.suggest_json(q, limit=args.limit)
+        return time.process_time() - start
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(_run(app, service[:2000]))  # warm the caches and the key table
+    times: dict[str, list[float]] = {"service": [], "canned": [], "fixed": [], "engine": []}
+    for _ in range(args.repeat):
+        times["service"].append(loop.run_until_complete(_run(app, service))[0])
+        times["canned"].append(loop.run_until_complete(_run(canned, service))[0])
+        times["fixed"].append(loop.run_until_complete(_run(trivial_app.asgi_app, fixed))[0])
+        times["engine"].append(engine_alone())
+    if args.profile:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        loop.run_until_complete(_run(app, service))
+        profiler.disable()
+        profiler.dump_stats(args.profile)
+    n = len(queries)
+    print(f"{n} requests x {args.repeat}, limit {args.limit}, mean body {size} bytes; µs per request")
+    print(f"{'':<8} {'best':>7} {'median':>7}")
+    med = {}
+    for name, values in times.items():
+        best, med[name] = min(values) / n * 1e6, statistics.median(values) / n * 1e6
+        print(f"{name:<8} {best:>7.1f} {med[name]:>7.1f}")
+    print(f"ours (canned - fixed): {med['canned'] - med['fixed']:.1f} µs: keys, limits, metrics, parameters, CORS")
+    print(f"engine inside the service (service - canned): {med['service'] - med['canned']:.1f} µs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
