@@ -198,19 +198,23 @@ def test_gunicorn_answers_at_once_while_the_store_is_locked(live_server):
     live = live_server()
     writer = sqlite3.connect(live.keystore, timeout=1)
     writer.execute("BEGIN EXCLUSIVE")
-    slowest, statuses = 0.0, []
+    durations, statuses = [], []
     try:
         end = time.monotonic() + 4  # several refreshes of both workers
         while time.monotonic() < end:
             start = time.monotonic()
             statuses.append(live.address("kerkstraat")[0])
-            slowest = max(slowest, time.monotonic() - start)
+            durations.append(time.monotonic() - start)
     finally:
         writer.rollback()
         writer.close()
     assert set(statuses) == {200}
-    # a refresh on the request path waited 0.5 s for the lock (sqlite's busy timeout)
-    assert slowest < 0.25, f"a request took {slowest:.3f} s"
+    # a refresh on the request path waited up to 0.5 s for the lock (the reader's sqlite busy
+    # timeout; p99 0.49 s): each worker refreshes every second, so about 8 of these requests
+    # took 0.4 s or more. NOTE: not a bound on one request's time: on a loaded machine (load
+    # average 8-12) one request in a few hundred took 0.6 s for want of a core, no lock wait.
+    waited = [round(d, 3) for d in durations if d >= 0.4]
+    assert len(waited) <= 2, f"{len(waited)} of {len(durations)} requests took 0.4 s or more: {waited}"
 
 
 class Clock:
