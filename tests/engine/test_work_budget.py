@@ -12,6 +12,11 @@ from engine import _core
 QUERIES = ["kerkstraat 1", "d b br br 1 o b b 9288 b br", "a b c d e f g h i j", "van der k 1", "1012 lg 1"]
 
 
+def answers(index, queries: list[str]) -> list[bytes]:
+    """The bodies of every query at limits 1, 5 and 10."""
+    return [index.suggest_json(q, limit=limit) for q in queries for limit in (1, 5, 10)]
+
+
 @pytest.fixture
 def budget():
     yield _core._set_work_budget
@@ -28,10 +33,9 @@ def test_a_spent_budget_stops_the_search(sample_index, budget):
 
 def test_the_default_budget_leaves_ordinary_answers_alone(sample_index, budget):
     budget(25_000)
-    default = [sample_index.suggest_json(q, limit=limit) for q in QUERIES for limit in (1, 5, 10)]
+    default = answers(sample_index, QUERIES)
     budget(10**15)
-    unbounded = [sample_index.suggest_json(q, limit=limit) for q in QUERIES for limit in (1, 5, 10)]
-    assert default == unbounded
+    assert answers(sample_index, QUERIES) == default
 
 
 # the slips looked up have a budget of their own (engine/_typo.pxi `_slip_budget`): a query of
@@ -55,15 +59,14 @@ def test_a_spent_slip_budget_looks_up_no_slips(sample_index, slip_budget):
 
 def test_the_default_slip_budget_leaves_answers_with_slips_alone(sample_index, slip_budget):
     slip_budget(40_000)
-    default = [sample_index.suggest_json(q, limit=limit) for q in SLIPPED for limit in (1, 5, 10)]
+    default = answers(sample_index, SLIPPED)
     slip_budget(10**15)
-    unbounded = [sample_index.suggest_json(q, limit=limit) for q in SLIPPED for limit in (1, 5, 10)]
-    assert default == unbounded
+    assert answers(sample_index, SLIPPED) == default
 
 
 def test_a_word_repeated_is_read_the_same_each_time(sample_index):
-    # each word's slips are looked up once per query and remembered: the answer of a query
-    # does not depend on what an earlier query looked up, nor on the order of the words
+    # each word's slips are looked up once per query and remembered for that query only: the
+    # answer of a query does not depend on what an earlier query looked up
     alone = sample_index.suggest_json("wihelminastrat 1", limit=5)
     sample_index.suggest_json("wihelminastrat wihelminastrat wihelminastrat 1", limit=5)
     assert sample_index.suggest_json("wihelminastrat 1", limit=5) == alone

@@ -119,13 +119,9 @@ def test_a_store_this_user_cannot_read_is_503_then_recovers():
         shutil.rmtree(tmp)
 
 
-def test_a_request_never_waits_for_the_store(tmp_path):
-    """With its reader thread running, a worker answers from the table it has, whatever the
-    store is doing (here: blocked, as behind another process's BEGIN EXCLUSIVE)."""
-    store = KeyStore(str(tmp_path / "k.sqlite3"))
-    key = store.create("a", 100)
-    auth = Authenticator(store, refresh_seconds=0.05)
-    auth.start()
+def block_reads(store: KeyStore) -> tuple[threading.Event, threading.Event]:
+    """Make every read of ``store`` block, as behind another process's BEGIN EXCLUSIVE: the
+    first event is set once a read is inside the store, and setting the second lets it go on."""
     blocked, release = threading.Event(), threading.Event()
     active = store.active
 
@@ -135,6 +131,17 @@ def test_a_request_never_waits_for_the_store(tmp_path):
         return active()
 
     store.active = stuck_active
+    return blocked, release
+
+
+def test_a_request_never_waits_for_the_store(tmp_path):
+    """With its reader thread running, a worker answers from the table it has, whatever the
+    store is doing (here: blocked, as behind another process's BEGIN EXCLUSIVE)."""
+    store = KeyStore(str(tmp_path / "k.sqlite3"))
+    key = store.create("a", 100)
+    auth = Authenticator(store, refresh_seconds=0.05)
+    auth.start()
+    blocked, release = block_reads(store)
     try:
         assert blocked.wait(5)  # the reader is inside the store now
         answers = []
@@ -255,15 +262,7 @@ def test_a_reader_stuck_in_a_read_is_a_failing_store(tmp_path):
     key = store.create("a", 100)
     clock = Clock()
     auth = Authenticator(store, refresh_seconds=0.05, clock=clock)
-    blocked, release = threading.Event(), threading.Event()
-    active = store.active
-
-    def stuck_active():
-        blocked.set()
-        release.wait()
-        return active()
-
-    store.active = stuck_active
+    blocked, release = block_reads(store)
     auth.start()
     try:
         assert blocked.wait(5)

@@ -33,13 +33,17 @@ def cli(*args: str, keystore: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def service(index):
-    """``service(url, **config)``: the app on that store, and its parts; stopped (threads,
-    connections) after the test."""
+    """``service(url, running=False, **config)``: the app on that store, and its parts, with the
+    key reader and limiter threads started when ``running``; stopped (threads, connections)
+    after the test."""
     made = []
 
-    def make(url: str, **config: object):
+    def make(url: str, *, running: bool = False, **config: object):
         app, svc = _build(index, Config(keystore_path=url, **config), asgi=False)
         made.append(svc)
+        if running:
+            svc.auth.start()
+            svc.auth.limiter.start()
         return falcon.testing.TestClient(app), svc
 
     yield make
@@ -145,9 +149,7 @@ def test_new_and_revoked_keys_reach_a_worker_by_message_within_a_second(redis_se
 def test_redis_down_serves_known_keys_refuses_unknown_ones_and_recovers(redis_server, redis_store, service):
     store = redis_store
     known = store.create("known", 1e6)
-    client, svc = service(redis_server.url)
-    svc.auth.start()
-    svc.auth.limiter.start()
+    client, svc = service(redis_server.url, running=True)
     try:
         assert client.simulate_get("/v1/address", query_string=QUERY, headers=bearer(known)).status_code == 200
         ready = client.simulate_get("/readyz")
@@ -276,9 +278,7 @@ def test_a_frozen_redis_never_slows_a_known_key(redis_server, redis_store, servi
     """Redis that accepts connections and never answers (SIGSTOP): the request path never waits."""
     store = redis_store
     known = store.create("known", 1e6)
-    client, svc = service(redis_server.url)
-    svc.auth.start()
-    svc.auth.limiter.start()
+    client, svc = service(redis_server.url, running=True)
     try:
         assert client.simulate_get("/v1/address", query_string=QUERY, headers=bearer(known)).status_code == 200
         redis_server.pause()
