@@ -202,13 +202,13 @@ def wrk(url: str, paths: Path, key: str, args: argparse.Namespace, duration: int
 class Profiler:
     """py-spy recording one worker of a server for the length of one wrk run."""
 
-    def __init__(self, server: Gunicorn, out: Path, duration: int) -> None:
+    def __init__(self, server: Gunicorn, out: Path, duration: int, rate: int = 50) -> None:
         binary = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
         pids = server.workers()
         if not pids or not Path(binary).exists():
             raise SystemExit("--profile needs py-spy (pip install -e '.[bench]') and a running worker")
         self.proc = subprocess.Popen(
-            [binary, "record", "--pid", str(pids[0]), "--duration", str(duration), "--rate", "50",
+            [binary, "record", "--pid", str(pids[0]), "--duration", str(duration), "--rate", str(rate),
              "--format", "raw", "--output", str(out), "--nonblocking"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -269,6 +269,7 @@ def main() -> int:
         help="also the service with the engine's answers looked up (canned_app.py): the engine's share",
     )
     ap.add_argument("--profile", help="record one worker of each service with py-spy into this directory")
+    ap.add_argument("--profile-rate", type=int, default=50, help="py-spy samples per second (--profile)")
     args = ap.parse_args()
     if shutil.which("wrk") is None:
         ap.error("wrk is not installed (Debian package wrk)")
@@ -371,7 +372,7 @@ def main() -> int:
                         profiler = None
                         if profile is not None:
                             out = profile / f"{name.removeprefix('service-')}-limit{limit}-{repeat}.txt"
-                            profiler = Profiler(server, out, args.duration)
+                            profiler = Profiler(server, out, args.duration, args.profile_rate)
                         cpu = server.cpu_seconds()
                         r = wrk(server.base, paths, key, args, args.duration)
                         r["cpu_us"] = (server.cpu_seconds() - cpu) / max(1, r["requests"]) * 1e6
