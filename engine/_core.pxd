@@ -255,6 +255,7 @@ cdef struct Search:
     int deferred        # ... and they did wait
     int32_t province    # a province typed at the end, left out as a word: only its streets
                         # (string id), -1 when none
+    int left_out        # the answer is of the query without its notes or addressee lines
     int near_number     # the last retry: no address has the typed house number, so the
                         # nearest numbers of each street (_near_numbers)
     int64_t slip_work   # slips looked up for the whole query: SLIP_PER_PROBE per deletion

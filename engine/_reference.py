@@ -46,7 +46,19 @@ from . import params
 from ._core import SIZES, check_arguments
 from .normalize import FOLD_LIMIT, fold_table
 from .vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET
-from .words import COUNTRY_WORDS, FLOOR_WORDS, LABEL_WORDS, NUMBER_WORDS, REGION_PROVINCE, REGION_WORDS
+from .words import (
+    ADDRESSEE_WORDS,
+    COUNTRY_WORDS,
+    FLOOR_WORDS,
+    LABEL_WORDS,
+    LINE_BREAKS,
+    NOTE_CLOSE,
+    NOTE_OPEN,
+    NUMBER_WORDS,
+    REGION_PROVINCE,
+    REGION_WORDS,
+    STREET_SUFFIXES,
+)
 
 f32 = np.float32
 
@@ -125,16 +137,59 @@ def _is_letter(c: str) -> bool:
     return ord(c) < FOLD_LIMIT and _FOLD[ord(c)][:1].isalpha()
 
 
-def fold_query(q: str) -> str:
+def fold_query(q: str, *, layout: bool = False) -> str:
     """Map each code point through the shared fold table (>= FOLD_LIMIT: a separator). An
-    apostrophe between a lone letter and a word glues them ("a'dam" is "adam")."""
+    apostrophe between a lone letter and a word glues them ("a'dam" is "adam"). With `layout`,
+    brackets and line breaks fold to "(", ")" and "," (the engine's `_prepare`)."""
+    layout_marks = _LAYOUT if layout else {}
     out = []
     for i, c in enumerate(q):
         if (c in "'\u2019\u2018`" and 0 < i < len(q) - 1 and _is_letter(q[i - 1]) and _is_letter(q[i + 1])
                 and (i == 1 or not _is_letter(q[i - 2]))):
             continue
-        out.append(_FOLD[ord(c)] if ord(c) < FOLD_LIMIT else " ")
+        out.append(layout_marks.get(c) or (_FOLD[ord(c)] if ord(c) < FOLD_LIMIT else " "))
     return "".join(out)
+
+
+_UNMARK = str.maketrans("(),", "   ")
+_LAYOUT = {c: mark for chars, mark in ((NOTE_OPEN, "("), (NOTE_CLOSE, ")"), (LINE_BREAKS, ",")) for c in chars}
+_ADDRESSEE = [tuple(w.split()) for w in ADDRESSEE_WORDS]
+
+
+def without_noise(folded: str, tier: int) -> str | None:
+    """The folded query without its notes in brackets (tier 1), and also without the lines that
+    name whom it is for (tier 2), as spaces; None when the tier leaves out nothing more than the
+    one before, or leaves nothing (the engine's `_without_noise`)."""
+    out = []
+    depth = 0
+    dropped = False
+    for c in folded:
+        if c == "(":
+            depth += 1
+            out.append(" ")
+        elif c == ")":
+            depth = max(0, depth - 1)
+            out.append(" ")
+        elif depth:
+            dropped = dropped or c.isalnum()
+            out.append(" ")
+        else:
+            out.append(c)
+    text = "".join(out)
+    if tier == 2:
+        dropped = False
+        parts = text.split(",", MAX_TOKENS)
+        first_num = next((g for g, p in enumerate(parts) if any(c.isdigit() for c in p)), -1)
+        last_words = max((g for g, p in enumerate(parts) if any(c.isalnum() for c in p)), default=-1)
+        for g, p in enumerate(parts):
+            if not any(c.isalnum() for c in p) or any(c.isdigit() for c in p):
+                continue
+            if any(tuple(p.split()[:len(w)]) == w for w in _ADDRESSEE) or 0 <= first_num < last_words and g < first_num:
+                parts[g] = " " * len(p)
+                dropped = True
+        text = ",".join(parts)
+    text = text.replace(",", " ")
+    return text if dropped and any(c.isalnum() for c in text) else None
 
 
 @dataclass
@@ -441,12 +496,22 @@ class ReferenceIndex:
         if flat is not None:
             focus = (flat, flon, math.cos(flat * math.pi / 180.0))
         s = Search(limit=limit, focus=focus)
-        s.tokens = tokenise(fold_query(q))
+        folded = fold_query(q, layout=True)
+        plain = folded.translate(_UNMARK)
+        s.tokens = tokenise(plain)
         if not s.tokens:
             return []
         s.defer_slips = 1 < len(s.tokens) <= DROP_MAX_TOKENS
         self.read(s)
         s.defer_slips = False
+        for tier in (1, 2):
+            # nothing found: without the notes, then also without the addressee lines
+            clean = None if s.cands or folded == plain else without_noise(folded, tier)
+            if clean is not None:
+                s.tokens = tokenise(clean)
+                s.defer_slips = 1 < len(s.tokens) <= DROP_MAX_TOKENS
+                self.read(s)
+                s.defer_slips = False
         if not s.cands and len(s.tokens) <= DROP_MAX_TOKENS:
             s.max_pass = 2          # a retry looks for one slip only in words matching nothing
             tokens = s.tokens
@@ -587,6 +652,8 @@ class ReferenceIndex:
         drop = [nothing[i] or (i + 1 < n and not tokens[i].digits and tokens[i + 1].digits > 0
                                and tokens[i].text in NUMBER_WORDS)
                 or (not tokens[i].digits and tokens[i].text in LABEL_WORDS) for i in range(n)]
+        loose = list(loose)
+        keep_street(tokens, drop, loose)
         region = [False] * n
         i = n - 1
         while i >= 0 and sum(region) < 3:
@@ -1512,6 +1579,27 @@ def _letter_counts(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
         for c in w:
             hist[t, alphabet.index(c)] += 1
     return hist, np.array([len(w) for w in words], dtype=np.int64)
+
+
+def street_form(word: str) -> bool:
+    """Does the word end as a street name does, with 3+ letters before it?"""
+    return any(len(word) >= len(x) + 3 and word.endswith(x) for x in STREET_SUFFIXES)
+
+
+def keep_street(tokens: list[Token], drop: list[bool], loose: list[bool]) -> None:
+    """Never leave out the street typed: a word of a street's form, and the words right before
+    the house number when all of them would be left out (the engine's `_keep_street`)."""
+    k = next((i for i in range(1, len(tokens)) if number_like(tokens[i]) and not tokens[i - 1].digits
+              and not (tokens[i].digits == 4 and len(tokens[i].text) == 6)), -1)
+    j = k - 1
+    all_gone = True
+    while k > 0 and j >= 0 and not tokens[j].digits:
+        all_gone = all_gone and (drop[j] or loose[j])
+        j -= 1
+    for i, t in enumerate(tokens):
+        if not t.digits and ((k > 0 and all_gone and j < i < k) or street_form(t.text)):
+            drop[i] = False
+            loose[i] = False
 
 
 def postcode_at(tokens: list[Token], gone: list[bool], k: int) -> bool:
