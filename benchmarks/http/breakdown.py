@@ -20,36 +20,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
-import tempfile
 import time
 import types
 from pathlib import Path
-from urllib.parse import urlencode
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 QUERIES = REPO.parent / "shared" / "eval" / "queries-public.jsonl"
-
-
-def _scope(path: str, query: bytes, headers: list[tuple[bytes, bytes]]) -> dict:
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": query,
-        "root_path": "",
-        "headers": headers,
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-        "state": {},
-    }
 
 
 def main() -> int:
@@ -60,33 +39,19 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=9)
     args = ap.parse_args()
 
-    sys.path.insert(0, str(REPO))
     sys.path.insert(0, str(HERE))
-    from inprocess import _CannedIndex
+    from inprocess import Bench, _CannedIndex, _scope
 
-    import engine
+    bench = Bench(args.index, str(QUERIES), args.requests, args.limit, "breakdown-")
     import server.resources as resources
     from server.app import _build
-    from server.auth import KeyStore
-    from server.config import Config
     from server.params import parse_query
 
-    tmp = Path(tempfile.mkdtemp(prefix="breakdown-"))
-    key = KeyStore(str(tmp / "keys.sqlite3")).create("bench", 1e9)
-    index = engine.AddressIndex.open(os.path.realpath(args.index))
-    queries = [json.loads(line)["q"] for line in open(QUERIES, encoding="utf-8")][: args.requests]
-    size = round(sum(len(index.suggest_json(q, limit=args.limit)) for q in queries) / len(queries))
-    os.environ["TRIVIAL_BODY_BYTES"] = f"{args.limit}:{size}"
-    import trivial_app
-
-    config = Config(keystore_path=str(tmp / "keys.sqlite3"))
-    real, _ = _build(index, config, asgi=True)
-    app, service = _build(_CannedIndex(index, queries, args.limit), config, asgi=True)
-    headers = [(b"host", b"127.0.0.1:8000"), (b"user-agent", b"wrk"), (b"authorization", f"Bearer {key}".encode())]
-    scopes = [_scope("/v1/address", urlencode({"country": "NLD", "q": q, "limit": args.limit}).encode(), headers)
-              for q in queries]
-    health = [_scope("/healthz", b"", headers) for _ in queries]
-    fixed = [_scope(f"/fixed/{args.limit}", b"", headers) for _ in queries]
+    index, queries, key, trivial_app = bench.index, bench.queries, bench.key, bench.trivial_app
+    real, _ = _build(index, bench.config, asgi=True)
+    app, service = _build(_CannedIndex(index, queries, args.limit), bench.config, asgi=True)
+    scopes, fixed = bench.service, bench.fixed
+    health = [_scope("/healthz", b"", bench.headers) for _ in queries]
     loop = asyncio.new_event_loop()
 
     async def receive() -> dict:
