@@ -502,10 +502,10 @@ class ReferenceIndex:
             end = prev[end]
         return cuts[::-1]
 
-    def glue_spell(self, tokens: list[Token], broad: bool) -> str | None:
+    def glue_spell(self, tokens: list[Token], broad: bool, split: int = 0) -> str | None:
         """The query with its glued words cut (the engine's `_glue_spell`), or None."""
         out: list[str] = []
-        glued = m = 0
+        glued = m = splits = 0
         for i, t in enumerate(tokens):
             text, at, last = t.text, t.digits, i == len(tokens) - 1
             cuts = None
@@ -521,13 +521,19 @@ class ReferenceIndex:
                                                        and not self.addition_prefix(text[at:]))):
                 cuts = self.segment(text[at:], True, last, False)
                 glued += cuts is not None
-            if m + len(text) + len(cuts or ()) + 2 >= QUERY_BUFFER - 2:
+            if m + len(text) + len(cuts or ()) + 3 >= QUERY_BUFFER - 2:
                 return None
             word = text
             if cuts:
                 tail = text[at:]
                 pieces = [tail[a:b] for a, b in zip([0] + cuts[:-1], cuts, strict=True)]
-                word = text[:at] + ("" if at and cuts[0] <= 1 else " " if at else "") + " ".join(pieces)
+                number = text[:at]
+                if at and split > 0 and not splits:
+                    if at <= split:
+                        return None
+                    number = number[:split] + " " + number[split:]
+                    splits = 1
+                word = number + ("" if at and cuts[0] <= 1 else " " if at else "") + " ".join(pieces)
             out.append(word)
             m = len(" ".join(out))
         return " ".join(out) if glued else None
@@ -536,10 +542,16 @@ class ReferenceIndex:
         """Words typed glued, cut into registered words and read as typed (the engine's
         `_glue_reading`): the answer when that finds something, else None."""
         tokens, length = s.tokens, None
-        for broad in (False, True):
-            spelled = self.glue_spell(tokens, broad)
-            if spelled is None or (broad and len(spelled) == length):
+        digits = next((t.digits for t in tokens if 2 <= t.digits <= 5 and len(t.text) > t.digits), 0)
+        for tr in range(4):
+            split = digits - (tr - 1) if tr >= 2 else 0
+            if tr >= 2 and split < 1:
                 break
+            spelled = self.glue_spell(tokens, tr == 1, split)
+            if spelled is None:
+                break
+            if tr == 1 and len(spelled) == length:
+                continue
             length = len(spelled)
             s.tokens = tokenise(spelled)
             s.max_pass = 1
