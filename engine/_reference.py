@@ -502,14 +502,14 @@ class ReferenceIndex:
             end = prev[end]
         return cuts[::-1]
 
-    def glue_spell(self, tokens: list[Token], broad: bool, split: int = 0) -> str | None:
+    def glue_spell(self, tokens: list[Token], broad: bool, split: int = 0, words: bool = True) -> str | None:
         """The query with its glued words cut (the engine's `_glue_spell`), or None."""
         out: list[str] = []
         glued = m = splits = 0
         for i, t in enumerate(tokens):
             text, at, last = t.text, t.digits, i == len(tokens) - 1
             cuts = None
-            if not at and len(text) >= 5:
+            if not at and len(text) >= 5 and words:
                 lo, hi = self.prefix_range(text)
                 if lo >= hi or (broad and len(text) >= 8):
                     cuts = self.segment(text, False, last and lo >= hi, lo < hi)
@@ -561,6 +561,11 @@ class ReferenceIndex:
                 best = sorted(s.cands, key=lambda c: (-c.score, c.addr))
                 return [c.addr for c in best[:s.limit]]
             s.tokens = tokens
+        if length is not None:
+            # the letters glued after a number are words: the query goes on from them cut
+            spelled = self.glue_spell(tokens, False, 0, words=False)
+            if spelled is not None:
+                s.tokens = tokenise(spelled)
         return None
 
     def addition_prefix(self, word: str) -> bool:
@@ -603,6 +608,7 @@ class ReferenceIndex:
         glued = self.glue_reading(s)
         if glued is not None:
             return glued
+        s.defer_slips = 1 < len(s.tokens) <= DROP_MAX_TOKENS
         self.read(s)
         s.defer_slips = False
         for tier in (1, 2):

@@ -58,6 +58,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     if _glue_reading(d, s):
         _select(s, out, &n)
         return n
+    s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
     _read(d, s)
     s.defer_slips = 0
     tier = 1
@@ -168,13 +169,13 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
     return n
 
 
-cdef int _glue_spell(const Data* d, const Search* s, bint broad, int split, char* buf) noexcept nogil:
+cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int split, char* buf) noexcept nogil:
     """The query with its glued words cut (`_glue_reading`) into buf; its length, or -1 when
     no word is glued. broad: also cut the words of 8+ letters that start a registered word
     as typed but are two or more whole ones ("oudemolenweg"), when some word is glued. split
     > 0: the digits of the first number with words glued after it are a house number of that
     many digits and a numeric addition ("nassaustraat309enschede": 30-9); -1 when there are
-    not more digits than that."""
+    not more digits than that. words: 0 to cut only the letters glued to numbers."""
     cdef int cuts[SEG_MAX]
     cdef int i, k, p, m = 0, pieces, at, glued = 0, last, splits = 0
     cdef int32_t lo, hi
@@ -186,7 +187,7 @@ cdef int _glue_spell(const Data* d, const Search* s, bint broad, int split, char
         last = i == s.ntok - 1
         pieces = 0
         at = t.digits
-        if t.digits == 0 and t.len >= 5:
+        if t.digits == 0 and t.len >= 5 and words:
             _prefix_range(d, w, t.len, &lo, &hi)
             if lo >= hi or (broad and t.len >= 8):
                 pieces = _segment(d, w, t.len, False, last and lo >= hi, lo < hi, cuts)
@@ -254,7 +255,7 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
             split = digits - (tr - 1)
             if split < 1:
                 break
-        m = _glue_spell(d, s, broad, split, buf)
+        m = _glue_spell(d, s, True, broad, split, buf)
         if m < 0:
             break
         if tr == 1 and m == m0:
@@ -272,6 +273,16 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
         memcpy(s.q, orig, olen)
         s.qlen = olen
         _tokenise(s)
+    if m0 >= 0:
+        # letters glued after a number are words, whatever else the query holds: it goes on from
+        # them cut (slips, the nearest numbers: "kerkstraat12alphenaandenrijn", where house 12
+        # is not registered). (A word that starts nothing may hold a slip instead.)
+        m = _glue_spell(d, s, False, False, 0, buf)
+        if m >= 0:
+            memcpy(s.q, buf, m)
+            s.qlen = m
+            _tokenise(s)
+            s.left_out = 1
     return False
 
 
