@@ -108,6 +108,7 @@ DROP_MAX_TOKENS = SIZES["DROP_MAX_TOKENS"]  # ... when it has at most this many 
 RESPACE_TRIES = SIZES["RESPACE_TRIES"]      # respaced readings of such a query tried at most
 RESPACE_PROBES = SIZES["RESPACE_PROBES"]    # ... and prefix searches made to find them
 MAX_CUTS = SIZES["MAXCUT"]                  # spaces put into one typed word
+SEG_MAX = SIZES["SEG_MAX"]                  # glued words cut into tokens at most this long
 PREFIX_SLIP_MAX = SIZES["PREFIX_SLIP_MAX"]  # a slip-undone word starting more tokens counts for none
 PREFIX_SLIP_LEN = SIZES["PREFIX_SLIP_LEN"]  # slips in words still being typed: at most this long
 SAME_NUMBER_CAP = SIZES["SAME_NUMBER_CAP"]  # addresses with the typed number looked at in one run
@@ -465,6 +466,108 @@ class ReferenceIndex:
         """The groups listed under tokens lo..hi-1, token after token."""
         return self.a["v_post"][self.v_post_start[lo]:self.v_post_start[hi]].tolist()
 
+    def segment(self, w: str, letter_first: bool, prefix_end: bool, split: bool) -> list[int] | None:
+        """The ends of the fewest whole tokens w is glued from, or None (the engine's `_segment`:
+        a first piece of one letter with letter_first, a last piece that starts a token with
+        prefix_end when no cutting into whole ones exists; split: two pieces at least)."""
+        n = len(w)
+        if n > SEG_MAX:
+            return None
+        none = SEG_MAX + 1
+        best = [none] * (n + 1)
+        prev = [0] * (n + 1)
+        best[0] = 0
+        if letter_first and n > 1:
+            best[1], prev[1] = 1, 0
+        pbest, pprev = none, -1
+        for i in range(n):
+            if best[i] > SEG_MAX or best[i] >= MAX_CUTS + 2:
+                continue
+            for j in range(i + 1, n + 1):
+                lo, hi = self.prefix_range(w[i:j])
+                if lo >= hi:
+                    break
+                if len(self.vocab[lo]) == j - i and best[i] + 1 <= best[j] and not (split and j - i == n):
+                    best[j], prev[j] = best[i] + 1, i
+            else:
+                if prefix_end and n - i >= 3 and best[i] + 1 < pbest:
+                    pbest, pprev = best[i] + 1, i
+        if best[n] > SEG_MAX:
+            if pprev < 0:
+                return None
+            best[n], prev[n] = pbest, pprev
+        cuts, end = [], n
+        for _ in range(best[n]):
+            cuts.append(end)
+            end = prev[end]
+        return cuts[::-1]
+
+    def glue_spell(self, tokens: list[Token], broad: bool, split: int = 0, words: bool = True) -> str | None:
+        """The query with its glued words cut (the engine's `_glue_spell`), or None."""
+        out: list[str] = []
+        glued = m = splits = 0
+        for i, t in enumerate(tokens):
+            text, at, last = t.text, t.digits, i == len(tokens) - 1
+            cuts = None
+            if not at and len(text) >= 5 and words:
+                lo, hi = self.prefix_range(text)
+                if lo >= hi or (broad and len(text) >= 8):
+                    cuts = self.segment(text, False, last and lo >= hi, lo < hi)
+                    if cuts is None or len(cuts) < 2:
+                        cuts = None
+                    elif lo >= hi:
+                        glued += 1
+            elif 0 < at <= 5 and (len(text) - at >= 5 or (len(text) - at >= 3
+                                                       and not self.addition_prefix(text[at:]))):
+                cuts = self.segment(text[at:], True, last, False)
+                glued += cuts is not None
+            if m + len(text) + len(cuts or ()) + 3 >= QUERY_BUFFER - 2:
+                return None
+            word = text
+            if cuts:
+                tail = text[at:]
+                pieces = [tail[a:b] for a, b in zip([0] + cuts[:-1], cuts, strict=True)]
+                number = text[:at]
+                if at and split > 0 and not splits:
+                    if at <= split:
+                        return None
+                    number = number[:split] + " " + number[split:]
+                    splits = 1
+                word = number + ("" if at and cuts[0] <= 1 else " " if at else "") + " ".join(pieces)
+            out.append(word)
+            m = len(" ".join(out))
+        return " ".join(out) if glued else None
+
+    def glue_reading(self, s: Search) -> list[int] | None:
+        """Words typed glued, cut into registered words and read as typed (the engine's
+        `_glue_reading`): the answer when that finds something, else None."""
+        tokens, length = s.tokens, None
+        digits = next((t.digits for t in tokens if 2 <= t.digits <= 5 and len(t.text) > t.digits), 0)
+        for tr in range(4):
+            split = digits - (tr - 1) if tr >= 2 else 0
+            if tr >= 2 and split < 1:
+                break
+            spelled = self.glue_spell(tokens, tr == 1, split)
+            if spelled is None:
+                break
+            if tr == 1 and len(spelled) == length:
+                continue
+            length = len(spelled)
+            s.tokens = tokenise(spelled)
+            s.max_pass = 1
+            self.read(s)
+            s.max_pass = 4
+            if s.cands:
+                best = sorted(s.cands, key=lambda c: (-c.score, c.addr))
+                return [c.addr for c in best[:s.limit]]
+            s.tokens = tokens
+        if length is not None:
+            # the letters glued after a number are words: the query goes on from them cut
+            spelled = self.glue_spell(tokens, False, 0, words=False)
+            if spelled is not None:
+                s.tokens = tokenise(spelled)
+        return None
+
     def addition_prefix(self, word: str) -> bool:
         """Does some registered addition (lower case) start with `word`?"""
         if self._additions is None:
@@ -501,6 +604,10 @@ class ReferenceIndex:
         s.tokens = tokenise(plain)
         if not s.tokens:
             return []
+        s.defer_slips = 1 < len(s.tokens) <= DROP_MAX_TOKENS
+        glued = self.glue_reading(s)
+        if glued is not None:
+            return glued
         s.defer_slips = 1 < len(s.tokens) <= DROP_MAX_TOKENS
         self.read(s)
         s.defer_slips = False
