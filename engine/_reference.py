@@ -50,6 +50,7 @@ from .words import (
     ADDRESSEE_WORDS,
     COUNTRY_WORDS,
     FLOOR_WORDS,
+    GLUE_PARTICLES,
     LABEL_WORDS,
     LINE_BREAKS,
     NOTE_CLOSE,
@@ -483,7 +484,9 @@ class ReferenceIndex:
         for i in range(n):
             if best[i] > SEG_MAX or best[i] >= MAX_CUTS + 2:
                 continue
-            for j in range(i + 1, n + 1):
+            if i + 2 > n:
+                continue
+            for j in range(i + 2, n + 1):
                 lo, hi = self.prefix_range(w[i:j])
                 if lo >= hi:
                     break
@@ -509,11 +512,11 @@ class ReferenceIndex:
         for i, t in enumerate(tokens):
             text, at, last = t.text, t.digits, i == len(tokens) - 1
             cuts = None
-            if not at and len(text) >= 5 and words:
+            if not at and len(text) >= 5 and words and text not in REGION_WORDS:
                 lo, hi = self.prefix_range(text)
                 if lo >= hi or (broad and len(text) >= 8):
                     cuts = self.segment(text, False, last and lo >= hi, lo < hi)
-                    if cuts is None or len(cuts) < 2:
+                    if cuts is None or len(cuts) < 2 or not glued_words(text, cuts):
                         cuts = None
                     elif lo >= hi:
                         glued += 1
@@ -1686,6 +1689,13 @@ def _letter_counts(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
         for c in w:
             hist[t, alphabet.index(c)] += 1
     return hist, np.array([len(w) for w in words], dtype=np.int64)
+
+
+def glued_words(word: str, cuts: list[int]) -> bool:
+    """Are the pieces words a glued name holds (the engine's `_glued_words`)?"""
+    pieces = [word[a:b] for a, b in zip([0] + cuts[:-1], cuts, strict=True)]
+    return (any(len(p) >= 5 for p in pieces)
+            and all(len(p) >= 3 or p in GLUE_PARTICLES for p in pieces))
 
 
 def street_form(word: str) -> bool:
