@@ -612,7 +612,11 @@ class ReferenceIndex:
         if glued is not None:
             return glued
         s.defer_slips = 1 < len(s.tokens) <= DROP_MAX_TOKENS
+        if (folded != plain and (without_noise(folded, 1) or without_noise(folded, 2)) is not None) or (
+                len(s.tokens) > 1 and not s.tokens[-1].digits and s.tokens[-1].text in COUNTRY_WORDS):
+            s.max_pass = 2      # PERF: all slips only for the query without its notes or country
         self.read(s)
+        s.max_pass = 4
         s.defer_slips = False
         for tier in (1, 2):
             # nothing found: without the notes, then also without the addressee lines
