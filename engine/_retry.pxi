@@ -218,9 +218,9 @@ cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int
         last = i == s.ntok - 1
         pieces = 0
         at = t.digits
-        if t.digits == 0 and t.len >= 5 and words and not _in_list(_region_ptr, _region_len, _n_region, w, t.len):
-            _prefix_range(d, w, t.len, &lo, &hi)
-            if lo >= hi or (broad and t.len >= 8):
+        if t.digits == 0 and t.len >= 5 and words:
+            _prefix_range_block(d, w, t.len, &lo, &hi)
+            if (lo >= hi or (broad and t.len >= 8)) and not _in_list(_region_ptr, _region_len, _n_region, w, t.len):
                 pieces = _segment(d, w, t.len, False, last and lo >= hi, lo < hi, cuts)
                 if pieces < 2 or not _glued_words(w, cuts, pieces):
                     pieces = 0

@@ -226,6 +226,16 @@ cdef inline int _char_rank(char c) noexcept nogil:
     return -1
 
 
+cdef inline void _prefix_range_block(const Data* d, const char* w, int n, int32_t* lo, int32_t* hi) noexcept nogil:
+    """`_prefix_range` for a word of 2+ characters, searched within the block of tokens that
+    start with its first two (d.block2)."""
+    cdef int c0 = _char_rank(w[0]), c1 = _char_rank(w[1])
+    if c0 < 0 or c1 < 0:
+        lo[0] = hi[0] = 0
+        return
+    _range_within(d, d.block2[c0 * 36 + c1], d.block2[c0 * 36 + c1 + 1], w, n, lo, hi)
+
+
 cdef void _fill_blocks(Data* d) noexcept nogil:
     """d.block2: where the tokens starting with each two characters begin (sorted table)."""
     cdef char key[2]
