@@ -326,6 +326,7 @@ cdef class Index:
     cdef int _busy          # searches reading the arrays now (changed only under the GIL)
     cdef bint _closed
     cdef Search* _prepare(self, q, limit, lat, lon) except NULL
+    cdef list _run(self, q, limit, lat, lon, dict trace)
     cdef int _check_open(self) except -1
     # every reader of `d` outside the GIL runs between _enter() and _leave(): close() releases
     # the arrays only when none runs

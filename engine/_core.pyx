@@ -472,48 +472,46 @@ cdef class Index:
         A dict: `ids` (as `search_ids`), `stored` (a one-word query answered from the stored
         answers: no reading), `tokens` (the query's tokens as typed), `readings` (each a dict,
         in the order read, see `_reading`) and `lost` (readings beyond TRACE_MAX, not kept)."""
-        cdef Search* s = NULL
-        cdef int hits[MAXLIMIT]
-        cdef int n = 0, j
-        self._enter()
-        try:
-            s = self._prepare(q, limit, lat, lon)
-            s.trace = <TraceRec*>malloc(16 * sizeof(TraceRec))
-            if s.trace == NULL:
-                raise MemoryError()
-            s.trace_cap = 16
-            s.ntrace = 0
-            s.trace_lost = 0
-            s.ncand = -1  # the stored-answer path leaves it
-            with nogil:
-                n = _search(&self.d, s, hits)
-            readings = [_reading(&s.trace[j]) for j in range(s.ntrace)]
-            if readings:
-                typed = readings[0]["tokens"]
-            else:
-                typed = [s.q[s.tok[j].start:s.tok[j].start + s.tok[j].len].decode() for j in range(s.ntok)]
-            for r in readings:
-                r["dropped"], r["added"] = _token_changes(typed, r["tokens"])
-            return {"ids": [hits[j] for j in range(n)], "stored": s.ntok > 0 and s.ncand < 0,
-                    "tokens": typed, "readings": readings, "lost": s.trace_lost}
-        finally:
-            if s != NULL:
-                free(s.trace)
-            free(s)
-            self._leave()
+        out = {}
+        ids = self._run(q, limit, lat, lon, out)
+        return {"ids": ids, **out}
 
     def search_ids(self, q, *, limit=5, lat=None, lon=None):
         """Return the address row ids of the hits (for tests and tools)."""
+        return self._run(q, limit, lat, lon, None)
+
+    cdef list _run(self, q, limit, lat, lon, dict trace):
+        """The ids of the hits; when `trace` is a dict, the readings tried go into it."""
         cdef Search* s = NULL
         cdef int hits[MAXLIMIT]
         cdef int n = 0, j
         self._enter()
         try:
             s = self._prepare(q, limit, lat, lon)
+            if trace is not None:
+                s.trace = <TraceRec*>malloc(16 * sizeof(TraceRec))
+                if s.trace == NULL:
+                    raise MemoryError()
+                s.trace_cap = 16
+                s.ntrace = 0
+                s.trace_lost = 0
+                s.ncand = -1  # the stored-answer path leaves it
             with nogil:
                 n = _search(&self.d, s, hits)
+            if trace is not None:
+                readings = [_reading(&s.trace[j]) for j in range(s.ntrace)]
+                if readings:
+                    typed = readings[0]["tokens"]
+                else:
+                    typed = [s.q[s.tok[j].start:s.tok[j].start + s.tok[j].len].decode() for j in range(s.ntok)]
+                for r in readings:
+                    r["dropped"], r["added"] = _token_changes(typed, r["tokens"])
+                trace.update(stored=s.ntok > 0 and s.ncand < 0, tokens=typed, readings=readings,
+                             lost=s.trace_lost)
             return [hits[j] for j in range(n)]
         finally:
+            if s != NULL:
+                free(s.trace)
             free(s)
             self._leave()
 
