@@ -223,6 +223,8 @@ cdef enum:
     SPENT_CONSIDER = 2   # an interpretation scored MAX_CONSIDER groups, no more
     SPENT_WORK = 4       # the query's work budget (_retry.pxi _spent)
     SPENT_SLIPS = 8      # the query's slip look-up budget (_typo.pxi _slips_spent)
+    SPENT_TYPO = 16      # a word's typo tokens were cut to MAXR ranges or 512 found (the
+                         # twin cuts them too)
     # the step that made a reading (Search.stage; _core.pyx STAGES names them)
     ST_TYPED = 0         # the query as typed
     ST_RESPACED = 1      # its words spaced otherwise (_respace_retry)

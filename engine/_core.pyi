@@ -55,6 +55,7 @@ class Index:
 
 STAGES: dict[int, str]           # the step that made a reading of a trace ("typed", "respaced", ...)
 SPENT: dict[int, str]            # the budgets a trace names when they ran out ("scan", "work", ...)
+MIRRORED: tuple[str, ...]        # ... those the Python twin cuts the same way
 
 def _token_changes(typed: list[str], tokens: list[str]) -> tuple[list[str], list[str]]: ...
 def query_tokens(q: str) -> list[str]:

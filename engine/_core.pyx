@@ -520,7 +520,11 @@ cdef class Index:
 STAGES = {ST_TYPED: "typed", ST_RESPACED: "respaced", ST_DROPPED: "without words",
           ST_PROVINCE: "province", ST_STRIPPED: "without parts", ST_PC_SLIP: "postcode slip",
           ST_PC_AWAY: "without postcode", ST_NEAR: "nearest numbers", ST_DEFERRED: "deferred slips"}
-SPENT = {SPENT_SCAN: "scan", SPENT_CONSIDER: "consider", SPENT_WORK: "work", SPENT_SLIPS: "slips"}
+SPENT = {SPENT_SCAN: "scan", SPENT_CONSIDER: "consider", SPENT_WORK: "work", SPENT_SLIPS: "slips",
+         SPENT_TYPO: "typo"}
+# ... those the plain-Python twin cuts the same way (engine/_reference.py): the others may make
+# the twin's answer differ
+MIRRORED = ("scan", "typo")
 
 
 cdef dict _reading(const TraceRec* r):

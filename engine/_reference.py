@@ -38,8 +38,8 @@ Not mirrored either, and reported instead: the work budgets that can change an a
 on groups scored per interpretation (`MAX_CONSIDER`), the query's work budget and its slip
 look-up budget count work the twin does not do the same way; the trace says, per reading,
 which of them ran out ("consider", "work", "slips"), and `Replay.budget` names them, so that a
-comparison can tell a budget's cut from a disagreement. (The scan budget, "scan", is
-mirrored: the twin cuts the same lists.)
+comparison can tell a budget's cut from a disagreement. (The scan budget, "scan", and the caps
+on a word's typo tokens, "typo", are mirrored: the twin cuts the same lists.)
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import params
-from ._core import SIZES, Index
+from ._core import MIRRORED, SIZES, Index
 from .vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET
 
 f32 = np.float32
@@ -401,7 +401,7 @@ class ReferenceIndex:
         for r in trace["readings"]:
             self.read(s, r)
             found.append(bool(s.cands))
-            budget.update(x for x in r["spent"] if x != "scan")
+            budget.update(x for x in r["spent"] if x not in MIRRORED)
         if trace["lost"]:
             budget.add("trace")
         # the `limit` best candidates; ties go to the lower address id

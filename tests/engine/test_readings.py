@@ -121,6 +121,17 @@ def test_a_query_of_more_than_twelve_words_is_not_retried(sample_index):
     assert stages(sample_index, "herestraat 12 groningen zzzzzz")[-1] == ("without words", True)
 
 
+def test_a_number_that_reads_as_a_postcode_is_tried_in_order(sample_index):
+    """`herestraat 1233hs groningen`: no house 1233 with HS, no postcode 1233 HS nor one a
+    slip from it that holds such a house: the words alone, near where 1233 lies."""
+    q = "herestraat 1233hs groningen"
+    assert lines(sample_index, q)[0].startswith("Herestraat ")
+    got = [s for s, _ in stages(sample_index, q)]
+    assert got[0] == "typed" and got[-1] == "without postcode", got
+    assert got.index("without parts") < got.index("postcode slip"), got
+    assert found_by(sample_index, q)["dropped"] == ["1233hs"]
+
+
 def test_the_nearest_numbers_come_after_the_parts_are_left_out(sample_index):
     q = "herestraat 1 2 3"
     assert lines(sample_index, q)[0] == "Herestraat 1, 9711 LA Groningen"
