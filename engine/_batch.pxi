@@ -57,7 +57,7 @@ cdef int _scored_search(const Data* d, Search* s, int* out, float* score, int* h
                 break
     if n == 0:
         how[0] = H_NONE
-    elif s.max_pass != 4 or s.deferred:
+    elif s.max_pass != 4 or s.deferred or s.left_out:
         how[0] = H_RETRY
     elif s.typo_mode:
         how[0] = H_SLIP

@@ -235,6 +235,8 @@ cdef enum:
     ST_PC_AWAY = 6       # without the postcode, near its digits (_postcode_retry)
     ST_NEAR = 7          # the nearest house numbers (near_number)
     ST_DEFERRED = 8      # the slips that waited (defer_slips)
+    ST_NOTES = 9         # without the notes in brackets (_without_noise tier 1)
+    ST_ADDRESSEE = 10    # ... and without the addressee lines (tier 2)
 
 
 cdef struct TraceRec:
@@ -304,6 +306,7 @@ cdef struct Search:
     int deferred        # ... and they did wait
     int32_t province    # a province typed at the end, left out as a word: only its streets
                         # (string id), -1 when none
+    int left_out        # the answer is of the query without its notes or addressee lines
     int near_number     # the last retry: no address has the typed house number, so the
                         # nearest numbers of each street (_near_numbers)
     int64_t slip_work   # slips looked up for the whole query: SLIP_PER_PROBE per deletion

@@ -6,12 +6,17 @@ from typing import Any, Self, SupportsFloat
 import numpy as np
 from typing_extensions import disjoint_base
 
+from .words import ADDRESSEE_WORDS as ADDRESSEE_WORDS
 from .words import COUNTRY_WORDS as COUNTRY_WORDS
 from .words import FLOOR_WORDS as FLOOR_WORDS
 from .words import LABEL_WORDS as LABEL_WORDS
+from .words import LINE_BREAKS as LINE_BREAKS
+from .words import NOTE_CLOSE as NOTE_CLOSE
+from .words import NOTE_OPEN as NOTE_OPEN
 from .words import NUMBER_WORDS as NUMBER_WORDS
 from .words import REGION_PROVINCE as REGION_PROVINCE
 from .words import REGION_WORDS as REGION_WORDS
+from .words import STREET_SUFFIXES as STREET_SUFFIXES
 
 ARRAYS: dict[str, type]          # array name -> numpy dtype of the index files
 SIZES: dict[str, int]            # the fixed sizes of a search (MAXT, POOL, SCAN_BUDGET, ...)

@@ -193,12 +193,15 @@ cdef object _last(a):
 
 
 # the word tables (engine/words.py), as the C code reads them
-from .words import COUNTRY_WORDS, FLOOR_WORDS, LABEL_WORDS, NUMBER_WORDS, REGION_PROVINCE, REGION_WORDS
+from .words import (ADDRESSEE_WORDS, COUNTRY_WORDS, FLOOR_WORDS, LABEL_WORDS, LINE_BREAKS, NOTE_CLOSE, NOTE_OPEN,
+                    NUMBER_WORDS, REGION_PROVINCE, REGION_WORDS, STREET_SUFFIXES)
 
 _REGION_BYTES = [w.encode() for w in REGION_WORDS]
 _NUMBER_BYTES = [w.encode() for w in NUMBER_WORDS]
 _FLOOR_BYTES = [w.encode() for w in FLOOR_WORDS]
 _LABEL_BYTES = [w.encode() for w in LABEL_WORDS]
+_SUFFIX_BYTES = [w.encode() for w in STREET_SUFFIXES]
+_ADDRESSEE_BYTES = [w.encode() for w in ADDRESSEE_WORDS]
 cdef const char* _floor_ptr[MAX_FLOOR_WORDS]
 cdef int _floor_len[MAX_FLOOR_WORDS]
 cdef int _n_floor = 0
@@ -208,6 +211,15 @@ cdef int _n_number = 0
 cdef const char* _label_ptr[MAX_LIST_WORDS]
 cdef int _label_len[MAX_LIST_WORDS]
 cdef int _n_label = 0
+cdef const char* _suffix_ptr[MAX_FLOOR_WORDS]
+cdef int _suffix_len[MAX_FLOOR_WORDS]
+cdef int _n_suffix = 0
+cdef const char* _addressee_ptr[MAX_REGION_WORDS]
+cdef int _addressee_len[MAX_REGION_WORDS]
+cdef int _n_addressee = 0
+# the punctuation of a pasted address's layout, as the query keeps it when folding (NOTE_OPEN
+# -> "(", NOTE_CLOSE -> ")", LINE_BREAKS -> ","; 0: folded as any other code point)
+cdef char _layout[128]
 cdef const char* _region_ptr[MAX_REGION_WORDS]
 cdef int _region_len[MAX_REGION_WORDS]
 cdef int _n_region = 0
@@ -227,11 +239,17 @@ cdef int _point_at(list words, const char** ptr, int* lens, int cap) except -1:
 
 
 def _init_regions():
-    global _n_region, _n_number, _n_floor, _n_label
+    global _n_region, _n_number, _n_floor, _n_label, _n_suffix, _n_addressee
     _n_region = _point_at(_REGION_BYTES, _region_ptr, _region_len, MAX_REGION_WORDS)
     _n_number = _point_at(_NUMBER_BYTES, _number_ptr, _number_len, MAX_LIST_WORDS)
     _n_floor = _point_at(_FLOOR_BYTES, _floor_ptr, _floor_len, MAX_FLOOR_WORDS)
     _n_label = _point_at(_LABEL_BYTES, _label_ptr, _label_len, MAX_LIST_WORDS)
+    _n_suffix = _point_at(_SUFFIX_BYTES, _suffix_ptr, _suffix_len, MAX_FLOOR_WORDS)
+    _n_addressee = _point_at(_ADDRESSEE_BYTES, _addressee_ptr, _addressee_len, MAX_REGION_WORDS)
+    memset(_layout, 0, sizeof(_layout))
+    for chars, mark in ((NOTE_OPEN, b"("), (NOTE_CLOSE, b")"), (LINE_BREAKS, b",")):
+        for ch in chars:
+            _layout[ord(ch)] = mark[0]
 
 
 _init_regions()
@@ -519,7 +537,8 @@ cdef class Index:
 # the trace (Index.trace): the names of a reading's stage (ST_*) and of its spent budgets (SPENT_*)
 STAGES = {ST_TYPED: "typed", ST_RESPACED: "respaced", ST_DROPPED: "without words",
           ST_PROVINCE: "province", ST_STRIPPED: "without parts", ST_PC_SLIP: "postcode slip",
-          ST_PC_AWAY: "without postcode", ST_NEAR: "nearest numbers", ST_DEFERRED: "deferred slips"}
+          ST_PC_AWAY: "without postcode", ST_NEAR: "nearest numbers", ST_DEFERRED: "deferred slips",
+          ST_NOTES: "without notes", ST_ADDRESSEE: "without addressee"}
 SPENT = {SPENT_SCAN: "scan", SPENT_CONSIDER: "consider", SPENT_WORK: "work", SPENT_SLIPS: "slips",
          SPENT_TYPO: "typo"}
 # ... those the plain-Python twin cuts the same way (engine/_reference.py): the others may make
@@ -602,7 +621,12 @@ cdef Search* _new_search(q, limit, lat, lon) except NULL:
                 and _is_letter((<str>q)[i - 1]) and _is_letter((<str>q)[i + 1]) \
                 and (i == 1 or not _is_letter((<str>q)[i - 2])):
             continue
-        if cp < FOLD_MAX:
+        if cp < 128 and _layout[cp]:
+            # a note's bracket or a line break: `_search` reads the query without them
+            # first, and without what they mark when that finds nothing
+            s.q[k] = _layout[cp]
+            k += 1
+        elif cp < FOLD_MAX:
             for j in range(_fold_len[cp]):
                 s.q[k] = _fold_out[cp][j]
                 k += 1
@@ -620,6 +644,9 @@ def query_tokens(q):
     cdef int i
     s = _new_search(q, 1, None, None)
     try:
+        for i in range(s.qlen):
+            if s.q[i] == 40 or s.q[i] == 41 or s.q[i] == 44:  # the layout's marks (`_search`)
+                s.q[i] = 32
         _tokenise(s)
         return [s.q[s.tok[i].start:s.tok[i].start + s.tok[i].len].decode() for i in range(s.ntok)]
     finally:

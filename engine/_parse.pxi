@@ -271,3 +271,100 @@ cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
             s.ninterp += 1
             if s.ninterp >= MAXI:
                 return
+
+
+# ---------------------------------------------------------------------------------------------
+# the layout of a pasted address: notes in brackets, lines that are no part of it
+
+
+cdef bint _addressee_line(const char* w, int n) noexcept nogil:
+    """Does the line w[:n] (folded) open with words naming whom a letter is for (ADDRESSEE_WORDS:
+    "t a v j jansen", "fam bakker")? A space in such words matches a run of spaces."""
+    cdef int k, i, j, m
+    cdef const char* p
+    for k in range(_n_addressee):
+        p = _addressee_ptr[k]
+        m = _addressee_len[k]
+        i = 0
+        while i < n and w[i] == 32:
+            i += 1
+        j = 0
+        while j < m and i < n:
+            if p[j] == 32:
+                if w[i] != 32:
+                    break
+                while i < n and w[i] == 32:
+                    i += 1
+            elif p[j] != w[i]:
+                break
+            else:
+                i += 1
+            j += 1
+        if j == m and (i == n or w[i] == 32):
+            return True
+    return False
+
+
+cdef inline bint _alnum(char c) noexcept nogil:
+    return 97 <= c <= 122 or 48 <= c <= 57
+
+
+cdef int _without_noise(const char* q, int n, int tier, char* out) noexcept nogil:
+    """The folded query q[:n] (with the layout marks "(", ")" and "," that `_prepare` keeps)
+    without what is no part of an address, as spaces: tier 1 the notes in brackets ("kerkstraat
+    4, hillegom (achterom)"; a bracket left open runs to the end); tier 2 also the lines of
+    words only that name whom it is for ("t.a.v. J. Jansen, Damrak 1, Amsterdam") or that come
+    before the street's line when the place's line follows it ("A. de Boer, Van Speykstraat 8c,
+    Groningen"). Returns the length (n), or -1 when the tier leaves out nothing more than the
+    one before it, or leaves no letter or digit."""
+    cdef int i, depth = 0, g, a, nseg = 0, first_num = -1, last_words = -1, left = 0
+    cdef int seg_start[MAXT + 1]
+    cdef int seg_digit[MAXT + 1]
+    cdef int seg_alnum[MAXT + 1]
+    cdef bint dropped = False
+    for i in range(n):
+        if q[i] == 40:
+            depth += 1
+            out[i] = 32
+        elif q[i] == 41:
+            if depth > 0:
+                depth -= 1
+            out[i] = 32
+        elif depth > 0:
+            dropped = dropped or _alnum(q[i])
+            out[i] = 32
+        else:
+            out[i] = q[i]
+    if tier == 2:
+        dropped = False
+        seg_start[0] = 0
+        seg_digit[0] = seg_alnum[0] = 0
+        for i in range(n):
+            if out[i] == 44:
+                if nseg < MAXT:
+                    nseg += 1
+                    seg_start[nseg] = i + 1
+                    seg_digit[nseg] = seg_alnum[nseg] = 0
+            elif _alnum(out[i]):
+                seg_digit[nseg] |= 48 <= out[i] <= 57
+                seg_alnum[nseg] = 1
+        nseg += 1
+        seg_start[nseg] = n + 1
+        for g in range(nseg):
+            if seg_digit[g] and first_num < 0:
+                first_num = g
+            if seg_alnum[g]:
+                last_words = g
+        for g in range(nseg):
+            if not seg_alnum[g] or seg_digit[g]:
+                continue
+            a = seg_start[g]
+            if _addressee_line(out + a, seg_start[g + 1] - 1 - a) or (0 <= first_num < last_words and g < first_num):
+                for i in range(a, seg_start[g + 1] - 1):
+                    out[i] = 32
+                dropped = True
+    for i in range(n):
+        if out[i] == 44:
+            out[i] = 32
+        left += _alnum(out[i])
+    return n if dropped and left > 0 else -1

@@ -24,11 +24,21 @@ cdef inline bint _spent(const Search* s) noexcept nogil:
 
 cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     """Run one query (already folded into s.q); write up to s.limit address ids to out."""
-    cdef int n = 0
+    cdef int n = 0, i, tier, m, olen = s.qlen
+    cdef bint marked = False
+    cdef char layout[QBUF]
     s.work = 0
     s.slip_work = 0
     s.nmemo = 0
     s.memo_used = 0
+    s.left_out = 0
+    # a pasted address's layout (`_prepare`): read as typed without the marks first
+    for i in range(olen):
+        if s.q[i] == 40 or s.q[i] == 41 or s.q[i] == 44:
+            if not marked:
+                memcpy(layout, s.q, olen)
+                marked = True
+            s.q[i] = 32
     _tokenise(s)
     if s.ntok == 0:
         return 0
@@ -39,7 +49,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     cdef int nothing[MAXT]
     cdef int whole[MAXT]
     cdef int loose[MAXT]
-    cdef int i
+    cdef char clean[QBUF]
     s.max_pass = 4
     s.near_number = 0
     s.province = -1
@@ -48,6 +58,22 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     s.stage = ST_TYPED
     _read(d, s)
     s.defer_slips = 0
+    tier = 1
+    while s.ncand == 0 and marked and tier <= 2 and not _spent(s):
+        # nothing found: without the notes in brackets, then also without the lines that name
+        # whom it is for (`_without_noise`); the retries below read what is left
+        m = _without_noise(layout, olen, tier, clean)
+        s.stage = ST_NOTES if tier == 1 else ST_ADDRESSEE
+        tier += 1
+        if m < 0:
+            continue
+        memcpy(s.q, clean, m)
+        s.qlen = m
+        _tokenise(s)
+        s.left_out = 1
+        s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
+        _read(d, s)
+        s.defer_slips = 0
     if s.ncand == 0 and s.ntok <= DROP_MAX_TOKENS:
         # the words that match nothing at all, not even with a slip (a slip in a word still
         # being typed is a guess too far to keep the word for); the whole tokens
@@ -335,6 +361,39 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
     s.ntok = r.n
 
 
+cdef bint _street_form(const char* w, int n) noexcept nogil:
+    """Does the word end as a street name does (STREET_SUFFIXES), with 3+ letters before it?"""
+    cdef int i, m
+    for i in range(_n_suffix):
+        m = _suffix_len[i]
+        if n >= m + 3 and memcmp(w + n - m, _suffix_ptr[i], m) == 0:
+            return True
+    return False
+
+
+cdef void _keep_street(const Search* s, const Tok* t, int n, int* drop, int* slipped) noexcept nogil:
+    """Never leave out the street the person typed (issue 14: a wrong street is worse than no
+    answer; "Teststraat 999, Amsterdam" is no Prinsengracht 999, "Mozdrubstraat 1, De Wilgen"
+    no street De Wilgen): a word of a street's form (`_street_form`), and the words right
+    before the house number when all of them would be left out ("zorplim 12 utrecht"), stay,
+    so that the retry finds the street within a slip or nothing."""
+    cdef int i, k = -1, j
+    cdef bint all_gone = True
+    for i in range(1, n):
+        if _number_like(&t[i]) and t[i - 1].digits == 0 and not (t[i].digits == 4 and t[i].len == 6):
+            k = i
+            break
+    j = k - 1
+    while k > 0 and j >= 0 and t[j].digits == 0:
+        if not drop[j] and not slipped[j]:
+            all_gone = False
+        j -= 1
+    for i in range(n):
+        if t[i].digits == 0 and ((k > 0 and all_gone and j < i < k) or _street_form(s.q + t[i].start, t[i].len)):
+            drop[i] = 0
+            slipped[i] = 0
+
+
 cdef inline bint _postcode_at(const Tok* t, const int* drop, int n, int k) noexcept nogil:
     """Do the kept tokens from k on start with a postcode: 1234ab, or 1234 and ab?"""
     return t[k].digits == 4 and (t[k].len == 6 or (t[k].len == 4 and k + 1 < n and drop[k + 1] == 0
@@ -359,6 +418,7 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
     cdef int drop[MAXT]
     cdef int n = s.ntok, i, j, k, nn = 0, nr = 0, nl = 0, tr, stripped, last, numbers = 0
     cdef int numbers_typed = 0
+    cdef int slipped[MAXT]
     memcpy(saved, s.tok, sizeof(Tok) * n)
     for i in range(n):
         drop[i] = nothing[i] or (i + 1 < n and saved[i].digits == 0 and saved[i + 1].digits > 0
@@ -366,6 +426,9 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
                                               s.q + saved[i].start, saved[i].len)) or (
             saved[i].digits == 0 and _in_list(_label_ptr, _label_len, _n_label,
                                               s.q + saved[i].start, saved[i].len))
+        slipped[i] = loose[i]
+    _keep_street(s, saved, n, drop, slipped)
+    for i in range(n):
         nn += drop[i]
     i = n - 1
     while i >= 0 and nr < 3:
@@ -392,7 +455,7 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
         else:
             break
     for i in range(n):
-        if drop[i] == 0 and loose[i] != 0:
+        if drop[i] == 0 and slipped[i] != 0:
             nl += 1
     for tr in range(3):
         if ((tr == 0 and nn == 0) or (tr == 1 and nr == 0) or (tr == 2 and nl == 0)
@@ -400,7 +463,7 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
             continue
         j = 0
         for i in range(n):
-            if (drop[i] == 0 or (drop[i] == 2 and tr == 0)) and not (tr == 2 and drop[i] == 0 and loose[i] != 0):
+            if (drop[i] == 0 or (drop[i] == 2 and tr == 0)) and not (tr == 2 and drop[i] == 0 and slipped[i] != 0):
                 s.tok[j] = saved[i]
                 j += 1
         s.ntok = j

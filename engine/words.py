@@ -6,7 +6,10 @@ no part of it. The compiled core (engine/_core.pyx) reads them once at import, i
 # words that may end a pasted address line without naming any address: the country, a
 # province or its abbreviation ("hengelo ov"); dropped only when the query finds nothing. The
 # country may also open it ("nederland, groningen, ...")
-COUNTRY_WORDS = ("nederland", "netherlands", "the", "holland", "nl", "nld")
+COUNTRY_WORDS = ("nederland", "netherlands", "the", "holland", "nl", "nld",
+                 # ... in the languages of the people who write to Dutch addresses most
+                 "niederlande", "pays", "bas", "netherland", "nederlanden", "olanda", "holanda",
+                 "paesi", "bassi", "paises", "bajos", "niderlandy", "holandia")
 REGION_WORDS = COUNTRY_WORDS + ("noord", "zuid", "brabant", "gelderland", "overijssel", "friesland", "fryslan",
                 "drenthe", "flevoland", "zeeland", "limburg", "ov", "gld", "gl", "nh", "zh", "nb", "lb", "li",
                 "zl", "ze", "fl", "fr", "dr", "gn", "gr", "ut",
@@ -36,3 +39,24 @@ FLOOR_WORDS = ("hoog", "huis", "hs", "boven", "beneden", "bg", "bis", "etage", "
 # 1017 gl"); dropped, wherever they stand, only when the query finds nothing
 LABEL_WORDS = ("adres", "address", "postcode", "pc", "gemeente", "gem", "woonplaats", "plaats",
                "straatnaam", "toevoeging", "toev")
+# how a street name ends ("...straat", "...weg"; folded, "dijk" is "dyk"): a typed word of that
+# form that matches nothing is the street the person means, and a retry never leaves it out
+# (issue 14: "Teststraat 999, Amsterdam" is no Prinsengracht 999)
+STREET_SUFFIXES = ("straat", "str", "weg", "laan", "plein", "gracht", "kade", "singel", "dyk",
+                   "pad", "steeg", "hof", "dreef", "markt", "baan", "wal", "plantsoen",
+                   "boulevard", "allee", "kanaal", "wetering", "vaart", "haven", "park", "veld",
+                   "straatje", "pleintje", "hoven", "erf", "oord", "dam", "lei", "sloot", "burg")
+# the punctuation that says how a pasted address is laid out: a note in brackets ("(achterom)",
+# "[2e bel]"), and the breaks between its lines or fields. The query folds them to "(", ")" and
+# ","; a query that finds nothing as typed is read again without its notes, then also without
+# the lines that are no part of the address (ADDRESSEE_WORDS)
+NOTE_OPEN = "([{"
+NOTE_CLOSE = ")]}"
+LINE_BREAKS = ",;|\n\r"
+# what opens a line naming whom a letter is for ("t.a.v. J. Jansen", "Fam. Bakker", "attn. P.
+# Visser", "c/o"), folded: such a line, when it holds no number, is no part of the address; so is
+# a line of words before the street's line when the place's line follows ("A. de Boer, Van
+# Speykstraat 8c, Groningen")
+ADDRESSEE_WORDS = ("t a v", "tav", "ter attentie van", "attn", "att", "attention", "fao", "c o",
+                   "p a", "fam", "familie", "dhr", "de heer", "mevr", "mevrouw", "mw", "hr",
+                   "mr", "mrs", "ms")

@@ -1,0 +1,89 @@
+"""Messy input (issue 14), checked the way a person would check it, on the real sample: notes
+and addressee lines around the address, the country in other languages, and never a wrong
+street."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def lines(index, q, limit=5, **kw):
+    return [h.lines[0] + ", " + h.lines[1] for h in index.suggest(q, limit=limit, **kw)]
+
+
+HERESTRAAT_12 = "Herestraat 12, 9711 LJ Groningen"
+
+
+@pytest.mark.parametrize("q", [
+    "Herestraat 12, Groningen (achterom)",
+    "Herestraat 12, Groningen (2e bel)",
+    "Herestraat 12 (bellen a.u.b.) Groningen",
+    "Herestraat 12 [na 17u], Groningen",
+    "Herestraat 12, Groningen {niet bellen}",
+    "Herestraat 12, Groningen (achter",           # a note still being typed
+])
+def test_a_note_in_brackets_is_left_out(sample_index, q):
+    assert lines(sample_index, q)[0] == HERESTRAAT_12
+
+
+def test_a_place_in_brackets_still_counts(sample_index):
+    # the note is left out only when the query finds nothing with it
+    assert lines(sample_index, "Herestraat 12 (Groningen)")[0] == HERESTRAAT_12
+    assert lines(sample_index, "Lange Voorhout 1 (Den Haag)")[0].endswith("'s-Gravenhage")
+
+
+@pytest.mark.parametrize("q", [
+    "t.a.v. J. Jansen, Herestraat 12, Groningen",
+    "Fam. Bakker, Herestraat 12, Groningen",
+    "A. de Boer, Herestraat 12, Groningen",
+    "Bakkerij De Vries, Herestraat 12, Groningen",
+    "attn. P. Visser; Herestraat 12; Groningen",
+    "J. Jansen\nHerestraat 12\n9711 LJ Groningen",  # pasted lines
+    "Herestraat 12, Groningen, t.a.v. J. Jansen",
+    "c/o Jansen, Herestraat 12, Groningen",
+])
+def test_an_addressee_line_is_left_out(sample_index, q):
+    assert lines(sample_index, q)[0] == HERESTRAAT_12
+
+
+def test_the_place_line_first_is_no_addressee(sample_index):
+    assert lines(sample_index, "Groningen, Herestraat 12")[0] == HERESTRAAT_12
+    assert lines(sample_index, "Groningen, Herestraat 12 (achterom)")[0] == HERESTRAAT_12
+
+
+def test_left_out_words_say_the_answer_was_retried(sample_index):
+    hit = sample_index.suggest("Fam. Bakker, Herestraat 12, Groningen", limit=1)[0]
+    assert hit.found == "retry"
+    assert sample_index.suggest("Herestraat 12, Groningen", limit=1)[0].found == "typed"
+
+
+@pytest.mark.parametrize("country", ["Nederland", "Netherlands", "The Netherlands", "Holland",
+                                     "Niederlande", "Pays-Bas", "NL", "Olanda", "Países Bajos"])
+def test_the_country_in_other_languages(sample_index, country):
+    assert lines(sample_index, f"Herestraat 12, 9711 LJ Groningen, {country}")[0] == HERESTRAAT_12
+    assert lines(sample_index, f"Herestraat 12, Groningen, {country}")[0] == HERESTRAAT_12
+
+
+@pytest.mark.parametrize("q", [
+    "Zorplimstraat 99, Groningen",     # no such street: not Herestraat 99 or any other
+    "Zorplimweg 12, Maastricht",
+    "Zorplim 12 Maastricht",           # no street's form, but it stands where the street does
+    "Kwelvaxlaan 3, 's-Gravenhage",
+])
+def test_a_street_that_does_not_exist_finds_nothing(sample_index, q):
+    assert lines(sample_index, q) == []
+
+
+def test_a_wrong_street_in_a_noisy_query_finds_nothing(sample_index):
+    assert lines(sample_index, "Fam. Bakker, Zorplimstraat 12, Groningen (achterom)") == []
+    assert lines(sample_index, "Zorplimstraat 12, Groningen, Netherlands") == []
+
+
+@pytest.mark.parametrize("q", ["Herestraat 12 zzzzzz Groningen", "zzzz Herestraat 12 Groningen"])
+def test_a_stray_word_beside_the_street_is_still_left_out(sample_index, q):
+    assert lines(sample_index, q)[0] == HERESTRAAT_12
+
+
+def test_the_street_within_a_slip_is_still_found(sample_index):
+    assert lines(sample_index, "Herestrat 12, Groningen (achterom)")[0] == HERESTRAAT_12
+    assert lines(sample_index, "Fam. Bakker, Herestrat 12, Groningen")[0] == HERESTRAAT_12
