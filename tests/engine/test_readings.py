@@ -175,3 +175,13 @@ def test_the_trace_of_a_closed_index_is_refused(sample_index_dir):
     index.close()
     with pytest.raises(engine.IndexClosedError):
         index.trace("kerkstraat")
+
+
+def test_the_trace_names_what_a_pasted_address_left_out(sample_index):
+    """Issue 14's readings: without the note in brackets, then without the addressee line."""
+    t = sample_index.trace("Herestraat 12, Groningen (achterom)")
+    assert [(r["stage"], r["found"], r["dropped"]) for r in t["readings"]] == [
+        ("typed", False, []), ("without notes", True, ["achterom"])]
+    t = sample_index.trace("t.a.v. J. Jansen, Herestraat 12, Groningen")
+    assert t["readings"][-1]["stage"] == "without addressee"
+    assert t["readings"][-1]["tokens"] == ["herestraat", "12", "groningen"]
