@@ -42,6 +42,7 @@ cdef enum:
     RESPACE_TRIES = 6    # respaced readings tried at most ...
     RESPACE_PROBES = 1000  # ... and prefix searches made to find them
     MAXCUT = 4           # spaces put into one typed word
+    SEG_MAX = 48         # glued words cut into registered words (_segment) at most this long
     PREFIX_SLIP = 9      # TypoSet mark of a token that the word, one slip undone, starts
     PREFIX_SLIP_MAX = 32  # ... kept only when the undone word starts at most this many tokens
     PREFIX_SLIP_LEN = 30  # ... looked for in words of at most this many letters
@@ -237,6 +238,7 @@ cdef enum:
     ST_DEFERRED = 8      # the slips that waited (defer_slips)
     ST_NOTES = 9         # without the notes in brackets (_without_noise tier 1)
     ST_ADDRESSEE = 10    # ... and without the addressee lines (tier 2)
+    ST_GLUED = 11        # words typed without spaces cut into registered words (_glue_reading)
 
 
 cdef struct TraceRec:

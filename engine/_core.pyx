@@ -127,7 +127,7 @@ SIZES = {
     "EXACT_CAP": EXACT_CAP, "TOKEN_CAP_MIN": TOKEN_CAP_MIN, "PC_PREFIX_CAP": PC_PREFIX_CAP,
     "MAXP": MAXP, "MAXI": MAXI, "MAX_CONSIDER": MAX_CONSIDER, "SAME_NUMBER_CAP": SAME_NUMBER_CAP,
     "DROP_MAX_TOKENS": DROP_MAX_TOKENS, "RESPACE_TRIES": RESPACE_TRIES,
-    "RESPACE_PROBES": RESPACE_PROBES, "MAXCUT": MAXCUT, "PREFIX_SLIP_MAX": PREFIX_SLIP_MAX,
+    "RESPACE_PROBES": RESPACE_PROBES, "MAXCUT": MAXCUT, "SEG_MAX": SEG_MAX, "PREFIX_SLIP_MAX": PREFIX_SLIP_MAX,
     "PREFIX_SLIP_LEN": PREFIX_SLIP_LEN, "TWO_SLIP_LEN": TWO_SLIP_LEN, "TWO_SLIP_TYPED": TWO_SLIP_TYPED,
     "DEL_BUCKET_BITS": DEL_BUCKET_BITS,
 }
@@ -518,10 +518,7 @@ cdef class Index:
                 n = _search(&self.d, s, hits)
             if trace is not None:
                 readings = [_reading(&s.trace[j]) for j in range(s.ntrace)]
-                if readings:
-                    typed = readings[0]["tokens"]
-                else:
-                    typed = [s.q[s.tok[j].start:s.tok[j].start + s.tok[j].len].decode() for j in range(s.ntok)]
+                typed = query_tokens(q)
                 for r in readings:
                     r["dropped"], r["added"] = _token_changes(typed, r["tokens"])
                 trace.update(stored=s.ntok > 0 and s.ncand < 0, tokens=typed, readings=readings,
@@ -538,7 +535,7 @@ cdef class Index:
 STAGES = {ST_TYPED: "typed", ST_RESPACED: "respaced", ST_DROPPED: "without words",
           ST_PROVINCE: "province", ST_STRIPPED: "without parts", ST_PC_SLIP: "postcode slip",
           ST_PC_AWAY: "without postcode", ST_NEAR: "nearest numbers", ST_DEFERRED: "deferred slips",
-          ST_NOTES: "without notes", ST_ADDRESSEE: "without addressee"}
+          ST_NOTES: "without notes", ST_ADDRESSEE: "without addressee", ST_GLUED: "glued words cut"}
 SPENT = {SPENT_SCAN: "scan", SPENT_CONSIDER: "consider", SPENT_WORK: "work", SPENT_SLIPS: "slips",
          SPENT_TYPO: "typo"}
 # ... those the plain-Python twin cuts the same way (engine/_reference.py): the others may make

@@ -55,6 +55,10 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     s.province = -1
     s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
     s.deferred = 0
+    s.stage = ST_GLUED
+    if _glue_reading(d, s):
+        _select(s, out, &n)
+        return n
     s.stage = ST_TYPED
     _read(d, s)
     s.defer_slips = 0
@@ -115,6 +119,142 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
             _read(d, s)
     _select(s, out, &n)
     return n
+
+
+cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint prefix_end,
+                  bint split, int* cuts) noexcept nogil:
+    """Cut the glued word w[:L] into the fewest registered words (each a whole token, an
+    initial too: "helenah" is "helena h"), walking the sorted token table from each cut (the range of tokens that start
+    with w[i:j] only narrows as j grows, and ends the walk when empty). letter_first: the
+    first piece may be one letter (a house letter glued between number and place: "8c" +
+    "groningen"); prefix_end: when no such cutting exists, the last piece may be the start of
+    a word (3+ letters, still being typed). Writes the end of each piece to cuts; returns the
+    pieces, 0 when none. split: in two or more pieces, even when the word is one."""
+    cdef int best[SEG_MAX + 1]
+    cdef int prev[SEG_MAX + 1]
+    cdef int i, j, k, n = 0, pbest = SEG_MAX + 1, pprev = -1, end
+    cdef int32_t lo, hi
+    if L > SEG_MAX:
+        return 0
+    for i in range(L + 1):
+        best[i] = SEG_MAX + 1
+    best[0] = 0
+    if letter_first and L > 1:
+        best[1] = 1
+        prev[1] = 0
+    for i in range(L):
+        if best[i] > SEG_MAX or best[i] >= MAXCUT + 2:
+            continue
+        lo = 0
+        hi = d.n_tok
+        for j in range(i + 1, L + 1):
+            _range_within(d, lo, hi, w + i, j - i, &lo, &hi)
+            if lo >= hi:
+                break
+            if _tok_len(d, lo) == j - i and best[i] + 1 <= best[j] and not (split and j - i == L):
+                best[j] = best[i] + 1
+                prev[j] = i
+        else:
+            if prefix_end and L - i >= 3 and best[i] + 1 < pbest:
+                pbest = best[i] + 1
+                pprev = i
+    if best[L] <= SEG_MAX:
+        end = L
+    elif pprev >= 0:
+        end = L
+        best[L] = pbest
+        prev[L] = pprev
+    else:
+        return 0
+    n = best[L]
+    k = n
+    while k > 0:
+        k -= 1
+        cuts[k] = end
+        end = prev[end]
+    return n
+
+
+cdef int _glue_spell(const Data* d, const Search* s, bint broad, char* buf) noexcept nogil:
+    """The query with its glued words cut (`_glue_reading`) into buf; its length, or -1 when
+    no word is glued. broad: also cut the words of 8+ letters that start a registered word
+    as typed but are two or more whole ones ("oudemolenweg"), when some word is glued."""
+    cdef int cuts[SEG_MAX]
+    cdef int i, k, p, m = 0, pieces, at, glued = 0, last
+    cdef int32_t lo, hi
+    cdef const Tok* t
+    cdef const char* w
+    for i in range(s.ntok):
+        t = &s.tok[i]
+        w = s.q + t.start
+        last = i == s.ntok - 1
+        pieces = 0
+        at = t.digits
+        if t.digits == 0 and t.len >= 5:
+            _prefix_range(d, w, t.len, &lo, &hi)
+            if lo >= hi or (broad and t.len >= 8):
+                pieces = _segment(d, w, t.len, False, last and lo >= hi, lo < hi, cuts)
+                glued += lo >= hi and pieces >= 2
+                if pieces < 2:
+                    pieces = 0
+        elif 0 < t.digits <= 5 and (t.len - t.digits >= 5 or (
+                t.len - t.digits >= 3 and not _addition_prefix(d, w + at, t.len - at))):
+            pieces = _segment(d, w + at, t.len - at, True, last, False, cuts)
+            glued += pieces > 0
+        if m + t.len + pieces + 2 >= QBUF - 2:
+            return -1
+        if m > 0:
+            buf[m] = 32
+            m += 1
+        if pieces == 0:
+            memcpy(buf + m, w, t.len)
+            m += t.len
+            continue
+        memcpy(buf + m, w, at)
+        m += at
+        p = 0
+        for k in range(pieces):
+            if k > 0 or (at > 0 and cuts[0] > 1):
+                buf[m] = 32
+                m += 1
+            memcpy(buf + m, w + at + p, cuts[k] - p)
+            m += cuts[k] - p
+            p = cuts[k]
+    return m if glued else -1
+
+
+cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
+    """Words typed without the spaces between them (issue 14: "vanhallstraat 12",
+    "stationsstraat5bergenopzoom", "vanspeykstraat8cgroningen"): before anything else, each
+    word of 5+ letters that starts no registered word, and the letters glued after a house
+    number that are more than an addition has or start none ("6curk"), are cut into
+    registered words (`_segment`), and the query so respelled is read as typed; when it finds
+    something, that answers (a slip in one long word, "amalia van anhaltstraat" for
+    "vanhallstraat", is a guess too far beside it). If not, the long words that are whole
+    words glued are cut too ("oudemolenweg74maastricht"). Otherwise the query stands as
+    typed. True when it answered."""
+    cdef char buf[QBUF]
+    cdef char orig[QBUF]
+    cdef int m, m0 = -1, broad, olen = s.qlen, max_pass = s.max_pass
+    memcpy(orig, s.q, olen)
+    for broad in range(2):
+        m = _glue_spell(d, s, broad, buf)
+        if m < 0 or (broad and m == m0):
+            break
+        m0 = m
+        memcpy(s.q, buf, m)
+        s.qlen = m
+        _tokenise(s)
+        s.max_pass = 1
+        _read(d, s)
+        s.max_pass = max_pass
+        if s.ncand > 0:
+            s.left_out = 1
+            return True
+        memcpy(s.q, orig, olen)
+        s.qlen = olen
+        _tokenise(s)
+    return False
 
 
 cdef int _stored_answer(const Data* d, Search* s, int* out) noexcept nogil:

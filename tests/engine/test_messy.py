@@ -87,3 +87,24 @@ def test_a_stray_word_beside_the_street_is_still_left_out(sample_index, q):
 def test_the_street_within_a_slip_is_still_found(sample_index):
     assert lines(sample_index, "Herestrat 12, Groningen (achterom)")[0] == HERESTRAAT_12
     assert lines(sample_index, "Fam. Bakker, Herestrat 12, Groningen")[0] == HERESTRAAT_12
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    ("herestraat12groningen", HERESTRAAT_12),
+    ("vanspeykstraat8cgroningen", "Van Speykstraat 8c, 9726 BL Groningen"),   # the letter glued too
+    ("langevoorhout1denhaag", "Lange Voorhout 1, 2514 EA 's-Gravenhage"),
+    ("langevoorhout 1", "Lange Voorhout 1, 2514 EA 's-Gravenhage"),
+    ("vanderduynstraat11", "Van der Duynstraat 11, 2515 NG 's-Gravenhage"),
+])
+def test_spaces_missing_anywhere(sample_index, q, want):
+    assert lines(sample_index, q)[0] == want
+
+
+def test_glued_words_come_before_a_slip_in_one_long_word(sample_index):
+    # "vanderduynstraat" is Van der Duynstraat, not a street two slips from one long word
+    hit = sample_index.suggest("vanderduynstraat11", limit=1)[0]
+    assert (hit.street, hit.found) == ("Van der Duynstraat", "retry")
+
+
+def test_a_glued_street_that_does_not_exist_finds_nothing(sample_index):
+    assert lines(sample_index, "zorplimstraat12groningen") == []
