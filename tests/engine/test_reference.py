@@ -2,7 +2,10 @@
 
 The queries are made at run time from the sample's own rows (street, number, letter, addition,
 postcode, place) in the forms people type, plus a sample of the public evaluation queries; each
-runs at limits 1, 5 and 10 through both engines, and the id lists must be identical.
+runs at limits 1, 5 and 10 through both engines, and the id lists must be identical. The twin
+replays the readings the engine tried (`Index.trace`) with code of its own: each reading must
+find something in both or in neither, and a budget the twin does not mirror that ran out is
+named beside any difference.
 """
 
 from __future__ import annotations
