@@ -60,6 +60,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         _select(s, out, &n)
         return n
     s.stage = ST_TYPED
+    s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
     _read(d, s)
     s.defer_slips = 0
     tier = 1
@@ -175,12 +176,15 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
     return n
 
 
-cdef int _glue_spell(const Data* d, const Search* s, bint broad, char* buf) noexcept nogil:
+cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int split, char* buf) noexcept nogil:
     """The query with its glued words cut (`_glue_reading`) into buf; its length, or -1 when
     no word is glued. broad: also cut the words of 8+ letters that start a registered word
-    as typed but are two or more whole ones ("oudemolenweg"), when some word is glued."""
+    as typed but are two or more whole ones ("oudemolenweg"), when some word is glued. split
+    > 0: the digits of the first number with words glued after it are a house number of that
+    many digits and a numeric addition ("nassaustraat309enschede": 30-9); -1 when there are
+    not more digits than that. words: 0 to cut only the letters glued to numbers."""
     cdef int cuts[SEG_MAX]
-    cdef int i, k, p, m = 0, pieces, at, glued = 0, last
+    cdef int i, k, p, m = 0, pieces, at, glued = 0, last, splits = 0
     cdef int32_t lo, hi
     cdef const Tok* t
     cdef const char* w
@@ -190,7 +194,7 @@ cdef int _glue_spell(const Data* d, const Search* s, bint broad, char* buf) noex
         last = i == s.ntok - 1
         pieces = 0
         at = t.digits
-        if t.digits == 0 and t.len >= 5:
+        if t.digits == 0 and t.len >= 5 and words:
             _prefix_range(d, w, t.len, &lo, &hi)
             if lo >= hi or (broad and t.len >= 8):
                 pieces = _segment(d, w, t.len, False, last and lo >= hi, lo < hi, cuts)
@@ -201,7 +205,7 @@ cdef int _glue_spell(const Data* d, const Search* s, bint broad, char* buf) noex
                 t.len - t.digits >= 3 and not _addition_prefix(d, w + at, t.len - at))):
             pieces = _segment(d, w + at, t.len - at, True, last, False, cuts)
             glued += pieces > 0
-        if m + t.len + pieces + 2 >= QBUF - 2:
+        if m + t.len + pieces + 3 >= QBUF - 2:
             return -1
         if m > 0:
             buf[m] = 32
@@ -210,8 +214,17 @@ cdef int _glue_spell(const Data* d, const Search* s, bint broad, char* buf) noex
             memcpy(buf + m, w, t.len)
             m += t.len
             continue
-        memcpy(buf + m, w, at)
-        m += at
+        if at > 0 and split > 0 and splits == 0:
+            if at <= split:
+                return -1
+            memcpy(buf + m, w, split)
+            buf[m + split] = 32
+            memcpy(buf + m + split + 1, w + split, at - split)
+            m += at + 1
+            splits = 1
+        else:
+            memcpy(buf + m, w, at)
+            m += at
         p = 0
         for k in range(pieces):
             if k > 0 or (at > 0 and cuts[0] > 1):
@@ -231,16 +244,29 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
     registered words (`_segment`), and the query so respelled is read as typed; when it finds
     something, that answers (a slip in one long word, "amalia van anhaltstraat" for
     "vanhallstraat", is a guess too far beside it). If not, the long words that are whole
-    words glued are cut too ("oudemolenweg74maastricht"). Otherwise the query stands as
-    typed. True when it answered."""
+    words glued are cut too ("oudemolenweg74maastricht"); then the number glued to words is
+    read as a house number and a numeric addition glued (the last digit or two the addition:
+    "nassaustraat309enschede" is Nassaustraat 30-9). Otherwise the query stands as typed.
+    True when it answered."""
     cdef char buf[QBUF]
     cdef char orig[QBUF]
-    cdef int m, m0 = -1, broad, olen = s.qlen, max_pass = s.max_pass
+    cdef int m, m0 = -1, broad, olen = s.qlen, max_pass = s.max_pass, tr, split = 0, digits = 0, i
     memcpy(orig, s.q, olen)
-    for broad in range(2):
-        m = _glue_spell(d, s, broad, buf)
-        if m < 0 or (broad and m == m0):
+    for i in range(s.ntok):
+        if 2 <= s.tok[i].digits <= 5 and s.tok[i].len > s.tok[i].digits:
+            digits = s.tok[i].digits
             break
+    for tr in range(4):
+        broad = tr == 1
+        if tr >= 2:
+            split = digits - (tr - 1)
+            if split < 1:
+                break
+        m = _glue_spell(d, s, True, broad, split, buf)
+        if m < 0:
+            break
+        if tr == 1 and m == m0:
+            continue
         m0 = m
         memcpy(s.q, buf, m)
         s.qlen = m
@@ -254,6 +280,16 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
         memcpy(s.q, orig, olen)
         s.qlen = olen
         _tokenise(s)
+    if m0 >= 0:
+        # letters glued after a number are words, whatever else the query holds: it goes on from
+        # them cut (slips, the nearest numbers: "kerkstraat12alphenaandenrijn", where house 12
+        # is not registered). (A word that starts nothing may hold a slip instead.)
+        m = _glue_spell(d, s, False, False, 0, buf)
+        if m >= 0:
+            memcpy(s.q, buf, m)
+            s.qlen = m
+            _tokenise(s)
+            s.left_out = 1
     return False
 
 

@@ -108,3 +108,9 @@ def test_glued_words_come_before_a_slip_in_one_long_word(sample_index):
 
 def test_a_glued_street_that_does_not_exist_finds_nothing(sample_index):
     assert lines(sample_index, "zorplimstraat12groningen") == []
+
+
+
+def test_a_number_and_its_numeric_addition_glued_between_street_and_place(sample_index):
+    # "102" glued to words: no house 102 there, so house 10 with addition 2
+    assert lines(sample_index, "praediniussingel102groningen")[0] == "Praediniussingel 10-2, 9711 AG Groningen"

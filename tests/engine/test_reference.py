@@ -126,6 +126,17 @@ def _queries(arrays) -> list[str]:
             f"{street} {number}-{int(pc[:4]) % 9000 + 1000}",
             f"{street.lower().replace('ij', 'ei')} {number} {place}",            # ij and ei mixed up
             f"{street.lower().replace('ei', 'ij').replace('ou', 'au')} {number}",
+            # messy input (issue 14): glued anywhere, notes, addressee lines, the country, a
+            # street that does not exist
+            re.sub(r"[\s-]", "", f"{street}{number}{suffix}{place}").lower(),
+            re.sub(r"[\s-]", "", f"{street}{number}{place}").lower(),
+            f"{street} {number} {place.replace(' ', '').replace('-', '')}".lower(),
+            f"{street} {number}{suffix}, {place} (achterom)",
+            f"{street} {number} (2e bel, {place}",
+            f"t.a.v. J. Jansen, {street} {number}, {place}",
+            f"A. de Boer; {street} {number}; {pc} {place}",
+            f"{street} {number}, {place}, Pays-Bas",
+            f"Zorplim{street.split()[-1].lower()} {number}, {place}",
         ]
         long_words = [w for w in words if len(w) >= 7 and w.isalpha()]
         if long_words:

@@ -1,0 +1,61 @@
+"""Messy input on the whole country (issue 14): the examples of the issue, checked the way a
+person would check them. Runs with `make test-full` (marker `full`)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytestmark = pytest.mark.full
+
+
+@pytest.fixture(scope="module")
+def full_index():
+    import engine
+
+    index = os.environ.get("ADDRESS_FULL_INDEX")
+    if not index:
+        pytest.fail("set ADDRESS_FULL_INDEX to the whole-country index (make test-full does)")
+    return engine.AddressIndex.open(index)
+
+
+def first(index, q):
+    hits = index.suggest(q, limit=5)
+    return hits[0].lines[0] + ", " + hits[0].lines[1] if hits else None
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    ("stationsstraat5bergenopzoom", "Stationsstraat 5, 4611 CA Bergen op Zoom"),
+    ("vanspeykstraat8cgroningen", "Van Speykstraat 8c, 9726 BL Groningen"),
+    ("desteege97zieuwent", "de Steege 97, 7136 MN Zieuwent"),
+    ("nassaustraat309enschede", "Nassaustraat 30-9, 7513 BX Enschede"),
+    ("Kerkstraat 4, Hillegom (achterom)", "Kerkstraat 4, 2181 JE Hillegom"),
+    ("t.a.v. J. Jansen, Damrak 1, Amsterdam", "Damrak 1, 1012 LG Amsterdam"),
+    ("A. de Boer, Van Speykstraat 8c, Groningen", "Van Speykstraat 8c, 9726 BL Groningen"),
+    ("Herestraat 12 (Groningen)", "Herestraat 12, 9711 LJ Groningen"),   # a place in brackets counts
+    ("Damrak 1, Amsterdam, Pays-Bas", "Damrak 1, 1012 LG Amsterdam"),
+    ("Damrak 1, 1012 LG Amsterdam, The Netherlands", "Damrak 1, 1012 LG Amsterdam"),
+    ("Damrak 1 2 hoog Amsterdam", "Damrak 1, 1012 LG Amsterdam"),
+    ("Damrak 1 III Amsterdam", "Damrak 1, 1012 LG Amsterdam"),
+])
+def test_messy_input_finds_its_address(full_index, q, want):
+    assert first(full_index, q) == want
+
+
+def test_a_street_typed_glued_comes_before_two_slips_in_one_long_word(full_index):
+    # it was Amalia van Anhaltstraat 12, Eindhoven
+    assert full_index.suggest("vanhallstraat 12", limit=1)[0].street == "Van Hallstraat"
+
+
+def test_a_glued_place_where_the_house_number_is_not_registered(full_index):
+    # no Kerkstraat 12 in Alphen aan den Rijn: its nearest numbers there, not another place
+    hits = full_index.suggest("kerkstraat12alphenaandenrijn", limit=2)
+    assert {(h.street, h.locality) for h in hits} == {("Kerkstraat", "Alphen aan den Rijn")}
+
+
+@pytest.mark.parametrize("q", ["Teststraat 999, Amsterdam", "Mozdrubstraat 1, De Wilgen",
+                               "Ytekwelkwelstraat 70, Landgraaf", "Zorplimstraat 12, Utrecht"])
+def test_a_street_that_does_not_exist_is_no_other_street(full_index, q):
+    # Teststraat 999 answered Prinsengracht 999; Mozdrubstraat 1 the street de Wilgen
+    assert full_index.suggest(q, limit=5) == []
