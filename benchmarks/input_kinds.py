@@ -1,6 +1,7 @@
 """Latency by kind of input and limit: clean, messy and garbage queries (issue 14's bars).
 
     python benchmarks/input_kinds.py INDEX_DIR [--seed 1] [--n 1000] [--repeats 3] [--json OUT]
+                                   [--engine-root TREE] [--kinds clean,glued_all,...]
 
 Kinds:
 - clean: the public evaluation queries (../shared/eval/queries-public.jsonl) as typed;
@@ -28,15 +29,6 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(1, str(HERE.parent))
-
-from benchlib import LIMITS, load_public, percentile  # noqa: E402
-from fuzz import mutate, random_query, slipped_words  # noqa: E402
-from synthetic_quality import synthetic_queries, wrong_street  # noqa: E402
-
-import engine  # noqa: E402
-from engine.source import read_source  # noqa: E402
 
 P99_BAR_US = 150
 MAX_BAR_US = 1000
@@ -45,6 +37,12 @@ MESSY_MEDIAN_BAR_US = 20
 
 def kinds(source: str, seed: int, n: int) -> dict[str, list[str]]:
     """The queries of each kind (see the module's docstring)."""
+    from benchlib import load_public
+    from fuzz import mutate, random_query, slipped_words
+    from synthetic_quality import synthetic_queries, wrong_street
+
+    from engine.source import read_source
+
     rows = load_public()
     out: dict[str, list[str]] = {"clean": [r["q"] for r in rows]}
     t = read_source(source, progress=False)
@@ -83,9 +81,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=1000, help="addresses per messy form, garbage per generator")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--json", help="write the figures here too")
+    ap.add_argument("--engine-root", help="a source tree with the engine built in place (default: this one)")
+    ap.add_argument("--kinds", help="only these kinds, comma-separated")
     args = ap.parse_args(argv)
+    root = Path(args.engine_root).resolve() if args.engine_root else HERE.parent
+    sys.path.insert(0, str(root))
+    import engine  # the build under test, before this repository's benchmarks come on the path
+
+    if Path(engine.__file__).resolve().parent != root / "engine":
+        print(f"engine imported from {engine.__file__}, not {root}", file=sys.stderr)
+        return 2
+    sys.path[1:1] = [str(HERE), str(HERE.parent)]
+    from benchlib import LIMITS, percentile
+
     index = engine.AddressIndex.open(args.index)
     by_kind = kinds(args.source, args.seed, args.n)
+    if args.kinds:
+        wanted = args.kinds.split(",")
+        by_kind = {k: v for k, v in by_kind.items() if k in wanted}
     results = []
     print(f"{'kind':24} {'limit':>5} {'n':>6} {'median':>8} {'p99':>8} {'max':>8}  slowest query  (µs)")
     failed = 0

@@ -9,6 +9,7 @@ from typing_extensions import disjoint_base
 from .words import ADDRESSEE_WORDS as ADDRESSEE_WORDS
 from .words import COUNTRY_WORDS as COUNTRY_WORDS
 from .words import FLOOR_WORDS as FLOOR_WORDS
+from .words import GLUE_PARTICLES as GLUE_PARTICLES
 from .words import LABEL_WORDS as LABEL_WORDS
 from .words import LINE_BREAKS as LINE_BREAKS
 from .words import NOTE_CLOSE as NOTE_CLOSE

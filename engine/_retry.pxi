@@ -124,8 +124,8 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
 
 cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint prefix_end,
                   bint split, int* cuts) noexcept nogil:
-    """Cut the glued word w[:L] into the fewest registered words (each a whole token, an
-    initial too: "helenah" is "helena h"), walking the sorted token table from each cut (the range of tokens that start
+    """Cut the glued word w[:L] into the fewest registered words (each a whole token of 2+
+    letters), walking the sorted token table from each cut (the range of tokens that start
     with w[i:j] only narrows as j grows, and ends the walk when empty). letter_first: the
     first piece may be one letter (a house letter glued between number and place: "8c" +
     "groningen"); prefix_end: when no such cutting exists, the last piece may be the start of
@@ -133,7 +133,7 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
     pieces, 0 when none. split: in two or more pieces, even when the word is one."""
     cdef int best[SEG_MAX + 1]
     cdef int prev[SEG_MAX + 1]
-    cdef int i, j, k, n = 0, pbest = SEG_MAX + 1, pprev = -1, end
+    cdef int i, j, k, n = 0, pbest = SEG_MAX + 1, pprev = -1, end, c0, c1
     cdef int32_t lo, hi
     if L > SEG_MAX:
         return 0
@@ -146,9 +146,16 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
     for i in range(L):
         if best[i] > SEG_MAX or best[i] >= MAXCUT + 2:
             continue
-        lo = 0
-        hi = d.n_tok
-        for j in range(i + 1, L + 1):
+        if i + 2 > L:
+            continue
+        # PERF: the tokens that start with the piece's first two letters are one known block
+        c0 = _char_rank(w[i])
+        c1 = _char_rank(w[i + 1])
+        if c0 < 0 or c1 < 0:
+            continue
+        lo = d.block2[c0 * 36 + c1]
+        hi = d.block2[c0 * 36 + c1 + 1]
+        for j in range(i + 2, L + 1):
             _range_within(d, lo, hi, w + i, j - i, &lo, &hi)
             if lo >= hi:
                 break
@@ -176,6 +183,21 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
     return n
 
 
+cdef bint _glued_words(const char* w, const int* cuts, int pieces) noexcept nogil:
+    """Are the pieces of w words a glued name holds: one of 5+ letters, the others of 3+ or
+    GLUE_PARTICLES? A word cut into initials and scraps ("en hg elandlaan") is more likely a
+    slip than words glued ("van hallstraat", "bergen op zoom")."""
+    cdef int k, p = 0, n
+    cdef bint long_one = False
+    for k in range(pieces):
+        n = cuts[k] - p
+        long_one = long_one or n >= 5
+        if n < 3 and not _in_list(_particle_ptr, _particle_len, _n_particle, w + p, n):
+            return False
+        p = cuts[k]
+    return long_one
+
+
 cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int split, char* buf) noexcept nogil:
     """The query with its glued words cut (`_glue_reading`) into buf; its length, or -1 when
     no word is glued. broad: also cut the words of 8+ letters that start a registered word
@@ -194,13 +216,13 @@ cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int
         last = i == s.ntok - 1
         pieces = 0
         at = t.digits
-        if t.digits == 0 and t.len >= 5 and words:
+        if t.digits == 0 and t.len >= 5 and words and not _in_list(_region_ptr, _region_len, _n_region, w, t.len):
             _prefix_range(d, w, t.len, &lo, &hi)
             if lo >= hi or (broad and t.len >= 8):
                 pieces = _segment(d, w, t.len, False, last and lo >= hi, lo < hi, cuts)
-                glued += lo >= hi and pieces >= 2
-                if pieces < 2:
+                if pieces < 2 or not _glued_words(w, cuts, pieces):
                     pieces = 0
+                glued += lo >= hi and pieces >= 2
         elif 0 < t.digits <= 5 and (t.len - t.digits >= 5 or (
                 t.len - t.digits >= 3 and not _addition_prefix(d, w + at, t.len - at))):
             pieces = _segment(d, w + at, t.len - at, True, last, False, cuts)

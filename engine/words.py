@@ -60,3 +60,8 @@ LINE_BREAKS = ",;|\n\r"
 ADDRESSEE_WORDS = ("t a v", "tav", "ter attentie van", "attn", "att", "attention", "fao", "c o",
                    "p a", "fam", "familie", "dhr", "de heer", "mevr", "mevrouw", "mw", "hr",
                    "mr", "mrs", "ms")
+# the words of two letters that glued names hold ("bergenopzoom", "dehoven", "capelleaandenijssel"
+# has none): a glued word is cut into pieces of 3+ letters and these only, since the register's
+# other two-letter words are initials and abbreviations ("hg", "tj", "ns") that cut a slipped word
+# just as well ("enhgelandlaan" is no "en hg elandlaan")
+GLUE_PARTICLES = ("de", "op", "en", "in", "te", "la", "le", "du", "da", "di", "of", "st")

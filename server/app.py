@@ -36,7 +36,7 @@ import engine
 from server import errors
 from server.auth import Authenticator
 from server.config import Config
-from server.cors import preflight
+from server.cors import UNREAD, preflight
 from server.metrics import Metrics, multiprocess_dir
 from server.openapi import spec_bytes
 from server.pages import demo_key_route, page_routes
@@ -64,15 +64,17 @@ _NON_ASCII = re.compile(rb"[\x80-\xff]")
 class WsgiRequest(falcon.Request):
     """Falcon's WSGI request, holding what the metrics need (``server.resources.Finish``).
 
-    PERF: two slots instead of ``req.context`` attributes: when the request object was made
-    (the time a request takes is measured from here) and the key name once it is known.
+    PERF: slots instead of ``req.context`` attributes: when the request object was made
+    (the time a request takes is measured from here), the key name once it is known, and the
+    ``Origin`` header once looked up (``server.cors.request_origin``).
     """
 
-    __slots__ = ("started", "key_name")
+    __slots__ = ("started", "key_name", "origin")
 
     def __init__(self, env, options=None):  # noqa: ANN001
         self.started = time.perf_counter()
         self.key_name: str | None = None
+        self.origin: object = UNREAD
         super().__init__(env, options=options)
 
 
@@ -85,11 +87,12 @@ class AsgiRequest(falcon.asgi.Request):
     first, which means the same thing (RFC 3986) and lets ``server.params`` judge them.
     """
 
-    __slots__ = ("started", "key_name")
+    __slots__ = ("started", "key_name", "origin")
 
     def __init__(self, scope, receive, first_event=None, options=None):  # noqa: ANN001
         self.started = time.perf_counter()
         self.key_name: str | None = None
+        self.origin: object = UNREAD
         query = scope.get("query_string")
         if query and not query.isascii():
             scope = dict(scope)

@@ -55,6 +55,22 @@ _METHODS = frozenset(("GET", "HEAD"))
 _HEADERS = frozenset((ALLOW_HEADERS,))
 
 
+#: ``req.origin`` of ``server.app``'s request types until :func:`request_origin` looked it up.
+UNREAD = object()
+
+
+def request_origin(req: falcon.Request) -> str | None:
+    """The request's ``Origin`` header, looked up once per request.
+
+    PERF: :func:`check_origin` and :func:`response_headers` both need it, and Falcon takes
+    0.24 us to look up a header the request lacks (the usual case: a back end sends none).
+    """
+    origin = req.origin  # type: ignore[attr-defined]
+    if origin is UNREAD:
+        origin = req.origin = req.get_header("Origin")  # type: ignore[attr-defined]
+    return origin  # type: ignore[return-value]
+
+
 def own_origin(req: falcon.Request) -> str:
     """This server's origin as the request reached it (scheme as a TLS proxy forwards it)."""
     return f"{req.forwarded_scheme}://{req.netloc}".lower()
@@ -68,7 +84,7 @@ def _same_origin(req: falcon.Request, origin: str | None) -> bool:
 
 def check_origin(record: KeyRecord, req: falcon.Request) -> None:
     """Raise 403 ``origin_not_allowed`` unless ``record`` may serve the page behind ``req``."""
-    origin = req.get_header("Origin")
+    origin = request_origin(req)
     if origin is None and record.kind == SECRET:
         return  # PERF: a back end's request; same-origin or not, a secret key serves it
     if _same_origin(req, origin):
@@ -122,7 +138,7 @@ def response_headers(req: falcon.Request, resp: falcon.Response, auth: Authentic
     resp.append_header("Vary", "Origin")
     if req.method == "OPTIONS":
         return  # the preflight responder wrote its own; a refused one gets none
-    origin = req.get_header("Origin")
+    origin = request_origin(req)
     if origin is not None and auth.origin_allowed(origin):
         resp.set_header("Access-Control-Allow-Origin", origin)
         resp.set_header("Access-Control-Expose-Headers", EXPOSE_HEADERS)

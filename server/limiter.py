@@ -266,7 +266,7 @@ class _KeyState:
         self.tokens = float(credit)
         self.owed = credit
         self.seen = 0  # requests since the last sync (served or refused)
-        self.last = now
+        self.last = now  # when it was made, then the last sync that found it used
         self.stamp = now  # of the local refill, while degraded
         self.lock = threading.Lock()
 
@@ -312,15 +312,14 @@ class Limiter:
 
     def throttle(self, key_id: str, rate: float) -> None:
         """Take one token of ``key_id`` or raise the 429 (never calls the quota under gunicorn)."""
-        now = self._clock()
         state = self._states.get(key_id)
         if state is None or state.rate != rate:
-            state = self._states[key_id] = _KeyState(rate, now, self.credit(rate))
-        if self._take(state, now):
+            state = self._states[key_id] = _KeyState(rate, self._clock(), self.credit(rate))
+        if self._take(state):
             return
         if self._thread is None:  # in-process: sync this key now, then look again
             self.sync([key_id])
-            if self._take(state, self._clock()):
+            if self._take(state):
                 return
         raise ApiError(
             "rate_limited",
@@ -328,11 +327,13 @@ class Limiter:
             headers={"Retry-After": str(max(1, math.ceil(1 / rate)))},
         )
 
-    def _take(self, state: _KeyState, now: float) -> bool:
+    def _take(self, state: _KeyState) -> bool:
+        # PERF: no clock read unless degraded: a sync tells when a key was last used by its
+        # ``seen`` (see there)
         with state.lock:
             state.seen += 1
-            state.last = now
             if self.degraded:  # alone: R / N of the rate, locally
+                now = self._clock()
                 share = state.rate / max(1, self.workers)
                 cap = max(1.0, share)
                 if state.tokens < cap:
@@ -362,7 +363,9 @@ class Limiter:
                 if state is None:
                     continue
                 with state.lock:
-                    if now - state.last > IDLE_SECONDS and state.owed == 0 and state.tokens >= 0:
+                    if state.seen:  # used since the last sync (requests do not read the clock)
+                        state.last = now
+                    elif now - state.last > IDLE_SECONDS and state.owed == 0 and state.tokens >= 0:
                         del self._states[key_id]
                         continue
                     hold = self.hold_max(state.rate)

@@ -90,6 +90,39 @@ async def _run(app, scopes: list[dict]) -> tuple[float, int]:
     return seconds, sent
 
 
+class Bench:
+    """What an in-process measurement needs: a key store with one practically unlimited key,
+    the index, ``requests`` queries of ``queries_path`` (repeated if it holds fewer), the
+    fixed-body app of ``trivial_app.py`` with their mean body size, and an ASGI scope per query
+    for ``/v1/address`` (``service``) and for the fixed body (``fixed``), both with the key."""
+
+    def __init__(self, index_path: str, queries_path: str, requests: int, limit: int, prefix: str) -> None:
+        sys.path.insert(0, str(REPO))
+        sys.path.insert(0, str(HERE))
+        import engine
+        from server.auth import KeyStore
+        from server.config import Config
+
+        tmp = Path(tempfile.mkdtemp(prefix=prefix))
+        self.key = KeyStore(str(tmp / "keys.sqlite3")).create("bench", 1e9)
+        self.config = Config(keystore_path=str(tmp / "keys.sqlite3"))
+        self.index = engine.AddressIndex.open(os.path.realpath(index_path))
+        queries = [json.loads(line)["q"] for line in open(queries_path, encoding="utf-8")]
+        self.queries = (queries * (requests // len(queries) + 1))[:requests]
+        sample = self.queries[:2000]
+        self.size = round(sum(len(self.index.suggest_json(q, limit=limit)) for q in sample) / len(sample))
+        os.environ["TRIVIAL_BODY_BYTES"] = f"{limit}:{self.size}"
+        import trivial_app
+
+        self.trivial_app = trivial_app
+        self.headers = [(b"host", b"127.0.0.1:8000"), (b"authorization", f"Bearer {self.key}".encode())]
+        self.service = [
+            _scope("/v1/address", urlencode({"country": "NLD", "q": q, "limit": limit}).encode(), self.headers)
+            for q in self.queries
+        ]
+        self.fixed = [_scope(f"/fixed/{limit}", b"", self.headers) for _ in self.queries]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", default=os.environ.get("ADDRESS_INDEX", "indexes/current"))
@@ -100,31 +133,13 @@ def main() -> int:
     ap.add_argument("--profile", help="write a cProfile of the service's requests here")
     args = ap.parse_args()
 
-    sys.path.insert(0, str(REPO))
-    sys.path.insert(0, str(HERE))
-    import engine
     from server.app import create_app
-    from server.auth import KeyStore
-    from server.config import Config
 
-    tmp = Path(tempfile.mkdtemp(prefix="inprocess-bench-"))
-    key = KeyStore(str(tmp / "keys.sqlite3")).create("bench", 1e9)
-    index = engine.AddressIndex.open(os.path.realpath(args.index))
-    queries = [json.loads(line)["q"] for line in open(args.queries, encoding="utf-8")]
-    queries = (queries * (args.requests // len(queries) + 1))[: args.requests]
-    size = round(sum(len(index.suggest_json(q, limit=args.limit)) for q in queries[:2000]) / min(2000, len(queries)))
-    os.environ["TRIVIAL_BODY_BYTES"] = f"{args.limit}:{size}"
-    import trivial_app
-
-    config = Config(keystore_path=str(tmp / "keys.sqlite3"))
-    app = create_app(index, config, asgi=True)
-    canned = create_app(_CannedIndex(index, queries, args.limit), config, asgi=True)
-    headers = [(b"host", b"127.0.0.1:8000"), (b"authorization", f"Bearer {key}".encode())]
-    service = [
-        _scope("/v1/address", urlencode({"country": "NLD", "q": q, "limit": args.limit}).encode(), headers)
-        for q in queries
-    ]
-    fixed = [_scope(f"/fixed/{args.limit}", b"", headers) for _ in queries]
+    bench = Bench(args.index, args.queries, args.requests, args.limit, "inprocess-bench-")
+    index, queries, size, trivial_app = bench.index, bench.queries, bench.size, bench.trivial_app
+    app = create_app(index, bench.config, asgi=True)
+    canned = create_app(_CannedIndex(index, queries, args.limit), bench.config, asgi=True)
+    service, fixed = bench.service, bench.fixed
 
     def engine_alone() -> float:
         start = time.process_time()

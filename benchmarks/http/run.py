@@ -3,6 +3,7 @@
     python benchmarks/http/run.py --index indexes/current [--workers uvicorn,gthread,sync]
                                   [--stores sqlite,redis] [--repeat 3] [--duration 6]
                                   [--connections 32] [--limits 1,5,10] [--profile DIR]
+                                  [--compare TREE] [--canned]
 
 For each worker class it starts, under ``server/gunicorn.conf.py`` on free loopback ports, the
 service once per key store (keys, rate limits and metrics on, as in production) and a trivial
@@ -26,6 +27,10 @@ py-spy (``pip install -e ".[bench]"``) during its runs, as collapsed stacks
 the sampling costs throughput, so figures of a profiled run are not comparable, and a line
 that makes a syscall (``time.thread_time()``, a socket write) gets more than its share of
 samples: check a finding with ``inprocess.py`` before acting on it.
+
+``--compare TREE`` serves each store a second time from another checkout (``compared-STORE``:
+its ``server/`` and its ``engine/``, built in place), so that a change is measured against the
+code before it in the same run, a few seconds apart, with the same fixed body.
 
 Loopback only; every wrk run is bounded by ``--duration``; every process started is stopped.
 """
@@ -55,6 +60,7 @@ WORKERS = ("uvicorn", "asgi", "gthread", "sync")
 STORES = ("sqlite", "redis")
 FIXED = "fixed"
 CANNED = "canned"
+COMPARED = "compared"  # the service of --compare TREE
 
 
 def free_port() -> int:
@@ -90,17 +96,19 @@ def stop(proc: subprocess.Popen) -> None:
 class Gunicorn:
     """gunicorn with the service's config, on a free loopback port, for one benchmark."""
 
-    def __init__(self, worker: str, app: str | None, env: dict[str, str], log: Path) -> None:
+    def __init__(
+        self, worker: str, app: str | None, env: dict[str, str], log: Path, tree: Path = REPO
+    ) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        cmd = [sys.executable, "-m", "gunicorn", "-c", str(REPO / "server" / "gunicorn.conf.py")]
+        cmd = [sys.executable, "-m", "gunicorn", "-c", str(tree / "server" / "gunicorn.conf.py")]
         cmd += ["-b", f"127.0.0.1:{self.port}"]
         if app is not None:
             cmd += ["--pythonpath", str(HERE), app]
         self.log = open(log, "ab")  # noqa: SIM115 (closed in stop)
         self.proc = subprocess.Popen(
             cmd,
-            cwd=REPO,
+            cwd=tree,  # NOTE: python -m puts the working directory first: that tree's server/engine
             env={**os.environ, **env, "ADDRESS_WORKER": worker},
             stdout=self.log,
             stderr=subprocess.STDOUT,
@@ -202,13 +210,13 @@ def wrk(url: str, paths: Path, key: str, args: argparse.Namespace, duration: int
 class Profiler:
     """py-spy recording one worker of a server for the length of one wrk run."""
 
-    def __init__(self, server: Gunicorn, out: Path, duration: int) -> None:
+    def __init__(self, server: Gunicorn, out: Path, duration: int, rate: int = 50) -> None:
         binary = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
         pids = server.workers()
         if not pids or not Path(binary).exists():
             raise SystemExit("--profile needs py-spy (pip install -e '.[bench]') and a running worker")
         self.proc = subprocess.Popen(
-            [binary, "record", "--pid", str(pids[0]), "--duration", str(duration), "--rate", "50",
+            [binary, "record", "--pid", str(pids[0]), "--duration", str(duration), "--rate", str(rate),
              "--format", "raw", "--output", str(out), "--nonblocking"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -231,7 +239,7 @@ def summarize(results: list[dict], stores: list[str], limits: list[int], worker:
     mine = [r for r in results if r["worker"] == worker]
     for limit in limits:
         fixed = {r["repeat"]: r for r in mine if r["app"] == FIXED and r["limit"] == limit}
-        for app in [*(f"service-{s}" for s in stores), CANNED, FIXED]:
+        for app in [*(f"{kind}-{s}" for s in stores for kind in ("service", COMPARED)), CANNED, FIXED]:
             runs = [r for r in mine if r["app"] == app and r["limit"] == limit]
             if not runs:
                 continue
@@ -268,7 +276,14 @@ def main() -> int:
         action="store_true",
         help="also the service with the engine's answers looked up (canned_app.py): the engine's share",
     )
+    ap.add_argument(
+        "--compare",
+        metavar="TREE",
+        help="also serve each store from this other checkout (engine built in place), e.g. "
+        "`git archive main | tar -x -C TREE`: before and after in the same run",
+    )
     ap.add_argument("--profile", help="record one worker of each service with py-spy into this directory")
+    ap.add_argument("--profile-rate", type=int, default=50, help="py-spy samples per second (--profile)")
     args = ap.parse_args()
     if shutil.which("wrk") is None:
         ap.error("wrk is not installed (Debian package wrk)")
@@ -340,6 +355,12 @@ def main() -> int:
                 server = Gunicorn(worker, None, env, tmp / f"gunicorn-{worker}-{store}.log")
                 started.append(server)
                 targets.append((f"service-{store}", server, "paths", keys[store]))
+                if args.compare:
+                    env = {**env, "PROMETHEUS_MULTIPROC_DIR": str(tmp / f"metrics-{worker}-{store}-compare")}
+                    log = tmp / f"gunicorn-{worker}-{store}-compare.log"
+                    server = Gunicorn(worker, None, env, log, Path(args.compare).resolve())
+                    started.append(server)
+                    targets.append((f"{COMPARED}-{store}", server, "paths", keys[store]))
             if args.canned:
                 app = "canned_app:asgi_app" if asgi else "canned_app:wsgi_app"
                 env = {
@@ -371,7 +392,7 @@ def main() -> int:
                         profiler = None
                         if profile is not None:
                             out = profile / f"{name.removeprefix('service-')}-limit{limit}-{repeat}.txt"
-                            profiler = Profiler(server, out, args.duration)
+                            profiler = Profiler(server, out, args.duration, args.profile_rate)
                         cpu = server.cpu_seconds()
                         r = wrk(server.base, paths, key, args, args.duration)
                         r["cpu_us"] = (server.cpu_seconds() - cpu) / max(1, r["requests"]) * 1e6
