@@ -187,6 +187,7 @@ def _match_chunk(Index index, list texts, int32_t[::1] ids, float[::1] scores, u
                 w.focus_lon = tmpl.focus_lon
                 w.cos_lat = tmpl.cos_lat
                 w.ntok = 0
+                w.trace = NULL
                 found = _scored_search(&index.d, w, hit, sc, &how)
                 hows[i] = how
                 if found > 0:

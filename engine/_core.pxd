@@ -214,6 +214,58 @@ cdef struct TypoMemo:
     int count
 
 
+cdef enum:
+    # the trace of a search (Index.trace, _retry.pxi `_trace_reading`): a record per reading,
+    # none when off
+    TRACE_MAX = 4096     # readings one trace keeps; further ones are counted (trace_lost)
+    NPASS = 4            # passes of one reading at most: as typed, then ever more slips
+    # the work budgets that ran out by the end of a reading (TraceRec.spent, Search.spent)
+    SPENT_SCAN = 1       # a list of postings was cut to the scan budget (the twin cuts it too)
+    SPENT_CONSIDER = 2   # an interpretation scored MAX_CONSIDER groups, no more
+    SPENT_WORK = 4       # the query's work budget (_retry.pxi _spent)
+    SPENT_SLIPS = 8      # the query's slip look-up budget (_typo.pxi _slips_spent)
+    SPENT_TYPO = 16      # a word's typo tokens were cut to MAXR ranges or 512 found (the
+                         # twin cuts them too)
+    # the step that made a reading (Search.stage; _core.pyx STAGES names them)
+    ST_TYPED = 0         # the query as typed
+    ST_RESPACED = 1      # its words spaced otherwise (_respace_retry)
+    ST_DROPPED = 2       # without some words (_drop_retry)
+    ST_PROVINCE = 3      # ... the province left out still says where
+    ST_STRIPPED = 4      # ... without the letters/additions/floor typed with a number
+    ST_PC_SLIP = 5       # a postcode one slip from the typed one (_postcode_slips)
+    ST_PC_AWAY = 6       # without the postcode, near its digits (_postcode_retry)
+    ST_NEAR = 7          # the nearest house numbers (near_number)
+    ST_DEFERRED = 8      # the slips that waited (defer_slips)
+    ST_NOTES = 9         # without the notes in brackets (_without_noise tier 1)
+    ST_ADDRESSEE = 10    # ... and without the addressee lines (tier 2)
+    ST_GLUED = 11        # words typed without spaces cut into registered words (_glue_reading)
+
+
+cdef struct TraceRec:
+    # one reading as the search scored it (copied at the end of `_passes`)
+    char q[QBUF]         # the query buffer; tokens point into it (a postcode variant lies
+                         # beyond qlen: _postcode_slips)
+    int ntok
+    Tok tok[MAXT]
+    int ninterp
+    Interp interp[MAXI]
+    int stage           # ST_*
+    int mode            # the `_parse` mode
+    int has_focus
+    double focus_lat
+    double focus_lon
+    int pc_strict
+    int near_number
+    int32_t province
+    int max_pass        # passes allowed (after the postcode-being-typed bound)
+    int npass           # passes entered
+    uint64_t looked[NPASS]  # per pass: the tokens whose slips were looked up (bit = token)
+    int scored          # bit per pass: the interpretations were scored
+    int found           # candidates at the end
+    int deferred        # the slips were deferred (a break before pass 2)
+    int spent           # SPENT_* bits
+
+
 cdef struct Search:
     char q[QBUF]
     int qlen
@@ -266,6 +318,13 @@ cdef struct Search:
     int memo_used       # tokens in memo_tid/memo_dist
     int32_t memo_tid[MEMO_POOL]
     uint8_t memo_dist[MEMO_POOL]
+    int spent           # SPENT_* bits of the current reading
+    int stage           # ST_* of the readings being made, for the trace
+    int parse_mode      # the mode of the last `_parse`, for the trace
+    TraceRec* trace     # the readings, when tracing (Index.trace); NULL: off
+    int ntrace
+    int trace_cap
+    int trace_lost      # readings beyond TRACE_MAX, not kept
 
 
 cdef class Index:
@@ -274,6 +333,7 @@ cdef class Index:
     cdef int _busy          # searches reading the arrays now (changed only under the GIL)
     cdef bint _closed
     cdef Search* _prepare(self, q, limit, lat, lon) except NULL
+    cdef list _run(self, q, limit, lat, lon, dict trace)
     cdef int _check_open(self) except -1
     # every reader of `d` outside the GIL runs between _enter() and _leave(): close() releases
     # the arrays only when none runs

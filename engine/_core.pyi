@@ -53,6 +53,19 @@ class Index:
                      lon: _Coordinate = None) -> bytes: ...
     def search_ids(self, q: str, *, limit: _Limit = 5, lat: _Coordinate = None,
                    lon: _Coordinate = None) -> list[int]: ...
+    def trace(self, q: str, *, limit: _Limit = 5, lat: _Coordinate = None,
+              lon: _Coordinate = None) -> dict[str, Any]:
+        """{"ids", "stored", "tokens", "readings": [per reading: "stage", "mode", "tokens",
+        "values", "interps", "focus", "pc_strict", "near_number", "province", "max_pass",
+        "passes", "deferred", "found", "spent", "dropped", "added"], "lost"}"""
+
+STAGES: dict[int, str]           # the step that made a reading of a trace ("typed", "respaced", ...)
+SPENT: dict[int, str]            # the budgets a trace names when they ran out ("scan", "work", ...)
+MIRRORED: tuple[str, ...]        # ... those the Python twin cuts the same way
+
+def _token_changes(typed: list[str], tokens: list[str]) -> tuple[list[str], list[str]]: ...
+def query_tokens(q: str) -> list[str]:
+    """The tokens the search reads in q (folded, ij as y, digits cut from letters before them)."""
 
 def deletion_index(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(hashes uint64, token ids int32) of every token with up to 1 (2 for 7+ letters) deleted."""

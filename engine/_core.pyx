@@ -463,46 +463,7 @@ cdef class Index:
 
     cdef Search* _prepare(self, q, limit, lat, lon) except NULL:
         """Check the arguments (`_arguments`), fold the query; the caller frees."""
-        cdef Search* s
-        cdef int cp, j, k = 0, n_limit
-        cdef double focus_lat, focus_lon
-        cdef Py_ssize_t i, n
-        cdef Py_UCS4 ch
-        _arguments(q, limit, lat, lon, &n_limit, &focus_lat, &focus_lon)
-        s = <Search*>malloc(sizeof(Search))
-        if s == NULL:
-            raise MemoryError()
-        s.limit = n_limit
-        s.has_focus = lat is not None
-        s.pc_strict = 0
-        s.focus_lat = focus_lat
-        s.focus_lon = focus_lon
-        s.cos_lat = cos(s.focus_lat * M_PI / 180.0)
-        # fold: code points -> ASCII a-z0-9 and spaces (the table of engine/normalize.py); an
-        # apostrophe between a lone letter and a word glues them: "a'dam" is "adam", as the
-        # index holds "d'Arc" also as "darc"
-        n = len(<str>q)
-        for i in range(n):
-            ch = (<str>q)[i]
-            cp = <int>ch
-            if (cp == 39 or cp == 0x2019 or cp == 0x2018 or cp == 96) and 0 < i < n - 1 \
-                    and _is_letter((<str>q)[i - 1]) and _is_letter((<str>q)[i + 1]) \
-                    and (i == 1 or not _is_letter((<str>q)[i - 2])):
-                continue
-            if cp < 128 and _layout[cp]:
-                # a note's bracket or a line break: `_search` reads the query without them
-                # first, and without what they mark when that finds nothing
-                s.q[k] = _layout[cp]
-                k += 1
-            elif cp < FOLD_MAX:
-                for j in range(_fold_len[cp]):
-                    s.q[k] = _fold_out[cp][j]
-                    k += 1
-            else:
-                s.q[k] = 32
-                k += 1
-        s.qlen = k
-        return s
+        return _new_search(q, limit, lat, lon)
 
     def suggest_json(self, q, *, limit=5, lat=None, lon=None):
         """Return the response body of the contract for query `q` as JSON bytes."""
@@ -528,20 +489,170 @@ cdef class Index:
             free(s)
             self._leave()
 
+    def trace(self, q, *, limit=5, lat=None, lon=None):
+        """What the search read for query q, reading by reading (for the twin, tests and tools).
+
+        A dict: `ids` (as `search_ids`), `stored` (a one-word query answered from the stored
+        answers: no reading), `tokens` (the query's tokens as typed), `readings` (each a dict,
+        in the order read, see `_reading`) and `lost` (readings beyond TRACE_MAX, not kept)."""
+        out = {}
+        ids = self._run(q, limit, lat, lon, out)
+        return {"ids": ids, **out}
+
     def search_ids(self, q, *, limit=5, lat=None, lon=None):
         """Return the address row ids of the hits (for tests and tools)."""
+        return self._run(q, limit, lat, lon, None)
+
+    cdef list _run(self, q, limit, lat, lon, dict trace):
+        """The ids of the hits; when `trace` is a dict, the readings tried go into it."""
         cdef Search* s = NULL
         cdef int hits[MAXLIMIT]
         cdef int n = 0, j
         self._enter()
         try:
             s = self._prepare(q, limit, lat, lon)
+            if trace is not None:
+                s.trace = <TraceRec*>malloc(16 * sizeof(TraceRec))
+                if s.trace == NULL:
+                    raise MemoryError()
+                s.trace_cap = 16
+                s.ntrace = 0
+                s.trace_lost = 0
+                s.ncand = -1  # the stored-answer path leaves it
             with nogil:
                 n = _search(&self.d, s, hits)
+            if trace is not None:
+                readings = [_reading(&s.trace[j]) for j in range(s.ntrace)]
+                typed = query_tokens(q)
+                for r in readings:
+                    r["dropped"], r["added"] = _token_changes(typed, r["tokens"])
+                trace.update(stored=s.ntok > 0 and s.ncand < 0, tokens=typed, readings=readings,
+                             lost=s.trace_lost)
             return [hits[j] for j in range(n)]
         finally:
+            if s != NULL:
+                free(s.trace)
             free(s)
             self._leave()
+
+
+# the trace (Index.trace): the names of a reading's stage (ST_*) and of its spent budgets (SPENT_*)
+STAGES = {ST_TYPED: "typed", ST_RESPACED: "respaced", ST_DROPPED: "without words",
+          ST_PROVINCE: "province", ST_STRIPPED: "without parts", ST_PC_SLIP: "postcode slip",
+          ST_PC_AWAY: "without postcode", ST_NEAR: "nearest numbers", ST_DEFERRED: "deferred slips",
+          ST_NOTES: "without notes", ST_ADDRESSEE: "without addressee", ST_GLUED: "glued words cut"}
+SPENT = {SPENT_SCAN: "scan", SPENT_CONSIDER: "consider", SPENT_WORK: "work", SPENT_SLIPS: "slips",
+         SPENT_TYPO: "typo"}
+# ... those the plain-Python twin cuts the same way (engine/_reference.py): the others may make
+# the twin's answer differ
+MIRRORED = ("scan", "typo")
+
+
+cdef dict _reading(const TraceRec* r):
+    """One reading of a trace as Python values. Token indices (`words`, `parts`, `slips`,
+    `place_after`, `street_until`) count in `tokens`; postcodes are codes (digits * 676 +
+    letters, as `pc_code`), ranges inclusive."""
+    cdef int i, j, p
+    cdef const Interp* it
+    tokens = [r.q[r.tok[i].start:r.tok[i].start + r.tok[i].len].decode() for i in range(r.ntok)]
+    interps = []
+    for i in range(r.ninterp):
+        it = &r.interp[i]
+        interps.append({
+            "number": it.number if it.number >= 0 else None,
+            "parts": [(it.part_tok[j], it.part_off[j]) for j in range(it.nparts)],
+            "words": [it.words[j] for j in range(it.nwords)],
+            "postcode": (it.pc_lo, it.pc_hi) if it.pc_lo >= 0 else None,
+            "area": (it.area_lo, it.area_hi) if it.area_lo >= 0 else None,
+            "place_after": it.place_after if it.place_after < MAXT else None,
+            "street_until": it.street_until if it.street_until >= 0 else None,
+        })
+    return {
+        "stage": STAGES[r.stage], "mode": r.mode, "tokens": tokens,
+        "values": [r.tok[i].value for i in range(r.ntok)],
+        "interps": interps,
+        "focus": (r.focus_lat, r.focus_lon) if r.has_focus else None,
+        "pc_strict": r.pc_strict, "near_number": bool(r.near_number),
+        "province": r.province if r.province >= 0 else None, "max_pass": r.max_pass,
+        "passes": [{"pass": p, "slips": [i for i in range(r.ntok) if (r.looked[p] >> i) & 1],
+                    "scored": bool((r.scored >> p) & 1)} for p in range(r.npass)],
+        "deferred": bool(r.deferred), "found": r.found > 0,
+        "spent": [name for bit, name in SPENT.items() if r.spent & bit],
+    }
+
+
+def _token_changes(list typed, list tokens):
+    """The typed tokens a reading left out, and the tokens it has that were not typed (words
+    glued or cut, a number stripped of its parts, a postcode variant), each in order."""
+    left = list(typed)
+    added = []
+    for t in tokens:
+        if t in left:
+            left.remove(t)
+        else:
+            added.append(t)
+    return left, added
+
+
+cdef Search* _new_search(q, limit, lat, lon) except NULL:
+    """Check the arguments (`_arguments`), fold the query; the caller frees."""
+    cdef Search* s
+    cdef int cp, j, k = 0, n_limit
+    cdef double focus_lat, focus_lon
+    cdef Py_ssize_t i, n
+    cdef Py_UCS4 ch
+    _arguments(q, limit, lat, lon, &n_limit, &focus_lat, &focus_lon)
+    s = <Search*>malloc(sizeof(Search))
+    if s == NULL:
+        raise MemoryError()
+    s.limit = n_limit
+    s.has_focus = lat is not None
+    s.pc_strict = 0
+    s.trace = NULL
+    s.focus_lat = focus_lat
+    s.focus_lon = focus_lon
+    s.cos_lat = cos(s.focus_lat * M_PI / 180.0)
+    # fold: code points -> ASCII a-z0-9 and spaces (the table of engine/normalize.py); an
+    # apostrophe between a lone letter and a word glues them: "a'dam" is "adam", as the
+    # index holds "d'Arc" also as "darc"
+    n = len(<str>q)
+    for i in range(n):
+        ch = (<str>q)[i]
+        cp = <int>ch
+        if (cp == 39 or cp == 0x2019 or cp == 0x2018 or cp == 96) and 0 < i < n - 1 \
+                and _is_letter((<str>q)[i - 1]) and _is_letter((<str>q)[i + 1]) \
+                and (i == 1 or not _is_letter((<str>q)[i - 2])):
+            continue
+        if cp < 128 and _layout[cp]:
+            # a note's bracket or a line break: `_search` reads the query without them
+            # first, and without what they mark when that finds nothing
+            s.q[k] = _layout[cp]
+            k += 1
+        elif cp < FOLD_MAX:
+            for j in range(_fold_len[cp]):
+                s.q[k] = _fold_out[cp][j]
+                k += 1
+        else:
+            s.q[k] = 32
+            k += 1
+    s.qlen = k
+    return s
+
+
+def query_tokens(q):
+    """The tokens the search reads in query q (folded, ij as y, digits cut from letters before
+    them), as typed: no index needed."""
+    cdef Search* s = NULL
+    cdef int i
+    s = _new_search(q, 1, None, None)
+    try:
+        for i in range(s.qlen):
+            if s.q[i] == 40 or s.q[i] == 41 or s.q[i] == 44:  # the layout's marks (`_search`)
+                s.q[i] = 32
+        _tokenise(s)
+        return [s.q[s.tok[i].start:s.tok[i].start + s.tok[i].len].decode() for i in range(s.ntok)]
+    finally:
+        free(s)
 
 
 # The rules for the arguments of a search, one per argument; a wrong type is a TypeError, a

@@ -126,6 +126,7 @@ cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
     cdef int nnum = 0, all_known = 1, skip, strict, loose_words, no_addition
     cdef int area_lo = -1, area_hi = -1
     cdef Interp* it
+    s.parse_mode = mode
     memset(consumed, 0, sizeof(consumed))
     for i in range(s.ntok):
         _word_ranges(d, s, i)

@@ -3,14 +3,23 @@
     >>> from engine._reference import ReferenceIndex
     >>> ref = ReferenceIndex(engine.AddressIndex.open("indexes/nl").arrays)
     >>> ref.search_ids("kerkstr 12 utr", limit=5)     # the same ids as Index.search_ids
+    >>> ref.replay("kerkstr 12 utr").agrees           # ... and reading by reading
 
-It reads the very same arrays as the compiled `Index` and follows `_search` step by step, but
-written for a reader: lists and dataclasses instead of fixed C buffers, `bisect` instead of
-hand-written binary searches, and a brute-force scan of the vocabulary instead of the deletion
-hash index for typo candidates. Where the C code's behaviour depends on a detail that is not
-obvious (a buffer cap, a tie-break, the order things are added in), the detail is copied on
-purpose and commented, because the point of the twin is that both return the same ids in the
-same order.
+What a query means is decided once, by the compiled engine: the twin asks it for the readings it
+tried (`Index.trace`: per reading the tokens as it saw them, after any respacing or words left
+out, the interpretations, the flags, the passes and which tokens had their slips looked up) and
+replays each of them with code of its own, written for a reader and different on purpose where
+the engine is fast: lists and dataclasses instead of fixed C buffers, `bisect` instead of
+hand-written binary searches, a brute-force scan of the vocabulary instead of the deletion hash
+index for typo candidates, every group the postings name instead of the scan with its
+signature filters and pruning, then the same float32 scoring, pool and selection. Each
+reading must find something exactly when the engine's did, and the last one the same ids in the
+same order. What the parsing and the retries do is specified by the behaviour tests
+(tests/engine/test_understanding.py), not by a second copy here.
+
+Where the C code's behaviour depends on a detail that is not obvious (a buffer cap, a
+tie-break, the order things are added in), the detail is copied on purpose and commented,
+because the point of the twin is that both return the same ids in the same order.
 
 Scores are `numpy.float32`, like the C `float`: every `+ - * /` between two float32 values is
 rounded to float32, exactly as C does on x86-64 (SSE, no FMA). Where the C code mixes a float
@@ -25,17 +34,16 @@ filter on is mirrored, because the C code scans further when there is). The dele
 `del_bucket`) is replaced by measuring the vocabulary. The JSON rendering (`suggest_json`) is not
 here; only `search_ids`.
 
-Not mirrored either: the pruning of groups out of reach of the pool (`_beyond_reach`, which
-cannot change the answer) and the bound on groups scored per pass (`MAX_CONSIDER`, per interpretation), which
-can: it counts the groups that pass the signature filter and the pruning, which the twin does
-not model. The two agree on every query that stays under that bound; the agreement tests on
-the sample pass with it in place.
+Not mirrored either, and reported instead: the work budgets that can change an answer. The bound
+on groups scored per interpretation (`MAX_CONSIDER`), the query's work budget and its slip
+look-up budget count work the twin does not do the same way; the trace says, per reading,
+which of them ran out ("consider", "work", "slips"), and `Replay.budget` names them, so that a
+comparison can tell a budget's cut from a disagreement. (The scan budget, "scan", and the caps
+on a word's typo tokens, "typo", are mirrored: the twin cuts the same lists.)
 """
 
 from __future__ import annotations
 
-import itertools
-import json
 import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
@@ -43,23 +51,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import params
-from ._core import SIZES, check_arguments
-from .normalize import FOLD_LIMIT, fold_table
+from ._core import MIRRORED, SIZES, Index
 from .vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET
-from .words import (
-    ADDRESSEE_WORDS,
-    COUNTRY_WORDS,
-    FLOOR_WORDS,
-    GLUE_PARTICLES,
-    LABEL_WORDS,
-    LINE_BREAKS,
-    NOTE_CLOSE,
-    NOTE_OPEN,
-    NUMBER_WORDS,
-    REGION_PROVINCE,
-    REGION_WORDS,
-    STREET_SUFFIXES,
-)
 
 f32 = np.float32
 
@@ -90,9 +83,6 @@ LETTER_AS_ADDITION_PEN = f32(params.LETTER_AS_ADDITION_PEN)
 ZERO = f32(0.0)
 
 # ---- the fixed sizes of the C code, which are part of its behaviour
-QUERY_BUFFER = SIZES["QBUF"]           # folded bytes; tokenising stops near its end
-FOLD_WIDTH = SIZES["FOLD_W"]           # a folded code point keeps at most this many bytes
-MAX_TOKENS = SIZES["MAXT"]             # further tokens are ignored
 MAX_RANGES = SIZES["MAXR"]             # prefix + ij variant + typo tokens of one word
 TWO_SLIP_LEN = SIZES["TWO_SLIP_LEN"]   # a word this long may hold two slips ...
 TWO_SLIP_TYPED = SIZES["TWO_SLIP_TYPED"]  # ... and be typed this short with them
@@ -105,22 +95,17 @@ SCAN_ALONE = SIZES["SCAN_ALONE"]       # ... and when it is the only word (build
 EXACT_CAP = SIZES["EXACT_CAP"]         # groups of the complete word taken before a short-prefix list
 TOKEN_CAP_MIN = SIZES["TOKEN_CAP_MIN"]
 PC_PREFIX_CAP = SIZES["PC_PREFIX_CAP"]  # addresses scanned for a postcode prefix
-DROP_MAX_TOKENS = SIZES["DROP_MAX_TOKENS"]  # ... when it has at most this many tokens
-RESPACE_TRIES = SIZES["RESPACE_TRIES"]      # respaced readings of such a query tried at most
-RESPACE_PROBES = SIZES["RESPACE_PROBES"]    # ... and prefix searches made to find them
-MAX_CUTS = SIZES["MAXCUT"]                  # spaces put into one typed word
-SEG_MAX = SIZES["SEG_MAX"]                  # glued words cut into tokens at most this long
 PREFIX_SLIP_MAX = SIZES["PREFIX_SLIP_MAX"]  # a slip-undone word starting more tokens counts for none
 PREFIX_SLIP_LEN = SIZES["PREFIX_SLIP_LEN"]  # slips in words still being typed: at most this long
 SAME_NUMBER_CAP = SIZES["SAME_NUMBER_CAP"]  # addresses with the typed number looked at in one run
-MAX_NUMBER_CANDIDATES = 3      # house-number readings of a query
-MAX_PARTS = SIZES["MAXP"]      # letter/addition parts of one reading
-MAX_INTERPS = SIZES["MAXI"]    # readings of one query; parsing stops there
 MAX_TYPO_WORD = 38             # typos are looked for in words of at most 38 letters
 MAX_DL_LEN = 78                # the C distance (and the deletion index) stop at 78 letters
 TYPO_SET = 512                 # typo tokens remembered for one word before the closest are kept
 
-_FOLD = [s[:FOLD_WIDTH] for s in fold_table()]
+# an index's stored answers, empty: the engine that traces runs the search proper (build.py
+# `_stored_answers` made them that way)
+NO_STORED_ANSWERS = {"sa_blob": np.zeros(0, np.uint8), "sa_off": np.zeros(1, np.int64),
+                     "sa_start": np.zeros(1, np.int32), "sa_addr": np.zeros(0, np.int32)}
 
 # the keys beside each letter on a QWERTY keyboard (the C code's _NEAR_KEYS)
 NEAR_KEYS = {
@@ -135,65 +120,6 @@ NEAR_KEYS = {
 # the query: folding, tokens, words, interpretations
 
 
-def _is_letter(c: str) -> bool:
-    return ord(c) < FOLD_LIMIT and _FOLD[ord(c)][:1].isalpha()
-
-
-def fold_query(q: str, *, layout: bool = False) -> str:
-    """Map each code point through the shared fold table (>= FOLD_LIMIT: a separator). An
-    apostrophe between a lone letter and a word glues them ("a'dam" is "adam"). With `layout`,
-    brackets and line breaks fold to "(", ")" and "," (the engine's `_prepare`)."""
-    layout_marks = _LAYOUT if layout else {}
-    out = []
-    for i, c in enumerate(q):
-        if (c in "'\u2019\u2018`" and 0 < i < len(q) - 1 and _is_letter(q[i - 1]) and _is_letter(q[i + 1])
-                and (i == 1 or not _is_letter(q[i - 2]))):
-            continue
-        out.append(layout_marks.get(c) or (_FOLD[ord(c)] if ord(c) < FOLD_LIMIT else " "))
-    return "".join(out)
-
-
-_UNMARK = str.maketrans("(),", "   ")
-_LAYOUT = {c: mark for chars, mark in ((NOTE_OPEN, "("), (NOTE_CLOSE, ")"), (LINE_BREAKS, ",")) for c in chars}
-_ADDRESSEE = [tuple(w.split()) for w in ADDRESSEE_WORDS]
-
-
-def without_noise(folded: str, tier: int) -> str | None:
-    """The folded query without its notes in brackets (tier 1), and also without the lines that
-    name whom it is for (tier 2), as spaces; None when the tier leaves out nothing more than the
-    one before, or leaves nothing (the engine's `_without_noise`)."""
-    out = []
-    depth = 0
-    dropped = False
-    for c in folded:
-        if c == "(":
-            depth += 1
-            out.append(" ")
-        elif c == ")":
-            depth = max(0, depth - 1)
-            out.append(" ")
-        elif depth:
-            dropped = dropped or c.isalnum()
-            out.append(" ")
-        else:
-            out.append(c)
-    text = "".join(out)
-    if tier == 2:
-        dropped = False
-        parts = text.split(",", MAX_TOKENS)
-        first_num = next((g for g, p in enumerate(parts) if any(c.isdigit() for c in p)), -1)
-        last_words = max((g for g, p in enumerate(parts) if any(c.isalnum() for c in p)), default=-1)
-        for g, p in enumerate(parts):
-            if not any(c.isalnum() for c in p) or any(c.isdigit() for c in p):
-                continue
-            if any(tuple(p.split()[:len(w)]) == w for w in _ADDRESSEE) or 0 <= first_num < last_words and g < first_num:
-                parts[g] = " " * len(p)
-                dropped = True
-        text = ",".join(parts)
-    text = text.replace(",", " ")
-    return text if dropped and any(c.isalnum() for c in text) else None
-
-
 @dataclass
 class Token:
     text: str          # a-z0-9 only
@@ -201,35 +127,21 @@ class Token:
     value: int         # value of the leading digits, as the C code caps it
 
 
-def tokenise(folded: str) -> list[Token]:
-    """ij -> y, a space between a letter and a following digit, split on spaces."""
-    chars: list[str] = []
-    prev = " "
-    i = 0
-    # NOTE: the C buffer holds QUERY_BUFFER bytes; it stops copying two short of the end.
-    while i < len(folded) and len(chars) < QUERY_BUFFER - 2:
-        c = folded[i]
-        if c == "i" and folded[i + 1:i + 2] == "j":
-            c = "y"
-            i += 1
-        if c.isdigit() and "a" <= prev <= "z":
-            chars.append(" ")
-        chars.append(c)
-        prev = c
-        i += 1
-    out = []
-    for text in "".join(chars).split(" "):
-        if not text:
-            continue
-        if len(out) == MAX_TOKENS:
-            break
-        digits = len(text) - len(text.lstrip("0123456789"))
-        value = 0
-        for ch in text[:digits]:
-            if value < 1_000_000:      # the C cap: the value stops growing past a million
-                value = value * 10 + int(ch)
-        out.append(Token(text, digits, value))
-    return out
+@dataclass
+class Replay:
+    """A query replayed from the engine's trace (`ReferenceIndex.replay`)."""
+
+    ids: list[int]              # the twin's answer: the best of the last reading
+    engine_ids: list[int]       # the engine's (the search proper: no stored answer)
+    found: list[bool]           # per reading: the twin found something ...
+    engine_found: list[bool]    # ... and the engine did
+    budget: list[str]           # the budgets the twin does not mirror that ran out in a
+                                # reading ("consider", "work", "slips"): then the two may differ
+    readings: list[dict]        # the engine's trace of them
+
+    @property
+    def agrees(self) -> bool:
+        return self.ids == self.engine_ids and self.found == self.engine_found
 
 
 @dataclass
@@ -296,13 +208,6 @@ class Search:
     typo_mode: bool = False
     pool: list[PoolItem] = field(default_factory=list)
     cands: list[Cand] = field(default_factory=list)
-    split_pc: bool = False       # the postcode was read from two tokens ("5202 de"), or the
-                                 # words within a postcode being typed (area)
-    area: int = 0                # ... the latter: its four digits, 0 when not
-    defer_slips: bool = False    # with every word whole as typed and a number typed, slips in
-                                 # them wait until the retries and the nearest numbers found
-                                 # nothing ...
-    deferred: bool = False       # ... and they did wait
     near_number: bool = False    # the last retry: the nearest house numbers (near_numbers)
     province: int = -1           # a province typed at the end, left out as a word: only its
                                  # streets (string id)
@@ -434,11 +339,9 @@ class ReferenceIndex:
         self.g_start: list[int] = a["g_start"].tolist()
         self.add_blob = bytes(a["add_blob"])
         self.add_off: list[int] = a["add_off"].tolist()
-        # the string id of each name, provinces among them (a province typed at the end:
-        # drop_retry); the C code looks them up in the sorted table
-        s_blob, s_off = bytes(a["s_blob"]), a["s_off"].tolist()
-        self.province_id = {json.loads(b'"' + s_blob[s_off[k]:s_off[k + 1]] + b'"'): k
-                            for k in range(len(s_off) - 1)}
+        # the engine that reads the queries (its trace), without the stored answers of
+        # one-word queries: build.py made them with the search proper, which is what is replayed
+        self.engine = Index({**arrays, **NO_STORED_ANSWERS})
         # short prefixes ("s", "ke") with many postings: their best groups, precomputed
         self.short_prefix: dict[str, list[int]] = {}
         if "sp_off" in a:
@@ -448,7 +351,6 @@ class ReferenceIndex:
                 text = sp_blob[sp_off[k]:sp_off[k + 1]].decode("ascii")
                 self.short_prefix[text] = sp_group[sp_start[k]:sp_start[k + 1]].tolist()
         self._letter_hist = None   # built on the first typo search
-        self._additions = None     # lower-case registered additions, on first use
         self._slip_cache: dict[str, list[int]] = {}   # `prefix_slips` of each word asked
         self.g_tok, self.g_tok_kind, self.g_tok_cover = group_token_arrays(a["g_tokrec"])
         # the group of every entry of g_tok (for `groups_matching_words`)
@@ -467,117 +369,6 @@ class ReferenceIndex:
         """The groups listed under tokens lo..hi-1, token after token."""
         return self.a["v_post"][self.v_post_start[lo]:self.v_post_start[hi]].tolist()
 
-    def segment(self, w: str, letter_first: bool, prefix_end: bool, split: bool) -> list[int] | None:
-        """The ends of the fewest whole tokens w is glued from, or None (the engine's `_segment`:
-        a first piece of one letter with letter_first, a last piece that starts a token with
-        prefix_end when no cutting into whole ones exists; split: two pieces at least)."""
-        n = len(w)
-        if n > SEG_MAX:
-            return None
-        none = SEG_MAX + 1
-        best = [none] * (n + 1)
-        prev = [0] * (n + 1)
-        best[0] = 0
-        if letter_first and n > 1:
-            best[1], prev[1] = 1, 0
-        pbest, pprev = none, -1
-        for i in range(n):
-            if best[i] > SEG_MAX or best[i] >= MAX_CUTS + 2:
-                continue
-            if i + 2 > n:
-                continue
-            for j in range(i + 2, n + 1):
-                lo, hi = self.prefix_range(w[i:j])
-                if lo >= hi:
-                    break
-                if len(self.vocab[lo]) == j - i and best[i] + 1 <= best[j] and not (split and j - i == n):
-                    best[j], prev[j] = best[i] + 1, i
-            else:
-                if prefix_end and n - i >= 3 and best[i] + 1 < pbest:
-                    pbest, pprev = best[i] + 1, i
-        if best[n] > SEG_MAX:
-            if pprev < 0:
-                return None
-            best[n], prev[n] = pbest, pprev
-        cuts, end = [], n
-        for _ in range(best[n]):
-            cuts.append(end)
-            end = prev[end]
-        return cuts[::-1]
-
-    def glue_spell(self, tokens: list[Token], broad: bool, split: int = 0, words: bool = True) -> str | None:
-        """The query with its glued words cut (the engine's `_glue_spell`), or None."""
-        out: list[str] = []
-        glued = m = splits = 0
-        for i, t in enumerate(tokens):
-            text, at, last = t.text, t.digits, i == len(tokens) - 1
-            cuts = None
-            if not at and len(text) >= 5 and words and text not in REGION_WORDS:
-                lo, hi = self.prefix_range(text)
-                if lo >= hi or (broad and len(text) >= 8):
-                    cuts = self.segment(text, False, last and lo >= hi, lo < hi)
-                    if cuts is None or len(cuts) < 2 or not glued_words(text, cuts):
-                        cuts = None
-                    elif lo >= hi:
-                        glued += 1
-            elif 0 < at <= 5 and (len(text) - at >= 5 or (len(text) - at >= 3
-                                                       and not self.addition_prefix(text[at:]))):
-                cuts = self.segment(text[at:], True, last, False)
-                glued += cuts is not None
-            if m + len(text) + len(cuts or ()) + 3 >= QUERY_BUFFER - 2:
-                return None
-            word = text
-            if cuts:
-                tail = text[at:]
-                pieces = [tail[a:b] for a, b in zip([0] + cuts[:-1], cuts, strict=True)]
-                number = text[:at]
-                if at and split > 0 and not splits:
-                    if at <= split:
-                        return None
-                    number = number[:split] + " " + number[split:]
-                    splits = 1
-                word = number + ("" if at and cuts[0] <= 1 else " " if at else "") + " ".join(pieces)
-            out.append(word)
-            m = len(" ".join(out))
-        return " ".join(out) if glued else None
-
-    def glue_reading(self, s: Search) -> list[int] | None:
-        """Words typed glued, cut into registered words and read as typed (the engine's
-        `_glue_reading`): the answer when that finds something, else None."""
-        tokens, length = s.tokens, None
-        digits = next((t.digits for t in tokens if 2 <= t.digits <= 5 and len(t.text) > t.digits), 0)
-        for tr in range(4):
-            split = digits - (tr - 1) if tr >= 2 else 0
-            if tr >= 2 and split < 1:
-                break
-            spelled = self.glue_spell(tokens, tr == 1, split)
-            if spelled is None:
-                break
-            if tr == 1 and len(spelled) == length:
-                continue
-            length = len(spelled)
-            s.tokens = tokenise(spelled)
-            s.max_pass = 1
-            self.read(s)
-            s.max_pass = 4
-            if s.cands:
-                best = sorted(s.cands, key=lambda c: (-c.score, c.addr))
-                return [c.addr for c in best[:s.limit]]
-            s.tokens = tokens
-        if length is not None:
-            # the letters glued after a number are words: the query goes on from them cut
-            spelled = self.glue_spell(tokens, False, 0, words=False)
-            if spelled is not None:
-                s.tokens = tokenise(spelled)
-        return None
-
-    def addition_prefix(self, word: str) -> bool:
-        """Does some registered addition (lower case) start with `word`?"""
-        if self._additions is None:
-            blob, off = bytes(self.a["addl_blob"]), self.a["addl_off"].tolist()
-            self._additions = [blob[off[k]:off[k + 1]].decode("ascii") for k in range(len(off) - 1)]
-        return any(a.startswith(word) for a in self._additions)
-
     def addition(self, addr: int) -> bytes:
         k = int(self.a["a_addition"][addr])
         return self.add_blob[self.add_off[k]:self.add_off[k + 1]]
@@ -592,412 +383,66 @@ class ReferenceIndex:
     def range_cost(self, lo: int, hi: int) -> int:
         return self.v_post_start[hi] - self.v_post_start[lo]
 
-    # ---- the entry point
+    # ---- the entry point: the engine's readings, replayed
 
     def search_ids(self, q: str, *, limit: int = 5, lat: float | None = None,
                    lon: float | None = None) -> list[int]:
-        """The address row ids the compiled `Index.search_ids` returns, in the same order."""
-        limit, flat, flon = check_arguments(q, limit, lat, lon)  # the engine's rules, one place
-        focus = None
-        if flat is not None:
-            focus = (flat, flon, math.cos(flat * math.pi / 180.0))
-        s = Search(limit=limit, focus=focus)
-        folded = fold_query(q, layout=True)
-        plain = folded.translate(_UNMARK)
-        s.tokens = tokenise(plain)
-        if not s.tokens:
-            return []
-        s.defer_slips = 1 < len(s.tokens) <= DROP_MAX_TOKENS
-        glued = self.glue_reading(s)
-        if glued is not None:
-            return glued
-        s.defer_slips = 1 < len(s.tokens) <= DROP_MAX_TOKENS
-        if (folded != plain and (without_noise(folded, 1) or without_noise(folded, 2)) is not None) or (
-                len(s.tokens) > 1 and not s.tokens[-1].digits and s.tokens[-1].text in COUNTRY_WORDS):
-            s.max_pass = 2      # PERF: all slips only for the query without its notes or country
-        self.read(s)
-        s.max_pass = 4
-        s.defer_slips = False
-        for tier in (1, 2):
-            # nothing found: without the notes, then also without the addressee lines
-            clean = None if s.cands or folded == plain else without_noise(folded, tier)
-            if clean is not None:
-                s.tokens = tokenise(clean)
-                s.defer_slips = 1 < len(s.tokens) <= DROP_MAX_TOKENS
-                self.read(s)
-                s.defer_slips = False
-        if not s.cands and len(s.tokens) <= DROP_MAX_TOKENS:
-            s.max_pass = 2          # a retry looks for one slip only in words matching nothing
-            tokens = s.tokens
-            words = s.words
-            nothing = [not t.digits and (not w.ranges or w.slips) for t, w in zip(tokens, words, strict=True)]
-            whole = [w.exact >= 0 for w in s.words]
-            s.pc_strict = 1         # a respaced reading of a postcode names it with every word
-            s.max_pass = 1          # PERF: a respaced reading is read as typed only
-            self.respace_retry(s, tokens, nothing, whole)
-            s.max_pass = 2
-            s.pc_strict = 0
-            if not s.cands and len(tokens) > 1:
-                # for leaving out, also the words that match only with a slip
-                loose = [not t.digits and not any(not r.typo for r in w.ranges)
-                         for t, w in zip(tokens, words, strict=True)]
-                self.drop_retry(s, tokens, nothing, loose, whole)
-            if not s.cands and len(tokens) > 1 and any(number_like(t) for t in tokens):
-                # "oudegracht 98 utrecht": the street is there, the number not
-                s.tokens = tokens
-                s.near_number = True
-                s.max_pass = 2
-                self.read(s)
-                s.near_number = False
-            if not s.cands and s.deferred:
-                s.tokens = tokens
-                s.max_pass = 4
-                self.read(s)
+        """The address row ids of the twin's own search of the engine's readings of q (which
+        `Index.search_ids` must equal; the engine checks the arguments)."""
+        return self.replay(q, limit=limit, lat=lat, lon=lon).ids
+
+    def replay(self, q: str, *, limit: int = 5, lat: float | None = None,
+               lon: float | None = None) -> Replay:
+        """Score every reading the engine tried for q, in its order, with the twin's code."""
+        trace = self.engine.trace(q, limit=limit, lat=lat, lon=lon)
+        s = Search(limit=int(limit), focus=None)
+        found = []
+        budget: set[str] = set()
+        for r in trace["readings"]:
+            self.read(s, r)
+            found.append(bool(s.cands))
+            budget.update(x for x in r["spent"] if x not in MIRRORED)
+        if trace["lost"]:
+            budget.add("trace")
         # the `limit` best candidates; ties go to the lower address id
         best = sorted(s.cands, key=lambda c: (-c.score, c.addr))
-        return [c.addr for c in best[:limit]]
+        return Replay([c.addr for c in best[:s.limit]], trace["ids"], found,
+                      [r["found"] for r in trace["readings"]], sorted(budget), trace["readings"])
 
-    def respace_retry(self, s: Search, tokens: list[Token], nothing: list[bool], whole: list[bool]) -> None:
-        """Nothing found: read the query again with its words spaced as the register spaces
-        them: digits cut from what is glued to them ("12utrecht", "9711ljgroningen", "129711lj");
-        two typed words glued where together they start a token ("kerk straat"), then one
-        typed word cut into whole tokens of 2+ letters and a last piece that starts one
-        ("dehoven", "ankvandermoerstraat"), the fewest pieces first, leftmost cuts first; a
-        whole token only in two whole tokens. With a word that matches nothing, only it is cut."""
-        texts = [t.text for t in tokens]
-        n_nothing = sum(nothing)
-        state = {"tries": 0, "probes": RESPACE_PROBES}
-
-        def probe(w: str) -> int:
-            state["probes"] -= 1
-            lo, hi = self.prefix_range(w)
-            if lo >= hi:
-                return 0
-            return 2 if self.vocab[lo] == w else 1
-
-        def attempt(words: list[str], glue: int = -1, word: int = -1, ncut: int = 0) -> bool:
-            if not self._fits(tokens, glue, word, ncut):
-                return False
-            state["tries"] += 1
-            s.tokens = tokenise(" ".join(words))
-            self.read(s)
-            return bool(s.cands)
-
-        for i, t in enumerate(tokens):
-            # digits glued to what follows them: a number to the word after it ("kerkstraat
-            # 12utrecht"), a registered postcode to the place ("9711ljgroningen"), the house
-            # number to a registered postcode ("herestraat 129711 lj")
-            if state["tries"] >= RESPACE_TRIES:
-                break
-            text, dg = t.text, t.digits
-            c = 0
-            if 0 < dg <= 5 and len(text) - dg >= 5 and n_nothing == 0 and probe(text[dg:]) > 0:
-                c = dg
-            elif dg == 4 and len(text) >= 9 and self.pc_find(text[:4], text[4:6]) >= 0 and probe(text[6:]) > 0:
-                c = 6
-            elif 5 <= dg <= 9:
-                # the postcode must hold that house number: then the break is what was lost
-                p = -1
-                if len(text) == dg + 2:
-                    p = self.pc_find(text[dg - 4:dg], text[dg:])
-                elif (len(text) == dg and i + 1 < len(tokens) and len(tokens[i + 1].text) == 2
-                      and tokens[i + 1].digits == 0):
-                    p = self.pc_find(text[dg - 4:dg], tokens[i + 1].text)
-                if p >= 0 and self.pc_holds(p, int(text[:dg - 4])):
-                    c = dg - 4
-            if c and attempt(texts[:i] + [text[:c], text[c:]] + texts[i + 1:], word=i, ncut=1):
-                return
-
-        for i in range(len(texts) - 1):
-            if state["tries"] >= RESPACE_TRIES or n_nothing > 0:
-                break
-            if tokens[i].digits or tokens[i + 1].digits:
-                continue
-            if probe(texts[i] + texts[i + 1]) > 0 and attempt(
-                    texts[:i] + [texts[i] + texts[i + 1]] + texts[i + 2:], glue=i):
-                return
-
-        def cut(i: int, word: str, pos: int, pieces: int, cuts: list[int], whole_word: bool) -> bool:
-            for c in range(pos + 2, len(word) - 1):
-                if state["tries"] >= RESPACE_TRIES or state["probes"] <= 0:
-                    return False
-                if probe(word[pos:c]) != 2:
-                    continue
-                if pieces == 2:
-                    if probe(word[c:]) > whole_word:
-                        bounds = [0, *cuts, c, len(word)]
-                        parts = [word[a:b] for a, b in itertools.pairwise(bounds)]
-                        if attempt(texts[:i] + parts + texts[i + 1:], word=i, ncut=len(parts) - 1):
-                            return True
-                elif cut(i, word, c, pieces - 1, cuts + [c], whole_word):
-                    return True
-            return False
-
-        for i, t in enumerate(tokens):
-            if t.digits or len(t.text) < 4 or n_nothing > nothing[i]:
-                continue
-            # a word that is a whole token itself is cut only in two whole tokens
-            for pieces in range(2, 3 if whole[i] else MAX_CUTS + 2):
-                if cut(i, t.text, 0, pieces, [], whole[i]):
-                    return
-        s.tokens = tokens
-
-    @staticmethod
-    def _fits(tokens: list[Token], glue: int, word: int, ncut: int) -> bool:
-        """Does the respelled query fit the C query buffer? (`_respell`, which checks before
-        each token, counting the cuts of the word being cut)"""
-        m = 0
-        for j, t in enumerate(tokens):
-            if m + len(t.text) + ncut + 1 >= QUERY_BUFFER - 2:
-                return False
-            m += (j > 0 and j != glue + 1) + len(t.text) + (ncut if j == word else 0)
-        return True
-
-    def drop_retry(self, s: Search, tokens: list[Token], nothing: list[bool], loose: list[bool],
-                   whole: list[bool]) -> None:
-        """Nothing found: again without the words that match nothing, not even with a slip, the
-        words that only say a number follows ("nr") and the words that label a form's field
-        ("gemeente"); then also without the country or
-        province words that end it ("..., nederland"); then also without the words that match
-        only with a slip (loose); then also without the letters and
-        additions typed with one of the last two house numbers ("damrak 1 hs", "damrak 1 3 hoog"); then without
-        a postcode the address does not have (`postcode_retry`)."""
-        n = len(tokens)
-        drop = [nothing[i] or (i + 1 < n and not tokens[i].digits and tokens[i + 1].digits > 0
-                               and tokens[i].text in NUMBER_WORDS)
-                or (not tokens[i].digits and tokens[i].text in LABEL_WORDS) for i in range(n)]
-        loose = list(loose)
-        keep_street(tokens, drop, loose)
-        region = [False] * n
-        i = n - 1
-        while i >= 0 and sum(region) < 3:
-            if drop[i]:
-                i -= 1
-            elif not tokens[i].digits and tokens[i].text in REGION_WORDS:
-                region[i] = True
-                i -= 1
-            else:
-                break
-        i = 0                   # ... and the country that opens it
-        while i < n and sum(region) < 3:
-            if drop[i] or region[i]:
-                i += 1
-            elif not tokens[i].digits and tokens[i].text in COUNTRY_WORDS:
-                region[i] = True
-                i += 1
-            else:
-                break
-        slipped = [loose[i] and not drop[i] and not region[i] for i in range(n)]
-        for tr in range(3):
-            if (tr == 0 and not any(drop)) or (tr == 1 and not any(region)) or (tr == 2 and not any(slipped)):
-                continue
-            if sum(drop) + sum(region) * (tr > 0) + sum(slipped) * (tr > 1) >= n:
-                continue
-            s.tokens = [t for t, d, r, sl in zip(tokens, drop, region, slipped, strict=True)
-                        if not d and not (r and tr) and not (sl and tr == 2)]
-            if tr == 1:
-                # a province left out still says where: its streets first
-                s.province = self.typed_province(tokens, region)
-                if s.province >= 0:
-                    self.read(s)
-                    s.province = -1
-                    if s.cands:
-                        return
-            self.read(s)
-            if s.cands:
-                return
-        gone = [a or b for a, b in zip(drop, region, strict=True)]
-        numbers = 0
-        numbers_typed = sum(1 for i, t in enumerate(tokens) if not gone[i] and number_like(t))
-        for k in range(n - 1, -1, -1):
-            if numbers >= 2:
-                break
-            t = tokens[k]
-            if gone[k] or not number_like(t):
-                continue
-            if postcode_at(tokens, gone, k) and numbers_typed > 1:
-                continue    # a postcode beside the house number: the postcode retry reads it
-            numbers += 1
-            stripped = len(t.text) > t.digits
-            last = k
-            for i in range(k + 1, min(n, k + MAX_PARTS + 1)):
-                if gone[i]:
-                    continue
-                u = tokens[i]
-                if postcode_at(tokens, gone, i):
-                    break
-                if ((len(u.text) > 4 or not (u.digits == len(u.text) or len(u.text) <= 2 or not whole[i]))
-                        and not (not u.digits and u.text in FLOOR_WORDS)):
-                    break
-                stripped = True
-                last = i
-            if not stripped:
-                continue
-            kept = []
-            for i, u in enumerate(tokens):
-                if gone[i] or k < i <= last:
-                    continue
-                kept.append(Token(u.text[:u.digits], u.digits, u.value) if i == k else u)
-            s.tokens = kept
-            self.read(s)
-            if s.cands:
-                return
-        if self.postcode_retry(s, tokens, gone):
-            return
-        s.tokens = tokens
-
-    def typed_province(self, tokens: list[Token], region: list[bool]) -> int:
-        """The province the region words left out name (the last that names one), or -1."""
-        p = -1
-        for i, t in enumerate(tokens):
-            if not region[i]:
-                continue
-            if self.province_id.get(REGION_PROVINCE.get(t.text, ""), -1) >= 0:
-                p = self.province_id[REGION_PROVINCE[t.text]]
-            elif t.text == "holland" and i > 0 and region[i - 1] and tokens[i - 1].text in ("noord", "zuid"):
-                p = self.province_id.get(tokens[i - 1].text.capitalize() + "-Holland", -1)
-        return p
-
-    def pc_find(self, digits: str, letters: str) -> int:
-        """The index of the registered postcode of four digits and two lower-case letters, or -1."""
-        if digits[0] == "0" or not (letters.isalpha() and letters.islower()):
-            return -1
-        code = int(digits) * 676 + _letters(letters)
-        p = bisect_left(self.pc_code, code)
-        return p if p < len(self.pc_code) and self.pc_code[p] == code else -1
-
-    def pc_holds(self, p: int, number: int) -> bool:
-        """Does postcode p (an index into pc_code) hold a house with this number?"""
-        return number in {int(self.a["a_number"][a]) for a in self.a["pc_addr"][self.pc_start[p]:self.pc_start[p + 1]]}
-
-    def postcode_slips(self, s: Search, tokens: list[Token], gone: list[bool], k: int, last: int) -> bool:
-        """The postcodes one slip from the typed one (tokens k..last) that exist, each read with
-        the other words, every one of which must then name the address, and the house number
-        as typed: the first that finds something answers (when numbers were typed, only a
-        postcode holding one of them as a house number is read). The C code's order: a wrong letter
-        (last but one, then last; a-z), two neighbouring digits or the letters swapped, a wrong
-        digit (0-9)."""
-        pc = tokens[k].text[:4] + (tokens[k].text[4:6] if last == k else tokens[last].text[:2])
-        if not all("a" <= c <= "z" for c in pc[4:]):
-            return False
-        variants = []
-        for pos in (4, 5):
-            variants += [pc[:pos] + c + pc[pos + 1:] for c in "abcdefghijklmnopqrstuvwxyz" if c != pc[pos]]
-        for a in (0, 1, 2, 4):
-            if pc[a] != pc[a + 1]:
-                variants.append(pc[:a] + pc[a + 1] + pc[a] + pc[a + 2:])
-        for pos in range(4):
-            variants += [pc[:pos] + c + pc[pos + 1:] for c in "0123456789" if c != pc[pos]]
-        nums = {t.value for i, t in enumerate(tokens) if not gone[i] and not k <= i <= last
-                and 0 < t.digits <= 5 and 1 <= t.value <= 99999}
-        saved_pass = s.max_pass
-        s.max_pass, s.pc_strict = 1, 2
-        found = False
-        for v in variants:
-            p = self.pc_find(v[:4], v[4:])
-            if p < 0:
-                continue
-            if nums and not any(self.pc_holds(p, n) for n in nums):
-                continue          # PERF (C): it holds none of the typed numbers
-            s.tokens = [Token(v, 4, int(v[:4])) if i == k else t for i, t in enumerate(tokens)
-                        if not gone[i] and not k < i <= last]
-            self.read(s)
-            if s.cands:
-                found = True
-                break
-        s.max_pass, s.pc_strict = saved_pass, 0
-        return found
-
-    def postcode_retry(self, s: Search, tokens: list[Token], gone: list[bool]) -> bool:
-        """A postcode the address does not have ("herestraat 12 9711lk"): the words again
-        without it, near where its four digits lie (the first address of the first postcode
-        from them), unless the caller gave a focus point. Whether it found something."""
-        n = len(tokens)
-        k = next((i for i in range(n) if not gone[i] and postcode_at(tokens, gone, i)), -1)
-        if k < 0:
-            return False
-        last = k + 1 if len(tokens[k].text) == 4 else k
-        kept = [t for i, t in enumerate(tokens) if not gone[i] and not k <= i <= last]
-        if not any(not t.digits for t in kept):
-            return False
-        if self.postcode_slips(s, tokens, gone, k, last):
-            return True
-        s.tokens = kept
-        focus = s.focus
-        if focus is None:
-            s.focus = self.area_focus(tokens[k].value)
-        self.read(s)
-        s.focus = focus
-        return bool(s.cands)
-
-    def area_focus(self, digits: int) -> tuple[float, float, float]:
-        """The focus point of four postcode digits: the first address of the first postcode from them."""
-        p = min(bisect_left(self.pc_code, max(digits, 1000) * 676), len(self.pc_code) - 1)
-        addr = int(self.a["pc_addr"][self.pc_start[p]])
-        flat = int(self.a["a_lat"][addr]) * params.MICRODEGREE
-        return (flat, int(self.a["a_lon"][addr]) * params.MICRODEGREE, math.cos(flat * math.pi / 180.0))
-
-    def read(self, s: Search) -> None:
-        """Parse the tokens and score every reading of them."""
-        focus = s.focus
-        self.parse(s, mode=1)
-        self.passes(s)
-        if not s.cands and s.split_pc:
-            # "5202 de run veldhoven": 5202 DE was no postcode here, so 5202 is a house number;
-            # "kastanjestraat 1 9000": no 9000 postcode here, but the addition 9000
-            area = s.area
-            self.parse(s, mode=0)
-            self.passes(s)
-            if not s.cands and area:
-                # "kerkstraat 12 2011": the words without it, near it
-                self.parse(s, mode=3)
-                if focus is None:
-                    s.focus = self.area_focus(area)
-                self.passes(s)
-                s.focus = focus
-        if not s.cands and area_token(s.tokens, lone=True) >= 0:
-            # "kerkstraat 1017": no such house number, so a postcode being typed
-            self.parse(s, mode=2)
-            self.passes(s)
-
-    def passes(self, s: Search) -> None:
-        """Score the interpretations; when nothing is found, again with slips of a key allowed."""
-        # pass 0: as typed; when nothing is found, look for slips of a key, the closest first:
-        # pass 1 one edit in the words that match nothing at all, pass 2 one edit in every word,
-        # pass 3 two edits in words of 9+ letters; within a postcode being typed, slips only in
-        # words that match nothing as typed
-        max_pass = s.max_pass
-        if s.area:
-            s.max_pass = min(max_pass, 2)
-        for pass_ in range(s.max_pass):
-            if pass_ == 2 and s.defer_slips and any(it.number >= 0 for it in s.interps) and all(
-                    s.words[ti].exact >= 0 or s.tokens[ti].digits for it in s.interps for ti in it.words):
-                # "kerkstraat 101-h amsterdam", "herestraat 200 groningen": every word is a
-                # whole token as typed, and the house may not have the letter or addition
-                # typed (drop_retry), or the street not the number (near_number), more likely
-                # than a slip in one of those words
-                s.deferred = True
-                break
-            s.typo_mode = pass_ > 0
-            s.pool = []
-            s.cands = []
-            if pass_ > 0:
-                added = 0
-                for it in s.interps:
-                    for ti in it.words:
-                        if pass_ >= 2 or not any(not r.typo for r in s.words[ti].ranges):
-                            added += self.typo_ranges(s, ti, 2 if pass_ == 3 else 1)
-                if added == 0:
-                    continue          # nothing new to look for
+    def read(self, s: Search, r: dict) -> None:
+        """One reading of the trace (`Index.trace`): its tokens, interpretations and flags as the
+        engine had them, then its passes: pass 0 as typed, each later one with the slips of
+        the tokens the engine looked them up for, scored when the engine scored it."""
+        s.tokens = [Token(t, len(t) - len(t.lstrip("0123456789")), v)
+                    for t, v in zip(r["tokens"], r["values"], strict=True)]
+        s.words = [self.word_ranges(t) for t in s.tokens]
+        s.interps = [Interp(number=-1 if it["number"] is None else it["number"], parts=list(it["parts"]),
+                            words=list(it["words"]), pc_lo=(it["postcode"] or (-1, -1))[0],
+                            pc_hi=(it["postcode"] or (-1, -1))[1], area=it["area"],
+                            place_after=1 << 30 if it["place_after"] is None else it["place_after"],
+                            street_until=-1 if it["street_until"] is None else it["street_until"])
+                     for it in r["interps"]]
+        if r["focus"] is None:
+            s.focus = None
+        else:
+            flat, flon = r["focus"]
+            s.focus = (flat, flon, math.cos(flat * math.pi / 180.0))
+        s.pc_strict, s.near_number, s.max_pass = r["pc_strict"], r["near_number"], r["max_pass"]
+        s.province = -1 if r["province"] is None else r["province"]
+        s.pool, s.cands = [], []
+        for p in r["passes"]:
+            s.typo_mode = p["pass"] > 0
+            s.pool, s.cands = [], []
+            for ti in p["slips"]:
+                self.typo_ranges(s, ti, 2 if p["pass"] == 3 else 1)
+            if not p["scored"]:
+                continue        # no slip to look for that was not looked for before
             for ii, it in enumerate(s.interps):
                 if it.pc_lo >= 0:
                     self.collect_postcode(s, ii)
                 else:
                     self.scan_text(s, ii)
             self.collect_text(s)
-            if s.cands:
-                break
-        s.max_pass = max_pass
 
     # ---- words and their ranges
 
@@ -1166,137 +611,6 @@ class ReferenceIndex:
                 ok |= ((np.abs(lengths - len(form)) <= maxd)
                        & (np.abs(hist - mine).sum(axis=1) <= 2 * maxd))
         return np.flatnonzero(ok).tolist()
-
-    # ---- interpretations
-
-    def parse(self, s: Search, mode: int = 1) -> None:
-        """Postcode, house-number candidates and letter/addition parts: the readings of a query.
-        Mode 1 also reads a postcode split in two ("5202 de") or being typed after the number
-        ("kerkstraat 12 1017"); mode 2 a lone four digits as a postcode being typed
-        ("kerkstraat 1017"); mode 3 leaves out the postcode being typed of mode 1."""
-        split_pc = mode == 1
-        toks = s.tokens
-        s.words = [self.word_ranges(t) for t in toks]
-        n_alpha = sum(1 for t in toks if t.digits == 0)
-        consumed = [False] * len(toks)
-
-        # postcode: 1234AB | 1234 AB | 1234A (last, no words) | 1234 A (last, no other words)
-        # | 1234 (first, a query of numbers only)
-        s.split_pc = False
-        pc_lo = pc_hi = -1
-        for i, t in enumerate(toks):
-            if t.digits != 4 or t.value < 1000:
-                continue
-            code = t.value * 676
-            nxt = toks[i + 1] if i + 1 < len(toks) else None
-            last = i == len(toks) - 1
-            if len(t.text) == 6:
-                pc_lo = pc_hi = code + _letters(t.text[4:6])
-            elif len(t.text) == 5 and last and n_alpha == 0:
-                pc_lo = code + _letters(t.text[4:5])
-                pc_hi = pc_lo + 25
-            elif split_pc and len(t.text) == 4 and nxt and nxt.digits == 0 and len(nxt.text) == 2:
-                pc_lo = pc_hi = code + _letters(nxt.text)
-                consumed[i + 1] = True
-                s.split_pc = True
-            elif (split_pc and len(t.text) == 4 and nxt and i + 1 == len(toks) - 1 and nxt.digits == 0
-                  and len(nxt.text) == 1 and n_alpha == 1):
-                pc_lo = code + _letters(nxt.text)
-                pc_hi = pc_lo + 25
-                consumed[i + 1] = True
-                s.split_pc = True
-            elif len(t.text) == 4 and n_alpha == 0 and i == 0:
-                pc_lo, pc_hi = code, code + 675
-            else:
-                continue
-            consumed[i] = True
-            break
-        s.area = 0
-        area = None
-        if pc_lo < 0 and mode > 0 and n_alpha > 0:
-            # a postcode being typed: the words are read within it (after that, without it)
-            i = area_token(toks, lone=mode == 2)
-            if i >= 0:
-                t = toks[i]
-                consumed[i] = True
-                lo = t.value * 676
-                if len(t.text) == 5:
-                    area = (lo + _letters(t.text[4]), lo + _letters(t.text[4]) + 25)
-                elif i + 1 == len(toks) - 1 and toks[i + 1].digits == 0 and len(toks[i + 1].text) == 1:
-                    consumed[i + 1] = True
-                    area = (lo + _letters(toks[i + 1].text), lo + _letters(toks[i + 1].text) + 25)
-                else:
-                    area = (lo, lo + 675)
-                if mode == 3:
-                    area = None
-                else:
-                    s.area = t.value
-                    s.split_pc = True
-
-        # a word that only says a number follows, after another word and before the number
-        # ("kerkstraat no 5"), is no word of a name ("no" starts Noordwijk)
-        for i in range(1, len(toks) - 1):
-            if (not consumed[i] and not consumed[i + 1] and toks[i].digits == 0 and number_like(toks[i + 1])
-                    and toks[i].text in NUMBER_WORDS):
-                consumed[i] = True
-
-        # house-number candidates: 1..5 digits, value 1..99999, at most 4 letters glued on
-        numbers = []
-        all_known = True       # every numeric token could also be the word of some name
-        for i, t in enumerate(toks):
-            if consumed[i] or t.digits == 0:
-                continue
-            if number_like(t) and len(numbers) < MAX_NUMBER_CANDIDATES:
-                numbers.append(i)
-            if not s.words[i].ranges:
-                all_known = False
-
-        s.interps = []
-        for k in range(len(numbers) + 1):
-            if k == len(numbers) and numbers and not all_known:
-                continue    # no house number typed: every numeric token must then name something
-            number_tok = numbers[k] if k < len(numbers) else -1
-            # each reading twice: loosely (every short token after the number is a letter or
-            # addition part), and strictly (a known word of 3+ letters there, as in "12 poor",
-            # starts a place instead); the strict one only when it differs
-            for strict in (False, True):
-                it = Interp(pc_lo=pc_lo, pc_hi=pc_hi, area=area)
-                loose_words = 0
-                no_addition = 0
-                if number_tok >= 0:
-                    t = toks[number_tok]
-                    it.number = t.value
-                    if len(t.text) > t.digits:
-                        it.parts.append((number_tok, t.digits))     # the glued `a` of `12a`
-                    # short tokens right after the number ("3a d37" is the parts a, d, 37)
-                    i = number_tok + 1
-                    while (i < len(toks) and len(it.parts) < MAX_PARTS and not consumed[i]
-                           and len(toks[i].text) <= 4):
-                        u = toks[i]
-                        if u.digits == 0 and len(u.text) >= 3 and s.words[i].ranges:
-                            loose_words += 1
-                            if strict:
-                                break
-                            if not self.addition_prefix(u.text):
-                                no_addition += 1
-                        it.parts.append((i, 0))
-                        i += 1
-                if strict and loose_words == 0:
-                    continue
-                if not strict and no_addition:
-                    continue    # "dijk 21 sero": no addition starts with sero; the strict reading has it
-                part_toks = {p for p, _ in it.parts}
-                it.words = [i for i in range(len(toks))
-                            if not consumed[i] and i != number_tok and i not in part_toks]
-                if not it.words and it.pc_lo < 0:
-                    continue
-                if number_tok >= 0 and it.words and it.words[0] < number_tok:
-                    it.place_after = number_tok     # "street 12 place": words after 12 name the place
-                    if it.words[-1] > number_tok:
-                        it.street_until = number_tok    # ... and the words before it the street
-                s.interps.append(it)
-                if len(s.interps) >= MAX_INTERPS:
-                    return
 
     # ---- matching
 
@@ -1693,68 +1007,6 @@ def _letter_counts(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
         for c in w:
             hist[t, alphabet.index(c)] += 1
     return hist, np.array([len(w) for w in words], dtype=np.int64)
-
-
-def glued_words(word: str, cuts: list[int]) -> bool:
-    """Are the pieces words a glued name holds (the engine's `_glued_words`)?"""
-    pieces = [word[a:b] for a, b in zip([0] + cuts[:-1], cuts, strict=True)]
-    return (any(len(p) >= 5 for p in pieces)
-            and all(len(p) >= 3 or p in GLUE_PARTICLES for p in pieces))
-
-
-def street_form(word: str) -> bool:
-    """Does the word end as a street name does, with 3+ letters before it?"""
-    return any(len(word) >= len(x) + 3 and word.endswith(x) for x in STREET_SUFFIXES)
-
-
-def keep_street(tokens: list[Token], drop: list[bool], loose: list[bool]) -> None:
-    """Never leave out the street typed: a word of a street's form, and the words right before
-    the house number when all of them would be left out (the engine's `_keep_street`)."""
-    k = next((i for i in range(1, len(tokens)) if number_like(tokens[i]) and not tokens[i - 1].digits
-              and not (tokens[i].digits == 4 and len(tokens[i].text) == 6)), -1)
-    j = k - 1
-    all_gone = True
-    while k > 0 and j >= 0 and not tokens[j].digits:
-        all_gone = all_gone and (drop[j] or loose[j])
-        j -= 1
-    for i, t in enumerate(tokens):
-        if not t.digits and ((k > 0 and all_gone and j < i < k) or street_form(t.text)):
-            drop[i] = False
-            loose[i] = False
-
-
-def postcode_at(tokens: list[Token], gone: list[bool], k: int) -> bool:
-    """Do the kept tokens from k on start with a postcode: 1234ab, or 1234 and ab?"""
-    t = tokens[k]
-    return t.digits == 4 and (len(t.text) == 6 or (
-        len(t.text) == 4 and k + 1 < len(tokens) and not gone[k + 1] and not tokens[k + 1].digits
-        and len(tokens[k + 1].text) == 2))
-
-
-def number_like(t: Token) -> bool:
-    """Could this token be a house number (with letters glued on)?"""
-    return 0 < t.digits <= 5 and 1 <= t.value <= 99999 and len(t.text) - t.digits <= 4
-
-
-def area_token(toks: list[Token], lone: bool) -> int:
-    """The token of a postcode being typed, or -1: four digits (from 1000), alone or with one
-    letter glued on or apart at the end; after a number-like token, or (lone) the only one."""
-    k = -1
-    numbers = 0
-    for i, t in enumerate(toks):
-        if (k < 0 and (numbers or lone) and t.digits == 4 and t.value >= 1000
-                and (len(t.text) == 4 or (len(t.text) == 5 and "a" <= t.text[4] <= "z"))):
-            k = i
-        numbers += number_like(t)
-    return k if not lone or numbers == 1 else -1
-
-
-def _letters(two: str) -> int:
-    """The letter part of a postcode code: 'ab' -> 0 * 26 + 1; 'b' -> 1 * 26 (first letter)."""
-    code = (ord(two[0]) - 97) * 26
-    if len(two) > 1:
-        code += ord(two[1]) - 97
-    return code
 
 
 def _lower(c: int) -> int:

@@ -55,9 +55,11 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     s.province = -1
     s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
     s.deferred = 0
+    s.stage = ST_GLUED
     if _glue_reading(d, s):
         _select(s, out, &n)
         return n
+    s.stage = ST_TYPED
     s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
     if (marked and (_without_noise(layout, olen, 1, clean) >= 0 or _without_noise(layout, olen, 2, clean) >= 0)) or (
             s.ntok > 1 and s.tok[s.ntok - 1].digits == 0 and _in_list(
@@ -75,6 +77,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         # nothing found: without the notes in brackets, then also without the lines that name
         # whom it is for (`_without_noise`); the retries below read what is left
         m = _without_noise(layout, olen, tier, clean)
+        s.stage = ST_NOTES if tier == 1 else ST_ADDRESSEE
         tier += 1
         if m < 0:
             continue
@@ -101,10 +104,12 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         # (in postcode mode a respaced reading must name the address with every word: "es
         # weg" for "esweg" is no reading of a postcode's Legroweg)
         s.pc_strict = 1
+        s.stage = ST_RESPACED
         _respace_retry(d, s, nothing, whole)
         s.pc_strict = 0
         s.max_pass = 2
         if s.ncand == 0 and s.ntok > 1:
+            s.stage = ST_DROPPED
             _drop_retry(d, s, nothing, loose, whole)
         if s.ncand == 0 and s.ntok > 1:
             # "oudegracht 98 utrecht": the street is there, the number not (or not yet in the
@@ -114,11 +119,13 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
                 if _number_like(&s.tok[i]):
                     s.near_number = 1
                     s.max_pass = 2
+                    s.stage = ST_NEAR
                     _read(d, s)
                     s.near_number = 0
                     break
         if s.ncand == 0 and s.deferred:
             s.max_pass = 4
+            s.stage = ST_DEFERRED
             _read(d, s)
     _select(s, out, &n)
     return n
@@ -672,7 +679,9 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
             # limburg" is Bergen L, not Bergen op Zoom)
             s.province = _typed_province(d, s, saved, drop, n)
             if s.province >= 0:
+                s.stage = ST_PROVINCE
                 _read(d, s)
+                s.stage = ST_DROPPED
                 s.province = -1
                 if s.ncand > 0:
                     return
@@ -715,6 +724,7 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
                         s.tok[j].len = saved[i].digits
                     j += 1
             s.ntok = j
+            s.stage = ST_STRIPPED
             _read(d, s)
             if s.ncand > 0:
                 return
@@ -799,6 +809,7 @@ cdef bint _postcode_slips(const Data* d, Search* s, const Tok* saved, const int*
             else:
                 continue
         s.tok[vi].value = d.pc_code[i] // 676
+        s.stage = ST_PC_SLIP
         _read(d, s)
         if s.ncand > 0:
             found = 1
@@ -837,6 +848,7 @@ cdef bint _postcode_retry(const Data* d, Search* s, const Tok* saved, const int*
     s.ntok = j
     if not focus:
         _focus_area(d, s, saved[k].value)
+    s.stage = ST_PC_AWAY
     _read(d, s)
     s.has_focus = focus
     return s.ncand > 0
@@ -858,12 +870,17 @@ cdef bint _whole_words_and_number(const Search* s) noexcept nogil:
 
 cdef void _passes(const Data* d, Search* s) noexcept nogil:
     """Score the interpretations; when nothing is found, again with slips of a key allowed."""
-    cdef int ii, wi, pass_, added, ti, max_pass = s.max_pass
+    cdef int ii, wi, pass_, added, ti, max_pass = s.max_pass, npass = 0, scored = 0, deferred = 0
+    cdef uint64_t looked[NPASS]  # the trace's: per pass, the tokens whose slips were looked up
+    s.spent = 0
     if _spent(s):
         # the query's work budget is spent: this reading is not scored (the readings before
         # it found nothing, or it would not be read), so it finds nothing either
         s.npool = 0
         s.ncand = 0
+        if s.trace != NULL:
+            looked[0] = 0
+            _trace_reading(s, looked, 0, 0, 0)
         return
     if s.area and s.max_pass > 2:
         # within a postcode being typed, slips only in words that match nothing as typed
@@ -876,7 +893,10 @@ cdef void _passes(const Data* d, Search* s) noexcept nogil:
             # (_drop_retry), or the street not the number (near_number), more likely than a
             # slip in one of those words (Van der Pekstraat 101-H, Grote Beerstraat 200)
             s.deferred = 1
+            deferred = 1
             break
+        npass += 1
+        looked[pass_] = 0
         s.typo_mode = pass_ > 0
         s.floor = -1e30
         s.min_pen = 0
@@ -893,15 +913,63 @@ cdef void _passes(const Data* d, Search* s) noexcept nogil:
                 for wi in range(s.interp[ii].nwords):
                     ti = s.interp[ii].words[wi]
                     if pass_ >= 2 or s.word[ti].first_typo == 0:
+                        looked[pass_] |= (<uint64_t>1) << ti
                         added += _typo_ranges(d, s, ti, 2 if pass_ == 3 else 1)
             if added == 0:
                 continue
+        scored |= 1 << pass_
         for ii in range(s.ninterp):
             if s.interp[ii].pc_lo >= 0:
                 _collect_pc(d, s, ii)
             else:
                 _scan_text(d, s, ii)
+                if s.considered >= MAX_CONSIDER:
+                    s.spent |= SPENT_CONSIDER
         _collect_text(d, s)
         if s.ncand > 0:
             break
+    if s.trace != NULL:
+        _trace_reading(s, looked, npass, scored, deferred)
     s.max_pass = max_pass
+
+
+cdef void _trace_reading(Search* s, const uint64_t* looked, int npass, int scored,
+                         int deferred) noexcept nogil:
+    """Keep the reading just scored in the trace (Index.trace): its tokens, interpretations,
+    flags, the passes run and what they found, and the budgets spent by its end. PERF: called
+    once a reading, and only when tracing."""
+    cdef TraceRec* grown
+    cdef TraceRec* r
+    cdef int cap
+    if s.ntrace == s.trace_cap:
+        cap = s.trace_cap * 2 if s.trace_cap * 2 < TRACE_MAX else TRACE_MAX
+        grown = NULL
+        if cap > s.trace_cap:
+            grown = <TraceRec*>realloc(s.trace, cap * sizeof(TraceRec))
+        if grown == NULL:
+            s.trace_lost += 1
+            return
+        s.trace = grown
+        s.trace_cap = cap
+    r = &s.trace[s.ntrace]
+    s.ntrace += 1
+    memcpy(r.q, s.q, QBUF)
+    r.ntok = s.ntok
+    memcpy(r.tok, s.tok, sizeof(Tok) * s.ntok)
+    r.ninterp = s.ninterp
+    memcpy(r.interp, s.interp, sizeof(Interp) * s.ninterp)
+    r.stage = s.stage
+    r.mode = s.parse_mode
+    r.has_focus = s.has_focus
+    r.focus_lat = s.focus_lat
+    r.focus_lon = s.focus_lon
+    r.pc_strict = s.pc_strict
+    r.near_number = s.near_number
+    r.province = s.province
+    r.max_pass = s.max_pass
+    r.npass = npass
+    memcpy(r.looked, looked, sizeof(uint64_t) * npass)
+    r.scored = scored
+    r.found = s.ncand
+    r.deferred = deferred
+    r.spent = s.spent | (SPENT_WORK if _spent(s) else 0) | (SPENT_SLIPS if _slips_spent(s) else 0)

@@ -186,6 +186,8 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
         if w.typo[r] and not s.typo_mode:
             continue
         total = d.v_post_start[w.hi[r]] - d.v_post_start[w.lo[r]]
+        if total > budget:
+            s.spent |= SPENT_SCAN
         if total > budget and r == 0 and _scan_short_prefix(d, s, ii, best, need):
             continue
         if total <= budget:

@@ -423,6 +423,8 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
         # PERF: not in the retries (their words matched nothing, slips included)
         _add_slips(d, s, ti)
         w.slips = ts.n == 0 and w.first_typo == 0 and s.slip_n[ti] > 0
+    if w.nr >= MAXR or ts.n >= 512:
+        s.spent |= SPENT_TYPO  # (the trace's) the word's typo tokens were cut to their caps
     free(ts)
     _sort_typo_ranges(w)
     return 1

@@ -446,7 +446,7 @@ def test_folding_keeps_where_each_letter_came_from():
     """The words found in a text are the engine's own (normalize.fold for the register, the
     query reader's tokens for a query: A'dam glued), and each points back at the characters
     that fold to it; plain ASCII takes a quicker path to the same words."""
-    from engine._reference import fold_query, tokenise
+    from engine._core import query_tokens
     from engine.explain import _fold_any, _fold_words
 
     rng = random.Random(5)
@@ -456,7 +456,7 @@ def test_folding_keeps_where_each_letter_came_from():
         for glue in (False, True):
             words = _fold_words(text, glue)
             assert words == _fold_any(text, glue), text
-            want = [t.text for t in tokenise(fold_query(text))] if glue else fold(text).split()
+            want = query_tokens(text) if glue else fold(text).split()
             assert [w.text for w in words] == want, (text, glue)
             for w in words:
                 assert len(w.starts) == len(w.ends) == len(w.text)
