@@ -150,11 +150,6 @@ cdef inline void _range_within(const Data* d, int32_t a, int32_t b, const char* 
     hi[0] = _first_from(d, lo[0], b, w, n, True)
 
 
-cdef inline void _prefix_range(const Data* d, const char* w, int n, int32_t* lo, int32_t* hi) noexcept nogil:
-    """Token ids [lo, hi) whose text starts with w."""
-    _range_within(d, 0, d.n_tok, w, n, lo, hi)
-
-
 cdef inline int _lower_bound(const int32_t* arr, int lo, int hi, int32_t x) noexcept nogil:
     """The first index in [lo, hi) of sorted arr whose value is not below x (hi if none)."""
     cdef int mid
@@ -234,6 +229,15 @@ cdef inline void _prefix_range_block(const Data* d, const char* w, int n, int32_
         lo[0] = hi[0] = 0
         return
     _range_within(d, d.block2[c0 * 36 + c1], d.block2[c0 * 36 + c1 + 1], w, n, lo, hi)
+
+
+cdef inline void _prefix_range(const Data* d, const char* w, int n, int32_t* lo, int32_t* hi) noexcept nogil:
+    """Token ids [lo, hi) whose text starts with w (PERF: within the block of its first two
+    characters when it has two)."""
+    if n >= 2:
+        _prefix_range_block(d, w, n, lo, hi)
+    else:
+        _range_within(d, 0, d.n_tok, w, n, lo, hi)
 
 
 cdef void _fill_blocks(Data* d) noexcept nogil:
