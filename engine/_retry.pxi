@@ -634,6 +634,15 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
             saved[i].digits == 0 and _in_list(_label_ptr, _label_len, _n_label,
                                               s.q + saved[i].start, saved[i].len))
         slipped[i] = loose[i]
+    # a floor typed after the postcode ("herestraat 12 9711 lj 3 hoog"): a number with a
+    # floor word after it, after a postcode, says no house number ("zoom 15 34 hs": Zoom 15 is
+    # a street of Lelystad)
+    j = 0
+    for i in range(n - 1):
+        if j and _number_like(&saved[i]) and saved[i + 1].digits == 0 and _in_list(
+                _floor_ptr, _floor_len, _n_floor, s.q + saved[i + 1].start, saved[i + 1].len):
+            drop[i] = drop[i + 1] = 1
+        j += _postcode_at(saved, drop, n, i)
     _keep_street(s, saved, n, drop, slipped)
     for i in range(n):
         nn += drop[i]

@@ -114,3 +114,10 @@ def test_a_glued_street_that_does_not_exist_finds_nothing(sample_index):
 def test_a_number_and_its_numeric_addition_glued_between_street_and_place(sample_index):
     # "102" glued to words: no house 102 there, so house 10 with addition 2
     assert lines(sample_index, "praediniussingel102groningen")[0] == "Praediniussingel 10-2, 9711 AG Groningen"
+
+
+@pytest.mark.parametrize("q", ["herestraat 12 9711 lj 3 hoog", "herestraat 12 9711lj 3 hoog",
+                               "herestraat 12 9711 lj groningen 2e etage"])
+def test_a_floor_typed_after_the_postcode(sample_index, q):
+    # it found nothing: "3" was read as a second house number
+    assert lines(sample_index, q)[0] == HERESTRAAT_12
