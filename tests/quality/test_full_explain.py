@@ -3,8 +3,6 @@ forms only the whole country holds (Amsterdam's Damrak, A'dam, R'dam)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from engine.explain import aliases_from_manifest, explain, highlights, match_score
@@ -13,14 +11,8 @@ pytestmark = pytest.mark.full
 
 
 @pytest.fixture(scope="module")
-def country():
-    import engine
-
-    path = os.environ.get("ADDRESS_FULL_INDEX")
-    if not path:
-        pytest.fail("set ADDRESS_FULL_INDEX to the whole-country index (make test-full does)")
-    index = engine.AddressIndex.open(path)
-    return index, aliases_from_manifest(index.manifest)
+def country(full_index):
+    return full_index, aliases_from_manifest(full_index.manifest)
 
 
 def readings(country, q):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import falcon.testing
 import pytest
@@ -11,18 +10,16 @@ import pytest
 pytestmark = pytest.mark.full
 
 
-def test_readme_highlight_example(tmp_path):
+def test_readme_highlight_example(tmp_path, full_index_path):
     import engine
     from server.app import create_app
     from server.auth import KeyStore
     from server.config import Config
 
-    path = os.environ.get("ADDRESS_FULL_INDEX")
-    if not path:
-        pytest.fail("set ADDRESS_FULL_INDEX to the whole-country index (make test-full does)")
     store = KeyStore(str(tmp_path / "keys.sqlite3"))
     key = store.create("readme", 1e6)
-    client = falcon.testing.TestClient(create_app(engine.AddressIndex.open(path), Config(keystore_path=store.path)))
+    index = engine.AddressIndex.open(full_index_path)
+    client = falcon.testing.TestClient(create_app(index, Config(keystore_path=store.path)))
     resp = client.simulate_get(
         "/v1/address",
         query_string="country=NLD&q=kerkstr+1+gron&limit=10&highlight=true",

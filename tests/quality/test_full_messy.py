@@ -3,21 +3,9 @@ person would check them. Runs with `make test-full` (marker `full`)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 pytestmark = pytest.mark.full
-
-
-@pytest.fixture(scope="module")
-def full_index():
-    import engine
-
-    index = os.environ.get("ADDRESS_FULL_INDEX")
-    if not index:
-        pytest.fail("set ADDRESS_FULL_INDEX to the whole-country index (make test-full does)")
-    return engine.AddressIndex.open(index)
 
 
 def first(index, q):

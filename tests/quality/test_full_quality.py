@@ -7,7 +7,6 @@ which `make test-full` builds once from ADDRESS_SOURCE.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -19,10 +18,8 @@ pytestmark = pytest.mark.full
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    index = os.environ.get("ADDRESS_FULL_INDEX")
-    if not index:
-        pytest.fail("set ADDRESS_FULL_INDEX to the whole-country index (make test-full does)")
+def report(tmp_path_factory, full_index_path):
+    index = full_index_path
     out = tmp_path_factory.mktemp("eval") / "report.json"
     proc = subprocess.run(
         [sys.executable, str(EVAL_DIR / "evaluate.py"), str(EVAL_DIR / "queries-public.jsonl"),
@@ -57,16 +54,6 @@ def first_hit(index, q: str) -> str:
     """The first hit of q at limit 5, as "street line, postcode and place"."""
     hit = index.suggest(q, limit=5)[0].to_dict()
     return hit["lines"][0] + ", " + hit["lines"][1]
-
-
-@pytest.fixture(scope="module")
-def full_index():
-    import engine
-
-    index = os.environ.get("ADDRESS_FULL_INDEX")
-    if not index:
-        pytest.fail("set ADDRESS_FULL_INDEX to the whole-country index (make test-full does)")
-    return engine.AddressIndex.open(index)
 
 
 @pytest.mark.parametrize(("q", "want"), [
