@@ -1,18 +1,6 @@
 # Typo candidates (included by _core.pyx): the tokens within one or two slips of a word
 # (the deletion index) and the tokens a word still being typed starts with a slip undone.
 
-cdef int _bsearch_hash(const Data* d, uint64_t h) noexcept nogil:
-    cdef int a = d.del_bucket[h >> (64 - DEL_BUCKET_BITS)]
-    cdef int b = d.del_bucket[(h >> (64 - DEL_BUCKET_BITS)) + 1], mid
-    while a < b:
-        mid = (a + b) >> 1
-        if d.del_hash[mid] < h:
-            a = mid + 1
-        else:
-            b = mid
-    return a
-
-
 cdef int _unfold_ij(const char* w, int n, char* out) noexcept nogil:
     """Write w with every y spelt ij (the register's own spelling; slips happen in that).
 
@@ -122,27 +110,101 @@ cdef void _typo_check(const Data* d, Search* s, int ti, int32_t tid, int maxd, T
     ts.n += 1
 
 
-cdef void _typo_lookup(const Data* d, Search* s, int ti, uint64_t h, int maxd, TypoSet* ts) noexcept nogil:
-    cdef int k = _bsearch_hash(d, h)
-    s.slip_work += SLIP_PER_PROBE
-    while k < d.n_del and d.del_hash[k] == h:
-        _typo_check(d, s, ti, d.del_tok[k], maxd, ts)
-        s.slip_work += SLIP_PER_CHECK
-        k += 1
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define ENGINE_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #else
+    #define ENGINE_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void _prefetch "ENGINE_PREFETCH"(const void* p) noexcept nogil
 
+
+# PERF: a word within two slips is looked up as every form of it with up to two letters left
+# out (56 forms of a 10-letter word), each a probe of the deletion index (65 MB), then each
+# token found measured: every probe was two or three cache misses in a row, and they were a
+# third of the time of a query with two slips or a street that does not exist. The forms are
+# hashed first, then their buckets, hash entries and tokens fetched together (the misses
+# overlap), then measured in the order of the forms; a form that repeats an earlier one (the
+# two a's of "straat") is probed once. What is found, its order and the work counted are as
+# one probe at a time.
+DEF TYPO_FORMS = 768     # 1 + n + n(n-1)/2 forms of a word of up to 38 letters (742)
+DEF TYPO_FOUND = 2048    # index entries measured in one batch (more: measured as found)
 
 cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n, int depth,
                          int maxd, TypoSet* ts) noexcept nogil:
     """Look up p with up to `depth` letters left out; keep the tokens within maxd slips."""
-    cdef int i, j
-    _typo_lookup(d, s, ti, _fnv(p, n), maxd, ts)
-    if depth == 0:
-        return
-    for i in range(n):
-        _typo_lookup(d, s, ti, _fnv_skip(p, n, i, -1), maxd, ts)
-        if depth == 2:
-            for j in range(i + 1, n):
-                _typo_lookup(d, s, ti, _fnv_skip(p, n, i, j), maxd, ts)
+    cdef uint64_t hs[TYPO_FORMS]
+    cdef int32_t lo[TYPO_FORMS]
+    cdef int32_t first[TYPO_FORMS]   # the form's first occurrence (itself when new)
+    cdef int32_t found[TYPO_FORMS]   # index entries matched by the form (of its first occurrence)
+    cdef int32_t ks[TYPO_FOUND]
+    cdef int nf = 0, i, j, f, a, b, mid, nk = 0, shift = 64 - DEL_BUCKET_BITS
+    cdef uint64_t h
+    hs[nf] = _fnv(p, n)
+    nf += 1
+    if depth > 0:
+        for i in range(n):
+            hs[nf] = _fnv_skip(p, n, i, -1)
+            nf += 1
+            if depth == 2:
+                for j in range(i + 1, n):
+                    if nf < TYPO_FORMS:
+                        hs[nf] = _fnv_skip(p, n, i, j)
+                        nf += 1
+    for f in range(nf):
+        _prefetch(&d.del_bucket[hs[f] >> shift])
+    for f in range(nf):
+        h = hs[f]
+        first[f] = f
+        for j in range(f):   # PERF: forms are few; a repeat is found among them directly
+            if hs[j] == h:
+                first[f] = j
+                break
+        if first[f] == f:
+            lo[f] = d.del_bucket[h >> shift]
+            _prefetch(&d.del_hash[lo[f]])
+    for f in range(nf):
+        s.slip_work += SLIP_PER_PROBE
+        if first[f] != f:
+            s.slip_work += SLIP_PER_CHECK * found[first[f]]
+            found[f] = 0
+            continue
+        h = hs[f]
+        a = lo[f]
+        b = d.del_bucket[(h >> shift) + 1]
+        while a < b:
+            mid = (a + b) >> 1
+            if d.del_hash[mid] < h:
+                a = mid + 1
+            else:
+                b = mid
+        found[f] = 0
+        while a < d.n_del and d.del_hash[a] == h:
+            found[f] += 1
+            s.slip_work += SLIP_PER_CHECK
+            if nk == TYPO_FOUND:
+                _typo_checks(d, s, ti, ks, nk, maxd, ts)
+                nk = 0
+            ks[nk] = a
+            _prefetch(&d.del_tok[a])
+            nk += 1
+            a += 1
+    _typo_checks(d, s, ti, ks, nk, maxd, ts)
+
+
+cdef void _typo_checks(const Data* d, Search* s, int ti, const int32_t* ks, int nk, int maxd,
+                       TypoSet* ts) noexcept nogil:
+    """Measure the tokens of index entries ks against word ti, in order (their text fetched
+    together first)."""
+    cdef int i
+    for i in range(nk):
+        _prefetch(&d.v_off[d.del_tok[ks[i]]])
+    for i in range(nk):
+        _prefetch(d.v_blob + d.v_off[d.del_tok[ks[i]]])
+    for i in range(nk):
+        _typo_check(d, s, ti, d.del_tok[ks[i]], maxd, ts)
 
 
 cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, const char* v,
@@ -190,6 +252,93 @@ cdef const char* _NEAR_KEYS = (
 )
 
 
+cdef bint _slip_emit(Search* s, int ti, int32_t first, int32_t count) noexcept nogil:
+    """Remember tokens [first, first + count) as word ti's slips (as `_slip_start` does once it
+    has found them); whether the word's list is full."""
+    cdef int32_t tid
+    cdef int r, n
+    if count == 0 or count > PREFIX_SLIP_MAX:
+        return False
+    for tid in range(first, first + count):
+        n = s.slip_n[ti]
+        if n >= MAXSLIP:
+            return True
+        for r in range(n):
+            if s.slip_tid[ti][r] == tid:
+                break
+        else:
+            s.slip_tid[ti][n] = tid
+            s.slip_n[ti] = n + 1
+    return s.slip_n[ti] >= MAXSLIP
+
+
+# PERF: the edits at one position of a word are 53 words to look up (a letter too many, two
+# swapped, 25 wrong letters, 26 left out), each a binary search among the tokens that start
+# with the letters before it: a thousand comparisons of a query with a street that does not
+# exist, most of them cache misses. When those tokens are few (from the third letter on), one
+# walk over them finds the tokens of every edit at once; they are remembered in the same order.
+DEF SLIP_SCAN_MAX = 256
+
+cdef void _slip_scan(const Data* d, Search* s, int ti, int32_t lo, int32_t hi, const char* p,
+                     int n, int i, bint near) noexcept nogil:
+    """The tokens that word p starts with one edit at position i undone, among the tokens
+    [lo, hi) (those that start with p[:i]): every edit, or (near) a letter too many, two
+    swapped and the keys beside p[i] (`_prefix_slips`)."""
+    # per edit, the first token and how many (each edit's tokens are one run of ids): 0 a
+    # letter too many, 1 two swapped, 2 + c a wrong letter c, 28 + c the letter c left out
+    cdef int32_t first[54]
+    cdef int32_t count[54]
+    cdef int32_t t
+    cdef int tl, c, e
+    cdef const char* tp
+    memset(count, 0, sizeof(count))
+    for t in range(lo, hi):
+        tp = <const char*>(d.v_blob + d.v_off[t])
+        tl = <int>(d.v_off[t + 1] - d.v_off[t])
+        if tl >= n - 1 and memcmp(tp + i, p + i + 1, n - 1 - i) == 0:
+            if count[0] == 0:
+                first[0] = t
+            count[0] += 1
+        if tl < n:
+            continue
+        if i + 1 < n and tp[i] == p[i + 1] and tp[i + 1] == p[i] and memcmp(tp + i + 2, p + i + 2, n - i - 2) == 0:
+            if count[1] == 0:
+                first[1] = t
+            count[1] += 1
+        c = <int>tp[i] - 97
+        if c < 0 or c >= 26:
+            continue
+        if tp[i] != p[i] and memcmp(tp + i + 1, p + i + 1, n - i - 1) == 0:
+            e = 2 + c
+            if count[e] == 0:
+                first[e] = t
+            count[e] += 1
+        if tl >= n + 1 and memcmp(tp + i + 1, p + i, n - i) == 0:
+            e = 28 + c
+            if count[e] == 0:
+                first[e] = t
+            count[e] += 1
+    if _slip_emit(s, ti, first[0], count[0]):
+        return
+    if (near or i + 1 < n) and _slip_emit(s, ti, first[1], count[1]):
+        return
+    if near:
+        if 97 <= p[i] <= 122:
+            for e in range(7):
+                c = _NEAR_KEYS[(p[i] - 97) * 7 + e]
+                if c == 0:
+                    break
+                if _slip_emit(s, ti, first[2 + c - 97], count[2 + c - 97]):
+                    return
+        return
+    for c in range(26):
+        if c + 97 != p[i] and _slip_emit(s, ti, first[2 + c], count[2 + c]):
+            return
+    for c in range(26):
+        if _slip_emit(s, ti, first[28 + c], count[28 + c]):
+            return
+
+
 cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
     """A word still being typed with a slip in it ("ruysdeal", "stationssqra"): the tokens
     that the word starts with one edit undone (s.slip_tid[ti], once per token of a query).
@@ -220,6 +369,9 @@ cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
     for i in range(k - 2 if k > 2 else 0, k + 1):
         lo = rlo[i]
         hi = rhi[i]
+        if i >= 2 and hi - lo <= SLIP_SCAN_MAX:
+            _slip_scan(d, s, ti, lo, hi, p, n, i, False)
+            continue
         memcpy(v, p, i)
         # a letter too many
         memcpy(v + i, p + i + 1, n - i - 1)
@@ -246,6 +398,9 @@ cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
     for i in range(k - 2 if k > 2 else 0):
         lo = rlo[i]
         hi = rhi[i]
+        if i >= 2 and hi - lo <= SLIP_SCAN_MAX:
+            _slip_scan(d, s, ti, lo, hi, p, n, i, True)
+            continue
         memcpy(v, p, i)
         memcpy(v + i, p + i + 1, n - i - 1)
         _slip_start(d, s, ti, lo, hi, v, n - 1)
