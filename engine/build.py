@@ -145,6 +145,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
                         municipalities=municipalities)
     if table.source_format != "csv":
         _report_official(table)
+    elif municipalities is not None:
+        _log(f"{source.name} names its municipalities: --municipalities {municipalities} is not read")
     for line, reason in table.errors[:20]:
         _log(f"{source.name}:{line}: {reason}")
     if table.rejected:
