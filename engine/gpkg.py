@@ -145,7 +145,9 @@ def read_gpkg(path: str | Path,
     con.close()
     # the municipality of each address: its own place in the reference, else its code's
     placed = []
-    for r, m in zip(rows, ref.each([(r[6], r[5], r[4]) for r in rows]), strict=True):
+    found, unknown = ref.each([(r[6], r[5], r[4]) for r in rows])
+    n_codes = len({r[6] for r, m in zip(rows, found, strict=True) if m >= 0})
+    for r, m in zip(rows, found, strict=True):
         if m < 0:
             by_type[r[10]]["dangling_reference"] += 1
             if len(examples["dangling_reference"]) < 5:
@@ -172,4 +174,5 @@ def read_gpkg(path: str | Path,
     return LvbagResult(csv=iter([b"".join(lines)]), line_ids=np.array([r[9] for r in rows], dtype=np.int64),
                        extract_date=(stamp or "")[:10] or None, left_out=counts, left_out_by_type=by_type,
                        skipped=[f"{layout} layout: main addresses only (a GeoPackage holds no nevenadressen)"],
-                       examples=examples, files=1, note=f"municipalities named by {ref.describe()}")
+                       examples=examples, files=1,
+                       note=ref.describe_use(n_codes, unknown))

@@ -30,7 +30,7 @@ import csv
 import io
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Mapping
 from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
@@ -88,33 +88,45 @@ class MunicipalityReference:
             m = self.postcodes.get(_pc_key(postcode), -1)
         return m
 
-    def by_code(self, keys: Iterable[tuple[str, str, str]]) -> dict[str, int]:
-        """code -> municipality (-1: cannot place) from (code, woonplaats, postcode) of every address.
+    def by_code(self, counts: Mapping[tuple[str, str, str], int]) -> tuple[dict[str, int], int]:
+        """code -> municipality (-1: cannot place) from how many addresses each (code,
+        woonplaats, postcode) has; and how many addresses the reference does not know by
+        themselves (named by their code's others).
 
         A CBS list reads the code; an address list names each code by the majority of its
         addresses' look-ups (ties: the first municipality of the reference)."""
-        counts = Counter(keys)
         if self.kind == "cbs":
-            return {code: self.codes.get(code, -1) for code, _, _ in counts}
+            return {code: self.codes.get(code, -1) for code, _, _ in counts}, 0
         votes: dict[str, Counter] = {}
+        unknown: Counter = Counter()
         for (code, place, pc), n in counts.items():
             v = votes.setdefault(code, Counter())
             m = self.lookup(place, pc)
             if m >= 0:
                 v[m] += n
-        return {code: _majority(v) for code, v in votes.items()}
+            else:
+                unknown[code] += n
+        named = {code: _majority(v) for code, v in votes.items()}
+        return named, sum(n for code, n in unknown.items() if named[code] >= 0)
 
-    def each(self, keys: list[tuple[str, str, str]]) -> list[int]:
+    def each(self, keys: list[tuple[str, str, str]]) -> tuple[list[int], int]:
         """The municipality of each address (-1: cannot place) from its (code, woonplaats,
-        postcode): an address list by its own look-up, else its code's majority; CBS by code."""
+        postcode): an address list by its own look-up, else its code's majority; CBS by code.
+        And how many addresses the reference does not know by themselves."""
         if self.kind == "cbs":
-            return [self.codes.get(code, -1) for code, _, _ in keys]
+            return [self.codes.get(code, -1) for code, _, _ in keys], 0
         own = {k: self.lookup(k[1], k[2]) for k in set(keys)}
         votes: dict[str, Counter] = {}
         for k in keys:
             if own[k] >= 0:
                 votes.setdefault(k[0], Counter())[own[k]] += 1
-        return [own[k] if own[k] >= 0 else _majority(votes.get(k[0], Counter())) for k in keys]
+        out = [own[k] if own[k] >= 0 else _majority(votes.get(k[0], Counter())) for k in keys]
+        return out, sum(own[k] < 0 <= m for k, m in zip(keys, out, strict=True))
+
+    def describe_use(self, codes: int, unknown: int) -> str:
+        """What the build report says of the reference."""
+        by_code = f", {unknown:,} addresses it does not know named by their code's others" if unknown else ""
+        return f"{codes} municipality codes named by {self.describe()}{by_code}"
 
     def why_not(self, code: str, place: str, postcode: str) -> str:
         """Why an address of `code` in (place, postcode) cannot be placed."""

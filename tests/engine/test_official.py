@@ -273,6 +273,7 @@ def test_lvbag_code_the_reference_cannot_place_is_a_dangling_reference(tmp_path)
     assert len(t) == 0 and t.left_out["dangling_reference"] == 5 + 1   # and the street not in it
     t = read_source(d, progress=False, jobs=1, max_bad_share=0.2)
     check_doesburg(rows(t), DOESBURG)
+    assert "1 municipality codes named by nl-addresses.csv.zst (address list, " in t.left_out_detail["note"]
 
 
 # ---------------------------------------------------------------- GeoPackage
@@ -393,6 +394,9 @@ def test_address_reference_uses_the_postcode_for_a_name_two_places_share(tmp_pat
                    "Nieuwstad": ("Bronckhorst", "Gelderland"),     # Vorden: one municipality
                    "Kerkstraat": ("Bronckhorst", "Gelderland")}    # unknown: its code's others
     assert t.left_out["dangling_reference"] == 1
+    assert t.left_out_detail["note"] == ("2 municipality codes named by adressen.csv (address list, 2 "
+                                         "municipalities, 3 woonplaats-postcode pairs), 1 addresses it does "
+                                         "not know named by their code's others")
     assert t.left_out_detail["examples"]["dangling_reference"] == [
         "verblijfsobject 0003200000000004: adressen.csv names no municipality for woonplaats 'Hengelo', "
         "postcode 7255AB (municipality code 0003)"]
