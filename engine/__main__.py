@@ -26,6 +26,12 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
     b.add_argument("--jobs", type=int, default=None,
                    help="processes that parse an LVBAG extract's XML (default: one per core)")
+    b.add_argument("--municipalities", metavar="FILE", default=None,
+                   help="LVBAG extract and GeoPackage only (they name no municipality): the reference that "
+                   "names each address's municipality and province: an address CSV of our layout (by "
+                   "woonplaats and postcode) or CBS's list 'Gemeenten alfabetisch' as CSV (by code); "
+                   "default $ADDRESS_DATA_DIR/nl-addresses.csv.zst, ADDRESS_DATA_DIR defaulting to "
+                   "../shared/data")
     q = sub.add_parser("query", help="ask an index, print the JSON response")
     q.add_argument("index")
     q.add_argument("q")
@@ -39,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
         from .source import SourceError
         try:
             build(args.source, args.out_dir, progress=not args.no_progress,
-                  max_bad_share=args.max_bad_share, force=args.force, jobs=args.jobs)
+                  max_bad_share=args.max_bad_share, force=args.force, jobs=args.jobs,
+                  municipalities=args.municipalities)
         except (SourceError, TargetError, BuildError) as e:
             print(f"build failed: {e}", file=sys.stderr)
             return 1

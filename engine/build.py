@@ -127,20 +127,26 @@ class BuildError(Exception):
 
 
 def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bool = True,
-          max_bad_share: float = 0.001, force: bool = False, jobs: int | None = None) -> dict:
+          max_bad_share: float = 0.001, force: bool = False, jobs: int | None = None,
+          municipalities: str | os.PathLike | None = None) -> dict:
     """Build the index of `source` into `out_dir` (replaced atomically); return the manifest.
 
     `source` is an address CSV, an LVBAG XML extract (zip or directory) or a PDOK GeoPackage
-    (`engine.source.read_source`); `jobs` processes parse an extract's XML files. `out_dir` must
+    (`engine.source.read_source`); `jobs` processes parse an extract's XML files; `municipalities`
+    is the reference that names an official format's municipalities (`engine.municipalities`;
+    None: `$ADDRESS_DATA_DIR/nl-addresses.csv.zst`; a CSV source needs none). `out_dir` must
     be missing, an empty directory or an index (see :func:`check_target`), unless `force` is
     true; TargetError otherwise, raised before the source is read."""
     t0 = time.perf_counter()
     source, out_dir = Path(source), Path(out_dir)
     if not force:
         check_target(out_dir)
-    table = read_source(source, progress=progress, max_bad_share=max_bad_share, jobs=jobs)
+    table = read_source(source, progress=progress, max_bad_share=max_bad_share, jobs=jobs,
+                        municipalities=municipalities)
     if table.source_format != "csv":
         _report_official(table)
+    elif municipalities is not None:
+        _log(f"{source.name} names its municipalities: --municipalities {municipalities} is not read")
     for line, reason in table.errors[:20]:
         _log(f"{source.name}:{line}: {reason}")
     if table.rejected:

@@ -9,16 +9,19 @@ Two layouts are recognised by their tables and columns:
   `standplaatsen` with `straatnaam`, `huisnummer`, `huisletter`, `toevoeging`, `woonplaats`,
   `postcode`, `nummer_id`, `status`, `datum_eind`.
 
-A GeoPackage holds main addresses only (no nevenadressen) and names no municipality: the
-municipality is read from a `gemeentecode` column when the table has one, else from the first
-four digits of the nummeraanduiding's identification (the code of the municipality that
-issued it), through the shipped table (`engine.municipalities`). A code that is not a current
-municipality (an address issued before a merger) cannot be placed and is counted as a
-dangling reference. Points are RD New (EPSG:28992); a polygon gives its centroid.
+A GeoPackage holds main addresses only (no nevenadressen) and names no municipality: it is
+found through the reference given to the build (`engine.municipalities`): an address list
+places each address by its woonplaats and postcode (else by the majority of its code's
+addresses), CBS's list by the code, read from a `gemeentecode` column when the table has one,
+else from the first four digits of the nummeraanduiding's identification (the code of the
+municipality that issued it: an address issued before a merger has a code CBS no longer
+lists). An address the reference cannot place is counted as a dangling reference. Points are
+RD New (EPSG:28992); a polygon gives its centroid.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import struct
 from pathlib import Path
@@ -26,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from .lvbag import _HEADER, LEFT_OUT_REASONS, NUM_OK, PLAATS_OK, VBO_OK, LvbagResult, _centroid, _quote
-from .municipalities import municipalities
+from .municipalities import MunicipalityReference, load_reference
 
 __all__ = ["GpkgError", "read_gpkg"]
 
@@ -73,9 +76,13 @@ def _xy(blob: bytes | None) -> tuple[float, float]:
     return np.nan, np.nan
 
 
-def read_gpkg(path: str | Path) -> LvbagResult:
-    """Read the address tables of a PDOK GeoPackage (see the module docstring)."""
+def read_gpkg(path: str | Path,
+              municipalities: str | os.PathLike | MunicipalityReference | None = None) -> LvbagResult:
+    """Read the address tables of a PDOK GeoPackage (see the module docstring); `municipalities`
+    is the reference that names the municipalities (a file, a loaded one, None: the default)."""
     path = Path(path)
+    ref = (municipalities if isinstance(municipalities, MunicipalityReference)
+           else load_reference(municipalities))
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         tables = {r[0] for r in con.execute("SELECT table_name FROM gpkg_contents")}
@@ -85,7 +92,6 @@ def read_gpkg(path: str | Path) -> LvbagResult:
     if layout is None:
         raise GpkgError(f"none of the BAG tables ({', '.join(LAYOUTS['bag-light']['tables'])}) in {sorted(tables)}")
     spec = LAYOUTS[layout]
-    table = municipalities()
     counts = {r: 0 for r in LEFT_OUT_REASONS}
     by_type: dict[str, dict[str, int]] = {}
     examples: dict[str, list[str]] = {r: [] for r in LEFT_OUT_REASONS}
@@ -127,9 +133,6 @@ def read_gpkg(path: str | Path) -> LvbagResult:
                 out("status", status)
                 continue
             code = f"{int(gem):04d}" if gem not in (None, "") else (str(ident)[:4] if ident else "")
-            if code not in table:
-                out("dangling_reference", f"municipality code {code or '(none)'} is not a current municipality")
-                continue
             if not postcode or not str(postcode).strip():
                 out("no_postcode", "no postcode")
                 continue
@@ -137,9 +140,21 @@ def read_gpkg(path: str | Path) -> LvbagResult:
             if not np.isfinite(x):
                 out("no_position", "no geometry")
                 continue
-            rows.append((street or "", number, letter or "", addition or "", postcode, place or "", code, x, y,
-                         int(ident) if ident and str(ident).isdigit() else 0))
+            rows.append((street or "", number, letter or "", addition or "", str(postcode), place or "", code,
+                         x, y, int(ident) if ident and str(ident).isdigit() else 0, name))
     con.close()
+    # the municipality of each address: its own place in the reference, else its code's
+    placed = []
+    found, unknown = ref.each([(r[6], r[5], r[4]) for r in rows])
+    n_codes = len({r[6] for r, m in zip(rows, found, strict=True) if m >= 0})
+    for r, m in zip(rows, found, strict=True):
+        if m < 0:
+            by_type[r[10]]["dangling_reference"] += 1
+            if len(examples["dangling_reference"]) < 5:
+                examples["dangling_reference"].append(f"{r[10]} {r[9]:016d}: {ref.why_not(r[6], r[5], r[4])}")
+            continue
+        placed.append((*r[:6], ref.munis[m], *r[7:10]))
+    rows = placed
     for per in by_type.values():
         for r, n in per.items():
             counts[r] += n
@@ -149,7 +164,7 @@ def read_gpkg(path: str | Path) -> LvbagResult:
     lon, lat = Transformer.from_crs("EPSG:28992", "EPSG:4326", always_xy=True).transform(xs, ys)
     lines = [_HEADER]
     for r, la, lo in zip(rows, lat.tolist(), lon.tolist(), strict=True):
-        m = table[r[6]]
+        m = r[6]
         lines.append(f"{_quote(r[0])};{r[1]};{_quote(r[2])};{_quote(r[3])};{_quote(r[4])};{_quote(r[5])};"
                      f"{_quote(m.name)};{_quote(m.province)};{la:.6f};{lo:.6f}\n".encode())
     # the file's date: the newest change PDOK recorded in gpkg_contents
@@ -159,4 +174,5 @@ def read_gpkg(path: str | Path) -> LvbagResult:
     return LvbagResult(csv=iter([b"".join(lines)]), line_ids=np.array([r[9] for r in rows], dtype=np.int64),
                        extract_date=(stamp or "")[:10] or None, left_out=counts, left_out_by_type=by_type,
                        skipped=[f"{layout} layout: main addresses only (a GeoPackage holds no nevenadressen)"],
-                       examples=examples, files=1)
+                       examples=examples, files=1,
+                       note=ref.describe_use(n_codes, unknown))

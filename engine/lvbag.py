@@ -29,6 +29,7 @@ import struct
 import sys
 import time
 import zipfile
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from lxml import etree
 from tqdm import tqdm
 
 from . import _csv
-from .municipalities import municipalities
+from .municipalities import MunicipalityReference, load_reference
 
 __all__ = ["is_lvbag", "read_lvbag", "LEFT_OUT_REASONS"]
 
@@ -459,9 +460,15 @@ def _quote(s: str) -> str:
     return s
 
 
-def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | None = None) -> LvbagResult:
-    """Read an LVBAG extract (zip, zip of zips, or directory) into CSV lines of the addresses."""
+def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | None = None,
+               municipalities: str | os.PathLike | MunicipalityReference | None = None) -> LvbagResult:
+    """Read an LVBAG extract (zip, zip of zips, or directory) into CSV lines of the addresses.
+
+    `municipalities` names the municipalities and provinces (`engine.municipalities`: a file, a
+    loaded reference, or None for the default); it is read first, so a bad one fails at once."""
     root = Path(path)
+    ref = (municipalities if isinstance(municipalities, MunicipalityReference)
+           else load_reference(municipalities, progress=progress))
     t0 = time.perf_counter()
     found = _find(root)
     if not found.files:
@@ -526,14 +533,14 @@ def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | No
         parts[kind].append(r)
     tables = {k: _concat(parts[k]) for k in KINDS}
     t1 = time.perf_counter()
-    res = _join(root, tables, found, extract_date, day, gem_selected, len(files))
+    res = _join(root, tables, found, extract_date, day, gem_selected, len(files), ref)
     res.note = (f"parsed {len(files)} XML files ({total / 2**30:.2f} GiB) in {t1 - t0:.1f} s with {jobs} "
-                f"processes; joined in {time.perf_counter() - t1:.1f} s")
+                f"processes; joined in {time.perf_counter() - t1:.1f} s; {res.note}")
     return res
 
 
 def _join(root: Path, tables: dict, found: _Found, extract_date: str, day: int,
-          gem_selected: list[str], nfiles: int) -> LvbagResult:
+          gem_selected: list[str], nfiles: int, ref: MunicipalityReference) -> LvbagResult:
     by_type = {k: dict.fromkeys(LEFT_OUT_REASONS, 0) for k in KINDS}
     examples: dict[str, list[str]] = {r: [] for r in LEFT_OUT_REASONS}
     cur: dict[str, np.ndarray] = {}
@@ -563,7 +570,6 @@ def _join(root: Path, tables: dict, found: _Found, extract_date: str, day: int,
                              "one municipality: cannot tell the municipality of each woonplaats")
         only = int(gem_selected[0])
         rel = {int(w): only for w in wpl_ids.tolist()}
-    table = municipalities()
 
     # addressable objects: one (NUM id -> point) per reference, main addresses first
     refs_num, refs_x, refs_y, refs_rank = [], [], [], []
@@ -631,12 +637,15 @@ def _join(root: Path, tables: dict, found: _Found, extract_date: str, day: int,
     keep = drop(gem < 0, "dangling_reference",
                 lambda i: f"woonplaats {wpl_code[i]:04d} has no municipality in GEM-WPL-RELATIE")
     rows, ids, op, wp, gem = rows[keep], ids[keep], op[keep], wp[keep], gem[keep]
-    unknown = sorted({f"{g:04d}" for g in gem.tolist()} - set(table))
-    if unknown:
-        raise LvbagError(f"{root}: municipality codes {', '.join(unknown)} are not in engine/data/municipalities.csv; "
-                         "update it (python -m engine.municipalities, see its docstring)")
     postcodes = [t["postcode"][r] for r in rows.tolist()]
     keep = drop(np.array([not p.strip() for p in postcodes], dtype=bool), "no_postcode", lambda i: "no postcode")
+    rows, ids, op, wp, gem = rows[keep], ids[keep], op[keep], wp[keep], gem[keep]
+    # the municipality of each code, by the reference (a code it cannot place: dangling)
+    wpl_name = tables["WPL"]["name"]
+    named, unknown = ref.by_code(_code_place_postcode(gem, wpl_rows[wp], rows, wpl_name, t["postcode"]))
+    unplaced = np.array([int(c) for c, m in named.items() if m < 0], dtype=np.int64)
+    keep = drop(np.isin(gem, unplaced), "dangling_reference", lambda i: ref.why_not(
+        f"{gem[i]:04d}", wpl_name[wpl_rows[wp[i]]], t["postcode"][rows[i]]))
     rows, ids, op, wp, gem = rows[keep], ids[keep], op[keep], wp[keep], gem[keep]
     pos = _lookup(ids, rn)
     keep = drop(pos < 0, "no_position", lambda i: "no current verblijfsobject, ligplaats or standplaats has it")
@@ -646,9 +655,8 @@ def _join(root: Path, tables: dict, found: _Found, extract_date: str, day: int,
     to_wgs = Transformer.from_crs("EPSG:28992", "EPSG:4326", always_xy=True)
     lon, lat = to_wgs.transform(rx[pos], ry[pos])
 
-    gem_names = {g: table[f"{g:04d}"] for g in set(gem.tolist())}
+    gem_names = {g: ref.munis[named[f"{g:04d}"]] for g in set(gem.tolist())}
     opr_name = tables["OPR"]["name"]
-    wpl_name = tables["WPL"]["name"]
     number, letter, addition, postcode = t["number"], t["letter"], t["addition"], t["postcode"]
 
     def chunks(step: int = 50_000):
@@ -668,7 +676,25 @@ def _join(root: Path, tables: dict, found: _Found, extract_date: str, day: int,
 
     left_out = {r: sum(by_type[k][r] for k in KINDS) for r in LEFT_OUT_REASONS}
     return LvbagResult(csv=chunks(), line_ids=ids, extract_date=extract_date, left_out=left_out,
-                       left_out_by_type=by_type, skipped=found.skipped, examples=examples, files=nfiles)
+                       left_out_by_type=by_type, skipped=found.skipped, examples=examples, files=nfiles,
+                       note=ref.describe_use(len(gem_names), unknown))
+
+
+def _code_place_postcode(gem: np.ndarray, wpl: np.ndarray, num: np.ndarray, wpl_name: list[str],
+                         postcode: list[str], step: int = 1 << 19) -> Counter:
+    """How many addresses each (municipality code, woonplaats name, postcode) has.
+
+    PERF: counted a slice at a time, so that no list of one value per address is made (on the
+    whole country a list of codes as text took 0.6 GB)."""
+    by_ids: Counter = Counter()
+    for start in range(0, len(gem), step):
+        sl = slice(start, start + step)
+        by_ids.update(zip(gem[sl].tolist(), wpl[sl].tolist(), map(postcode.__getitem__, num[sl].tolist()),
+                          strict=True))
+    out: Counter = Counter()
+    for (g, w, pc), n in by_ids.items():
+        out[f"{g:04d}", wpl_name[w], pc] += n
+    return out
 
 
 def parse_result(res: LvbagResult) -> dict:

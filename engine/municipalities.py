@@ -1,123 +1,299 @@
-"""The municipality table: CBS municipality code -> name and province.
+"""Municipality names and provinces for the official formats, from a reference given at build time.
 
-The BAG names no municipality: the LVBAG extract links each woonplaats to a municipality code
-(its `GEM-WPL-RELATIE` file), and PDOK's GeoPackage names only the woonplaats. The names and
-provinces come from `engine/data/municipalities.csv` (code;name;province, one row per
-municipality of the current layout), shipped with the package. It is reference metadata, not
-address data, and is derived from public data:
+The BAG names no municipality: the LVBAG extract links each woonplaats to a CBS municipality
+code (its `GEM-WPL-RELATIE` file), and PDOK's GeoPackage names only the woonplaats (the code is
+a `gemeentecode` column or the first four digits of the nummeraanduiding's identification, the
+municipality that issued it). The project ships no table of municipalities: a build of an
+official format reads a reference (`python -m engine build --municipalities FILE`; by default
+`$ADDRESS_DATA_DIR/nl-addresses.csv.zst`, `ADDRESS_DATA_DIR` defaulting to `../shared/data`),
+one of, recognised by its header:
 
-- the codes and names from CBS's yearly list of municipalities ("Gemeenten alfabetisch",
-  columns `GemeentecodeGM` or `Gemeentecode`, and `Gemeentenaam`; `Provincienaam` when it has
-  it), and
-- the provinces (when the CBS file has none) from an address CSV of our layout, which names
-  the province of every municipality; its municipality names must match the CBS names.
+- an address CSV of our layout (`.csv`, `.csv.zst`, `.csv.gz`; the columns `woonplaats`,
+  `postcode`, `gemeente` and `provincie` are read). Each address of the source is looked up by
+  its (woonplaats, postcode); where the reference does not hold that pair, by its woonplaats
+  when only one municipality has a woonplaats of that name (not Hengelo), else by its postcode
+  when only one municipality has it. An LVBAG extract names each municipality code by the
+  majority of its addresses' look-ups (every address of a code gets that name); a GeoPackage
+  takes each address's own look-up, and its code's majority for an address the reference
+  cannot place. The province is the one the reference gives the municipality.
+- CBS's list of municipalities ("Gemeenten alfabetisch", as CSV: `Gemeentecode` or
+  `GemeentecodeGM`, `Gemeentenaam`, `Provincienaam`), read by code.
 
-Regenerate it after a municipal merger (1 January of most years):
-
-    python -m engine.municipalities gemeenten-alfabetisch-2025.csv \\
-        --provinces ../shared/data/nl-addresses.csv.zst > engine/data/municipalities.csv
+What the reference cannot place (a code CBS does not list, a code none of whose addresses the
+address list knows) is left out as a dangling reference, counted and shown by the build like
+every other record left out, and fails the build beyond `--max-bad-share`.
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
-import sys
-from functools import cache
-from importlib import resources
+import os
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from operator import itemgetter
+from pathlib import Path
+from typing import NamedTuple
 
-__all__ = ["Municipality", "municipalities", "by_name"]
+__all__ = ["Municipality", "MunicipalityReference", "default_reference", "load_reference"]
 
-TABLE = "municipalities.csv"
-
-
-class Municipality(tuple):
-    """(code, name, province); `code` is the four-digit CBS code as text (`0221`)."""
-
-    __slots__ = ()
-
-    def __new__(cls, code: str, name: str, province: str):
-        return super().__new__(cls, (code, name, province))
-
-    code = property(lambda self: self[0])
-    name = property(lambda self: self[1])
-    province = property(lambda self: self[2])
+#: The file of the data directory used when no reference is given.
+DEFAULT_FILE = "nl-addresses.csv.zst"
+_ADDRESS_COLUMNS = ("woonplaats", "postcode", "gemeente", "provincie")
+_HOW = ("give one with --municipalities FILE (an address CSV of our layout such as nl-addresses.csv.zst, "
+        "or CBS's list 'Gemeenten alfabetisch' as CSV), or set ADDRESS_DATA_DIR to the directory "
+        f"that holds {DEFAULT_FILE}")
 
 
-@cache
-def municipalities() -> dict[str, Municipality]:
-    """The shipped table, by four-digit code."""
-    text = resources.files("engine").joinpath("data", TABLE).read_text(encoding="utf-8")
-    rows = csv.reader(io.StringIO(text), delimiter=";")
-    header = next(rows)
-    if header != ["code", "name", "province"]:
-        raise ValueError(f"engine/data/{TABLE}: unexpected header {header}")
-    return {r[0]: Municipality(*r) for r in rows if r}
+class Municipality(NamedTuple):
+    name: str
+    province: str
 
 
-@cache
-def by_name() -> dict[str, Municipality]:
-    """The shipped table, by municipality name."""
-    return {m.name: m for m in municipalities().values()}
+def default_reference() -> Path:
+    """`$ADDRESS_DATA_DIR/nl-addresses.csv.zst` (`ADDRESS_DATA_DIR` defaults to `../shared/data`)."""
+    return Path(os.environ.get("ADDRESS_DATA_DIR", "../shared/data")) / DEFAULT_FILE
 
 
-def _read_cbs(path: str) -> list[tuple[str, str, str]]:
-    """(code, name, province or '') from a CBS municipality list (`;` or `,` separated)."""
-    with open(path, encoding="utf-8-sig", newline="") as f:
-        text = f.read()
-    dialect = csv.Sniffer().sniff(text.splitlines()[0], delimiters=";,\t")
-    rows = list(csv.DictReader(io.StringIO(text), dialect=dialect))
-    out = []
-    for r in rows:
-        r = {k.strip(): (v or "").strip() for k, v in r.items() if k}
-        code = r.get("GemeentecodeGM") or r.get("Gemeentecode") or ""
-        code = code.removeprefix("GM").zfill(4)
-        name = r.get("Gemeentenaam", "")
-        if not code.isdigit() or len(code) != 4 or not name:
-            raise SystemExit(f"{path}: a row without a four-digit code and a name: {r}")
-        out.append((code, name, r.get("Provincienaam", "")))
-    return out
+def _place_key(s: str) -> str:
+    return " ".join(s.split()).casefold()
 
 
-def _provinces_from_csv(path: str) -> dict[str, str]:
-    """Municipality name -> province, from an address CSV of our layout (.csv or .csv.zst)."""
+def _pc_key(s: str) -> str:
+    return "".join(s.split()).upper()
+
+
+class MunicipalityReference:
+    """A loaded reference: `kind` is 'addresses' or 'cbs'; `munis` the municipalities it names."""
+
+    def __init__(self, path: Path, kind: str, munis: list[Municipality]) -> None:
+        self.path, self.kind, self.munis = path, kind, munis
+        self.codes: dict[str, int] = {}              # cbs: four-digit code -> municipality
+        self.pairs: dict[tuple[str, str], int] = {}  # addresses: (woonplaats, postcode) -> municipality
+        self.places: dict[str, int] = {}             # woonplaats -> municipality, -1 when several have it
+        self.postcodes: dict[str, int] = {}          # postcode -> municipality, -1 when several have it
+
+    def describe(self) -> str:
+        if self.kind == "cbs":
+            return f"{self.path.name} (CBS list, {len(self.codes)} codes)"
+        return (f"{self.path.name} (address list, {len(self.munis)} municipalities, "
+                f"{len(self.pairs):,} woonplaats-postcode pairs)")
+
+    def lookup(self, place: str, postcode: str) -> int:
+        """The municipality of one address by its woonplaats and postcode (address list), or -1."""
+        m = self.pairs.get((_place_key(place), _pc_key(postcode)), -1)
+        if m < 0:
+            m = self.places.get(_place_key(place), -1)
+        if m < 0:
+            m = self.postcodes.get(_pc_key(postcode), -1)
+        return m
+
+    def by_code(self, counts: Mapping[tuple[str, str, str], int]) -> tuple[dict[str, int], int]:
+        """code -> municipality (-1: cannot place) from how many addresses each (code,
+        woonplaats, postcode) has; and how many addresses the reference does not know by
+        themselves (named by their code's others).
+
+        A CBS list reads the code; an address list names each code by the majority of its
+        addresses' look-ups (ties: the first municipality of the reference)."""
+        if self.kind == "cbs":
+            return {code: self.codes.get(code, -1) for code, _, _ in counts}, 0
+        votes: dict[str, Counter] = {}
+        unknown: Counter = Counter()
+        for (code, place, pc), n in counts.items():
+            v = votes.setdefault(code, Counter())
+            m = self.lookup(place, pc)
+            if m >= 0:
+                v[m] += n
+            else:
+                unknown[code] += n
+        named = {code: _majority(v) for code, v in votes.items()}
+        return named, sum(n for code, n in unknown.items() if named[code] >= 0)
+
+    def each(self, keys: list[tuple[str, str, str]]) -> tuple[list[int], int]:
+        """The municipality of each address (-1: cannot place) from its (code, woonplaats,
+        postcode): an address list by its own look-up, else its code's majority; CBS by code.
+        And how many addresses the reference does not know by themselves."""
+        if self.kind == "cbs":
+            return [self.codes.get(code, -1) for code, _, _ in keys], 0
+        own = {k: self.lookup(k[1], k[2]) for k in set(keys)}
+        votes: dict[str, Counter] = {}
+        for k in keys:
+            if own[k] >= 0:
+                votes.setdefault(k[0], Counter())[own[k]] += 1
+        out = [own[k] if own[k] >= 0 else _majority(votes.get(k[0], Counter())) for k in keys]
+        return out, sum(own[k] < 0 <= m for k, m in zip(keys, out, strict=True))
+
+    def describe_use(self, codes: int, unknown: int) -> str:
+        """What the build report says of the reference."""
+        by_code = f", {unknown:,} addresses it does not know named by their code's others" if unknown else ""
+        return f"{codes} municipality codes named by {self.describe()}{by_code}"
+
+    def why_not(self, code: str, place: str, postcode: str) -> str:
+        """Why an address of `code` in (place, postcode) cannot be placed."""
+        if self.kind == "cbs":
+            return f"municipality code {code or '(none)'} is not in {self.path.name}"
+        return (f"{self.path.name} names no municipality for woonplaats {place!r}, postcode {postcode} "
+                f"(municipality code {code or '(none)'})")
+
+
+def _majority(votes: Counter) -> int:
+    """The municipality with the most votes (ties: the first of the reference), -1 for none."""
+    return min(votes, key=lambda m: (-votes[m], m)) if votes else -1
+
+
+def load_reference(path: str | os.PathLike | None = None, *, progress: bool = False) -> MunicipalityReference:
+    """Read a reference (see the module docstring); SourceError when it is missing or unusable.
+
+    The last two read are kept while their files are unchanged (size and time), so several
+    builds in one process read the whole-country list once (about 15 s)."""
+    from .source import SourceError
+
+    given = path is not None
+    path = Path(path) if given else default_reference()
+    if not path.is_file():
+        what = "the municipality reference" if given else "the default municipality reference"
+        raise SourceError(f"{what} {path} is {'a directory' if path.is_dir() else 'not there'}: "
+                          f"an LVBAG extract or a GeoPackage names no municipality; {_HOW}")
+    st = path.stat()
+    key = (path.resolve(), st.st_size, st.st_mtime_ns)
+    if key not in _kept:
+        ref = _read(path, progress)
+        while len(_kept) >= 2:
+            del _kept[next(iter(_kept))]
+        _kept[key] = ref
+    return _kept[key]
+
+
+_kept: dict[tuple, MunicipalityReference] = {}   # the last two references read
+
+
+def _read(path: Path, progress: bool) -> MunicipalityReference:
+    from .source import SourceError
+
+    try:
+        lines = _lines(path, progress)
+        header = next(lines, "").lstrip("\ufeff")
+        delimiter = max(";,\t", key=header.count)
+        columns = [c.strip().strip('"') for c in header.split(delimiter)]
+        if set(_ADDRESS_COLUMNS) <= set(columns):
+            ref = _read_addresses(path, columns, delimiter, lines)
+        elif "Gemeentenaam" in columns and ({"Gemeentecode", "GemeentecodeGM"} & set(columns)):
+            ref = _read_cbs(path, header, delimiter, lines)
+        else:
+            raise SourceError(f"{path}: not a municipality reference: neither an address list (columns "
+                              f"{', '.join(_ADDRESS_COLUMNS)}) nor CBS's list (Gemeentecode, Gemeentenaam, "
+                              f"Provincienaam); its header is {header[:200]!r}; {_HOW}")
+    except UnicodeDecodeError as e:
+        raise SourceError(f"{path}: the municipality reference is not UTF-8 text ({e}); {_HOW}") from None
+    except OSError as e:
+        raise SourceError(f"{path}: cannot read the municipality reference: {e}; {_HOW}") from None
+    if not ref.munis:
+        raise SourceError(f"{path}: the municipality reference names no municipality; {_HOW}")
+    return ref
+
+
+def _lines(path: Path, progress: bool) -> Iterator[str]:
+    """The text lines of a plain, .gz or .zst file, decompressed with the CSV reader's checks."""
+    import zlib
+
     import zstandard
+    from tqdm import tqdm
 
-    raw = open(path, "rb")
-    stream = zstandard.ZstdDecompressor().stream_reader(raw) if path.endswith(".zst") else raw
-    with raw, io.TextIOWrapper(stream, encoding="utf-8", newline="") as text:
-        header = text.readline().rstrip("\r\n").split(";")
-        gi, pi = header.index("gemeente"), header.index("provincie")
-        seen: dict[str, str] = {}
-        for line in text:
-            parts = line.rstrip("\r\n").split(";")
-            seen.setdefault(parts[gi], parts[pi])
-    return seen
+    from .source import CHUNK_SIZE, SourceError, _chunks, _CountingReader, _kind
 
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m engine.municipalities", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("cbs", help="CBS 'Gemeenten alfabetisch' list (CSV)")
-    ap.add_argument("--provinces", help="address CSV of our layout naming each municipality's province")
-    args = ap.parse_args(argv)
-    rows = _read_cbs(args.cbs)
-    if args.provinces:
-        prov = _provinces_from_csv(args.provinces)
-        names = {name for _, name, _ in rows}
-        unknown = sorted(set(prov) - names)
-        if unknown:
-            raise SystemExit(f"municipalities in {args.provinces} not in {args.cbs}: {unknown}")
-        rows = [(c, n, p or prov.get(n, "")) for c, n, p in rows]
-    missing = [n for _, n, p in rows if not p]
-    if missing:
-        raise SystemExit(f"no province for {missing}: give --provinces")
-    out = csv.writer(sys.stdout, delimiter=";", lineterminator="\n")
-    out.writerow(["code", "name", "province"])
-    out.writerows(sorted(rows))
-    return 0
+    with open(path, "rb") as raw, tqdm(total=path.stat().st_size, desc=f"reading {path.name}", unit="B",
+                                       unit_scale=True, unit_divisor=1024, disable=not progress) as bar:
+        kind = _kind(path, raw.read(4))
+        raw.seek(0)
+        rest = b""
+        try:
+            for chunk in _chunks(_CountingReader(raw, bar), kind, CHUNK_SIZE):
+                data = rest + bytes(chunk)
+                cut = data.rfind(b"\n") + 1
+                rest = data[cut:]
+                text = data[:cut].decode("utf-8")
+                yield from (text.replace("\r\n", "\n") if "\r" in text else text).split("\n")[:-1]
+        except (zstandard.ZstdError, OSError, EOFError, zlib.error) as e:
+            raise SourceError(f"{path}: cannot decompress the municipality reference ({kind}): {e}") from e
+        if rest:
+            yield rest.decode("utf-8").rstrip("\r\n")
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _read_addresses(path: Path, columns: list[str], delimiter: str, lines: Iterator[str]) -> MunicipalityReference:
+    """An address list: every (woonplaats, postcode, gemeente, provincie) and how often it occurs."""
+    from .source import SourceError
+
+    idx = [columns.index(c) for c in _ADDRESS_COLUMNS]
+    need = max(idx) + 1
+    fields = itemgetter(*idx)
+    counts: Counter = Counter()
+    prev, run = None, 0
+    for lineno, line in enumerate(lines, start=2):
+        # PERF: a split up to the last column read; the rare quoted line through the csv module
+        parts = next(csv.reader([line], delimiter=delimiter)) if '"' in line else line.split(delimiter, need)
+        if len(parts) < need:
+            if not line.strip():
+                continue
+            raise SourceError(f"{path}:{lineno}: the municipality reference has {len(parts)} fields, "
+                              f"not the {len(columns)} of its header")
+        key = fields(parts)
+        if key != prev:     # the file runs street by street: count each run once
+            if run:
+                counts[prev] += run
+            prev, run = key, 0
+        run += 1
+    if run:
+        counts[prev] += run
+    munis: dict[str, int] = {}
+    provinces: dict[str, Counter] = {}
+    per_pair: Counter = Counter()
+    places: dict[str, int] = {}
+    postcodes: dict[str, int] = {}
+    for (place, pc, name, province), n in counts.items():
+        name, province = name.strip(), province.strip()
+        if not name or not province:
+            continue
+        m = munis.setdefault(name, len(munis))
+        provinces.setdefault(name, Counter())[province] += n
+        p, c = _place_key(place), _pc_key(pc)
+        per_pair[p, c, m] += n
+        places[p] = m if places.get(p, m) == m else -1
+        postcodes[c] = m if postcodes.get(c, m) == m else -1
+    best: dict[tuple[str, str], tuple[int, int]] = {}
+    for (p, c, m), n in per_pair.items():    # the municipality most of the pair's addresses are in
+        held = best.get((p, c))
+        if held is None or (-n, m) < (-held[1], held[0]):
+            best[p, c] = (m, n)
+    ref = MunicipalityReference(path, "addresses",
+                                [Municipality(n, provinces[n].most_common(1)[0][0]) for n in munis])
+    ref.pairs = {k: m for k, (m, _) in best.items()}
+    ref.places = {k: m for k, m in places.items() if k}
+    ref.postcodes = {k: m for k, m in postcodes.items() if k}
+    return ref
+
+
+def _read_cbs(path: Path, header: str, delimiter: str, lines: Iterator[str]) -> MunicipalityReference:
+    """CBS's list: one municipality a row, by its four-digit code."""
+    from .source import SourceError
+
+    rows = csv.DictReader(io.StringIO("\n".join([header, *lines])), delimiter=delimiter)
+    munis: list[Municipality] = []
+    codes: dict[str, int] = {}
+    for lineno, r in enumerate(rows, start=2):
+        r = {k.strip(): (v or "").strip() for k, v in r.items() if k}
+        if not any(r.values()):
+            continue
+        code = (r.get("GemeentecodeGM") or r.get("Gemeentecode") or "").removeprefix("GM").zfill(4)
+        name, province = r.get("Gemeentenaam", ""), r.get("Provincienaam", "")
+        if not (code.isdigit() and len(code) == 4 and name):
+            raise SourceError(f"{path}:{lineno}: a row of the CBS list without a four-digit code and a name: {r}")
+        if not province:
+            raise SourceError(f"{path}:{lineno}: the CBS list names no province for {name} (a Provincienaam "
+                              "column is needed); give the list with its provinces, or an address list")
+        if code in codes:
+            raise SourceError(f"{path}:{lineno}: municipality code {code} twice in the CBS list")
+        codes[code] = len(munis)
+        munis.append(Municipality(name, province))
+    ref = MunicipalityReference(path, "cbs", munis)
+    ref.codes = codes
+    return ref

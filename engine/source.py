@@ -180,10 +180,13 @@ def read_source(
     max_bad_share: float = 0.001,
     chunk_size: int = CHUNK_SIZE,
     jobs: int | None = None,
+    municipalities: str | os.PathLike[str] | None = None,
 ) -> ParsedTable:
     """Parse and validate an address CSV file (`.csv`, `.csv.zst` or `.csv.gz`), or read the
     official BAG: an LVBAG XML extract (zip or directory) or a PDOK GeoPackage, recognised by
     their content (`engine.lvbag`, `engine.gpkg`; `jobs` worker processes parse the XML).
+    The official formats name no municipality: `municipalities` is the reference that does (an
+    address CSV or CBS's list, `engine.municipalities`; None: `$ADDRESS_DATA_DIR/nl-addresses.csv.zst`).
 
     Every data row is checked; bad rows are rejected, counted and listed in
     `errors` (line number, reason).  Raises SourceError when the file does not
@@ -193,7 +196,8 @@ def read_source(
     """
     path = Path(path)
     if path.is_dir() or (path.is_file() and _official_format(path)):
-        return _read_official(path, progress=progress, max_bad_share=max_bad_share, jobs=jobs)
+        return _read_official(path, progress=progress, max_bad_share=max_bad_share, jobs=jobs,
+                              municipalities=municipalities)
     if not path.is_file():
         raise SourceError(f"source file not found: {path}")
     if chunk_size < 1:
@@ -272,12 +276,13 @@ def _sha256(path: Path) -> tuple[str, int]:
     return h.hexdigest(), n
 
 
-def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: int | None) -> ParsedTable:
+def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: int | None,
+                   municipalities: str | os.PathLike[str] | None) -> ParsedTable:
     """An LVBAG extract or a PDOK GeoPackage, through the CSV parser's checks."""
     if path.is_dir() or _official_format(path) == "lvbag":
         from .lvbag import LvbagError, parse_result, read_lvbag
         try:
-            res = read_lvbag(path, progress=progress, jobs=jobs)
+            res = read_lvbag(path, progress=progress, jobs=jobs, municipalities=municipalities)
         except (LvbagError, zipfile.BadZipFile, OSError) as e:
             raise SourceError(f"{path}: {e}") from e
         except Exception as e:   # lxml's XMLSyntaxError and friends: a broken file
@@ -289,7 +294,7 @@ def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: in
         from .gpkg import GpkgError, read_gpkg
         from .lvbag import parse_result
         try:
-            res = read_gpkg(path)
+            res = read_gpkg(path, municipalities)
         except GpkgError as e:
             raise SourceError(f"{path}: {e}") from e
         fmt = "gpkg"

@@ -96,3 +96,11 @@ def test_build_refuses_a_link_and_force_replaces_only_the_link(mini, tmp_path, c
     assert link.is_dir() and not link.is_symlink()
     assert engine.AddressIndex.open(real).suggest("damrak 1", limit=1)  # untouched
     assert sorted(p.name for p in tmp_path.iterdir()) == ["current", "mini.csv", "real"]
+
+
+def test_a_csv_build_says_it_does_not_read_the_municipality_reference(mini, tmp_path, capsys):
+    """A CSV names its own municipalities: --municipalities is not read (even a missing file),
+    and the build says so rather than ignoring it in silence."""
+    assert build(mini, tmp_path / "idx", "--municipalities", tmp_path / "gemeenten.csv") == 0
+    assert f"mini.csv names its municipalities: --municipalities {tmp_path / 'gemeenten.csv'} is not read" \
+        in capsys.readouterr().err

@@ -2,7 +2,9 @@
 
 The expectations are written by hand from the real samples in ADDRESS_DATA_DIR/bag (see its
 README): the Doesburg LVBAG extract (2020-09-15) and PDOK's Amsterdam GeoPackage. Variants
-(an unpacked copy, an edited copy, a small bag-light GeoPackage) are made in tmp_path.
+(an unpacked copy, an edited copy, a small bag-light GeoPackage) are made in tmp_path. The
+municipalities are named by the default reference, ADDRESS_DATA_DIR/nl-addresses.csv.zst,
+unless a test gives another.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import math
 import shutil
 import sqlite3
 import struct
+import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -20,7 +23,6 @@ import pytest
 from testdata import DATA_DIR, REPO
 
 from engine.build import build
-from engine.municipalities import by_name, municipalities
 from engine.source import SourceError, read_source
 
 BAG = DATA_DIR / "bag"
@@ -255,13 +257,23 @@ def test_lvbag_broken_xml_is_a_clear_error(tmp_path):
         read_source(d, progress=False, jobs=1)
 
 
-def test_lvbag_unknown_municipality_code_says_how_to_update(tmp_path):
+def test_lvbag_code_the_reference_cannot_place_is_a_dangling_reference(tmp_path):
+    """The delivery document names code 0003 instead of 0221. CBS's list (0221 and 0363 only)
+    cannot place it: every address is a dangling reference, named in the error; with the limit
+    lifted they are counted, not indexed. The address list names the code by its addresses'
+    woonplaats and postcode, whatever its number: Doesburg."""
     d = tmp_path / "unknown"
     shutil.copytree(EXPANDED, d)
     p = d / "Leveringsdocument-BAG-Extract.xml"
     p.write_text(p.read_text().replace(">0221<", ">0003<"))
-    with pytest.raises(SourceError, match="codes 0003 are not in engine/data/municipalities.csv"):
-        read_source(d, progress=False, jobs=1, max_bad_share=0.2)
+    cbs = _cbs_list(tmp_path)
+    with pytest.raises(SourceError, match="0221200000330151: municipality code 0003 is not in gemeenten.csv"):
+        read_source(d, progress=False, jobs=1, max_bad_share=0.2, municipalities=cbs)
+    t = read_source(d, progress=False, jobs=1, max_bad_share=1.0, municipalities=cbs)
+    assert len(t) == 0 and t.left_out["dangling_reference"] == 5 + 1   # and the street not in it
+    t = read_source(d, progress=False, jobs=1, max_bad_share=0.2)
+    check_doesburg(rows(t), DOESBURG)
+    assert "1 municipality codes named by nl-addresses.csv.zst (address list, " in t.left_out_detail["note"]
 
 
 # ---------------------------------------------------------------- GeoPackage
@@ -286,9 +298,8 @@ def _gp_point(x: float, y: float) -> bytes:
     return b"GP\x00\x01" + struct.pack("<i", 28992) + struct.pack("<BIdd", 1, 1, x, y)
 
 
-def test_gpkg_bag_light_layout(tmp_path):
-    """Today's bag-light columns on the tables verblijfsobject, ligplaats, standplaats."""
-    p = tmp_path / "bag-light.gpkg"
+def _bag_light(p: Path) -> sqlite3.Connection:
+    """An empty GeoPackage of today's bag-light layout, open for rows to be added."""
     con = sqlite3.connect(p)
     con.executescript(
         "CREATE TABLE gpkg_contents (table_name TEXT, data_type TEXT, identifier TEXT, description TEXT,"
@@ -302,6 +313,13 @@ def test_gpkg_bag_light_layout(tmp_path):
         con.execute(f"CREATE TABLE {table} (fid INTEGER PRIMARY KEY, geom BLOB, identificatie TEXT,"
                     " nummeraanduiding_hoofdadres_identificatie TEXT, openbare_ruimte_naam TEXT, huisnummer INTEGER,"
                     " huisletter TEXT, toevoeging TEXT, postcode TEXT, woonplaats_naam TEXT, status TEXT)")
+    return con
+
+
+def test_gpkg_bag_light_layout(tmp_path):
+    """Today's bag-light columns on the tables verblijfsobject, ligplaats, standplaats."""
+    p = tmp_path / "bag-light.gpkg"
+    con = _bag_light(p)
     con.execute("INSERT INTO verblijfsobject VALUES (1, ?, '0599010000000001', '0599200000000001', 'Coolsingel',"
                 " 40, NULL, NULL, '3011AD', 'Rotterdam', 'Verblijfsobject in gebruik')",
                 (_gp_point(92800.0, 437700.0),))
@@ -319,19 +337,117 @@ def test_gpkg_bag_light_layout(tmp_path):
     assert t.left_out["no_postcode"] == 1 and t.extract_date == "2026-11-01"
 
 
-# ---------------------------------------------------------------- the municipality table
+# ---------------------------------------------------------------- the municipality reference
 
-def test_municipality_table_covers_the_register():
-    """342 municipalities (the 2023 layout our CSV uses), four-digit codes, twelve provinces;
-    every municipality of the sample is in it under the same name."""
-    table = municipalities()
-    assert len(table) == 342
-    assert all(len(c) == 4 and c.isdigit() for c in table)
-    assert len({m.province for m in table.values()}) == 12
-    assert table["0221"] == ("0221", "Doesburg", "Gelderland")
-    assert table["0518"].name == "'s-Gravenhage" and table["1900"].name == "Súdwest-Fryslân"
-    for name in ("'s-Gravenhage", "'s-Hertogenbosch", "Groningen", "Maastricht", "Súdwest-Fryslân"):
-        assert name in by_name()
+def _cbs_list(tmp_path: Path) -> Path:
+    """CBS's 'Gemeenten alfabetisch' as a person saves it from the spreadsheet: two municipalities."""
+    p = tmp_path / "gemeenten.csv"
+    p.write_text("Gemeentecode;GemeentecodeGM;Gemeentenaam;Provinciecode;ProvinciecodePV;Provincienaam\n"
+                 "221;GM0221;Doesburg;25;PV25;Gelderland\n363;GM0363;Amsterdam;27;PV27;Noord-Holland\n",
+                 encoding="utf-8-sig")
+    return p
+
+
+def test_no_municipality_table_is_tracked():
+    """Municipalities come from a reference given at build time: no table of them (nor any
+    other data file) is in git."""
+    tracked = subprocess.run(["git", "ls-files", "engine"], cwd=REPO, check=True, capture_output=True,
+                             text=True).stdout.split()
+    assert tracked, "not a git checkout"
+    assert [f for f in tracked if f.endswith((".csv", ".tsv", ".zst", ".gz", ".gpkg"))] == []
+
+
+def test_cbs_reference_names_by_code(tmp_path):
+    """With CBS's list, the extract's code 0221 (GEM-WPL-RELATIE) is Doesburg, Gelderland, and
+    the GeoPackage's 0363 (its nummeraanduidingen's first digits) Amsterdam, Noord-Holland."""
+    cbs = _cbs_list(tmp_path)
+    t = read_source(DOESBURG_ZIP, progress=False, jobs=1, municipalities=cbs)
+    check_doesburg(rows(t), DOESBURG)
+    assert "named by gemeenten.csv (CBS list, 2 codes)" in t.left_out_detail["note"]
+    t = read_source(GPKG, progress=False, municipalities=cbs)
+    assert {v[1:3] for v in rows(t).values()} == {("Amsterdam", "Noord-Holland")}
+    assert len(t) == 1_836 + 67 + 1 - 1
+
+
+def test_address_reference_uses_the_postcode_for_a_name_two_places_share(tmp_path):
+    """Hengelo is a woonplaats in Hengelo (Overijssel) and in Bronckhorst (Gelderland): an
+    address list of our layout places each by its postcode; a woonplaats only one municipality
+    has (Vorden) by its name alone, whatever its postcode; one it does not know is dangling."""
+    ref = tmp_path / "adressen.csv"
+    ref.write_text("straat;huisnummer;postcode;woonplaats;gemeente;provincie\n"
+                   "Markt;1;7551AA;Hengelo;Hengelo;Overijssel\n"
+                   "Spalstraat;1;7255AA;Hengelo;Bronckhorst;Gelderland\n"
+                   "Dorpsstraat;1;7251AA;Vorden;Bronckhorst;Gelderland\n", encoding="utf-8")
+    p = tmp_path / "bag-light.gpkg"
+    con = _bag_light(p)
+    for i, (code, street, postcode, place) in enumerate([
+            ("0164", "Markt", "7551AA", "Hengelo"), ("1876", "Spalstraat", "7255AA", "Hengelo"),
+            ("1876", "Nieuwstad", "7251ZZ", "Vorden"), ("1876", "Kerkstraat", "7255ZZ", "Hengelo"),
+            ("0003", "Hoofdstraat", "7255AB", "Hengelo")]):
+        con.execute("INSERT INTO verblijfsobject VALUES (?, ?, NULL, ?, ?, 1, NULL, NULL, ?, ?, NULL)",
+                    (i, _gp_point(230000.0 + i, 470000.0), f"{code}2000000000{i:02d}", street, postcode, place))
+    con.commit()
+    con.close()
+    t = read_source(p, progress=False, municipalities=ref, max_bad_share=1.0)
+    got = {k[0]: v[1:3] for k, v in rows(t).items()}
+    assert got == {"Markt": ("Hengelo", "Overijssel"), "Spalstraat": ("Bronckhorst", "Gelderland"),
+                   "Nieuwstad": ("Bronckhorst", "Gelderland"),     # Vorden: one municipality
+                   "Kerkstraat": ("Bronckhorst", "Gelderland")}    # unknown: its code's others
+    assert t.left_out["dangling_reference"] == 1
+    assert t.left_out_detail["note"] == ("2 municipality codes named by adressen.csv (address list, 2 "
+                                         "municipalities, 3 woonplaats-postcode pairs), 1 addresses it does "
+                                         "not know named by their code's others")
+    assert t.left_out_detail["examples"]["dangling_reference"] == [
+        "verblijfsobject 0003200000000004: adressen.csv names no municipality for woonplaats 'Hengelo', "
+        "postcode 7255AB (municipality code 0003)"]
+
+
+def test_missing_or_bad_reference_is_a_clear_error(tmp_path, monkeypatch):
+    """No reference where it is looked for, or a file that is none: the error names the file
+    and how to give one, before the extract is read."""
+    with pytest.raises(SourceError, match=r"the municipality reference .*nope\.csv is not there: .*"
+                       r"--municipalities FILE"):
+        read_source(DOESBURG_ZIP, progress=False, jobs=1, municipalities=tmp_path / "nope.csv")
+    monkeypatch.setenv("ADDRESS_DATA_DIR", str(tmp_path))
+    with pytest.raises(SourceError, match=r"the default municipality reference .*nl-addresses\.csv\.zst is "
+                       r"not there: .*--municipalities FILE .*or set ADDRESS_DATA_DIR"):
+        read_source(GPKG, progress=False)
+    monkeypatch.delenv("ADDRESS_DATA_DIR")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("code;name\n0221;Doesburg\n", encoding="utf-8")
+    with pytest.raises(SourceError, match="bad.csv: not a municipality reference: .*header is 'code;name'"):
+        read_source(GPKG, progress=False, municipalities=bad)
+    bad.write_text("Gemeentecode;Gemeentenaam\n0221;Doesburg\n", encoding="utf-8")
+    with pytest.raises(SourceError, match="bad.csv:2: the CBS list names no province for Doesburg"):
+        read_source(GPKG, progress=False, municipalities=bad)
+    bad.write_text("woonplaats;postcode;gemeente;provincie\nDoesburg;6981CH\n", encoding="utf-8")
+    with pytest.raises(SourceError, match="bad.csv:2: the municipality reference has 2 fields, not the 4"):
+        read_source(GPKG, progress=False, municipalities=bad)
+    whole = (DATA_DIR / "nl-addresses-sample.csv.zst").read_bytes()
+    cut = tmp_path / "cut.csv.zst"
+    cut.write_bytes(whole[:len(whole) // 2])
+    with pytest.raises(SourceError, match="cut.csv.zst: cannot decompress the municipality reference"):
+        read_source(GPKG, progress=False, municipalities=cut)
+
+
+@pytest.mark.slow
+def test_build_command_names_the_reference(tmp_path):
+    """`python -m engine build` of the Doesburg extract: by default from the address list of the
+    data directory (Doesburg, Gelderland in the index); without one, exit 1 and the message."""
+    env = {**__import__("os").environ, "ADDRESS_DATA_DIR": str(DATA_DIR)}
+    cmd = [sys.executable, "-m", "engine", "build", str(DOESBURG_ZIP), str(tmp_path / "idx"), "--no-progress"]
+    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "1 municipality codes named by nl-addresses.csv.zst (address list" in done.stderr
+    import engine
+    with engine.AddressIndex.open(tmp_path / "idx") as index:
+        hit = index.suggest("kosterstraat 4 doesburg", limit=1)[0]
+    assert (hit.street, hit.municipality, hit.province) == ("Kosterstraat", "Doesburg", "Gelderland")
+    done = subprocess.run([*cmd, "--municipalities", str(tmp_path / "gemeenten.csv")], cwd=REPO, env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr.startswith("build failed: the municipality reference ")
+    assert "gemeenten.csv is not there" in done.stderr and "--municipalities FILE" in done.stderr
 
 
 # ---------------------------------------------------------------- the round trip, on the sample
@@ -350,20 +466,3 @@ def test_lvbag_round_trip_on_the_sample(tmp_path, sample_source, capsys):
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "round trip: same addresses" in out
-
-
-def test_municipality_table_is_regenerated_from_cbs_and_our_csv(tmp_path, capsys):
-    """`python -m engine.municipalities CBS --provinces CSV` writes code;name;province, the
-    provinces taken from the CSV; a municipality of the CSV that CBS does not list stops it."""
-    from engine.municipalities import main
-
-    cbs = tmp_path / "gemeenten.csv"
-    cbs.write_text("GemeentecodeGM;Gemeentenaam\nGM0221;Doesburg\nGM0014;Groningen\n", encoding="utf-8")
-    csv = tmp_path / "addresses.csv"
-    csv.write_text("straat;gemeente;provincie\nKosterstraat;Doesburg;Gelderland\nHerestraat;Groningen;Groningen\n",
-                   encoding="utf-8")
-    assert main([str(cbs), "--provinces", str(csv)]) == 0
-    assert capsys.readouterr().out == "code;name;province\n0014;Groningen;Groningen\n0221;Doesburg;Gelderland\n"
-    csv.write_text("straat;gemeente;provincie\nDamrak;Amsterdam;Noord-Holland\n", encoding="utf-8")
-    with pytest.raises(SystemExit, match="not in"):
-        main([str(cbs), "--provinces", str(csv)])
