@@ -88,6 +88,7 @@ cdef struct TokRec:
 
 cdef struct Data:
     int32_t block2[1297]    # first token id of each two-character start (0-9a-z), then n_tok
+    int32_t* block3         # the same for each three-character start (46,656 + 1), or NULL
     const int32_t* a_group
     const int32_t* a_number
     const uint8_t* a_letter

@@ -358,6 +358,12 @@ cdef class Index:
         self._check()
         self._provinces(arrays)
         _fill_blocks(d)
+        free(d.block3)
+        d.block3 = _block3(d)
+
+    def __dealloc__(self):
+        free(self.d.block3)
+        self.d.block3 = NULL
 
     def _provinces(self, dict arrays):
         """The string id of each province a REGION_WORDS word names, or -1: looked up in the

@@ -225,8 +225,13 @@ cdef inline void _prefix_range_block(const Data* d, const char* w, int n, int32_
     """`_prefix_range` for a word of 2+ characters, searched within the block of tokens that
     start with its first two (d.block2)."""
     cdef int c0 = _char_rank(w[0]), c1 = _char_rank(w[1])
+    cdef int k
     if c0 < 0 or c1 < 0:
         lo[0] = hi[0] = 0
+        return
+    if n >= 3 and d.block3 != NULL and _char_rank(w[2]) >= 0:
+        k = (c0 * 36 + c1) * 36 + _char_rank(w[2])
+        _range_within(d, d.block3[k], d.block3[k + 1], w, n, lo, hi)
         return
     _range_within(d, d.block2[c0 * 36 + c1], d.block2[c0 * 36 + c1 + 1], w, n, lo, hi)
 
@@ -249,6 +254,31 @@ cdef void _fill_blocks(Data* d) noexcept nogil:
         key[1] = <char>(48 + i % 36 if i % 36 < 10 else 87 + i % 36)
         d.block2[i] = _first_from(d, 0, d.n_tok, key, 2, False)
     d.block2[1296] = d.n_tok
+
+
+# PERF: a word's range within the tokens of its first two characters is still a binary search
+# over thousands ("st": 9,000); the slips of a word still being typed search such a block once
+# per edit of its first letters. With the tokens of each three-character start found once when
+# the index opens (one walk over the sorted tokens, about a millisecond), each of those
+# searches is a few steps.
+cdef int32_t* _block3(const Data* d) noexcept nogil:
+    """Where the tokens starting with each three characters (0-9a-z) begin, then n_tok (malloc'd;
+    NULL when out of memory: the two-character blocks serve alone)."""
+    cdef int32_t* b = <int32_t*>malloc((46656 + 1) * sizeof(int32_t))
+    cdef char key[3]
+    cdef int i, r, k
+    cdef int32_t t = 0
+    if b == NULL:
+        return NULL
+    for i in range(46656):
+        for r in range(3):
+            k = (i // (1296 if r == 0 else 36 if r == 1 else 1)) % 36
+            key[r] = <char>(48 + k if k < 10 else 87 + k)
+        while t < d.n_tok and _cmp_prefix(d, t, key, 3) < 0:
+            t += 1
+        b[i] = t
+    b[46656] = d.n_tok
+    return b
 
 
 cdef int _blob_lower_bound(const uint8_t* blob, const int64_t* off, int count, const char* w,

@@ -213,14 +213,23 @@ cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, 
     holds every token that could."""
     cdef int32_t b = hi0
     cdef int32_t lo, hi, tid
-    cdef int r, n, c0 = _char_rank(v[0]), c1 = _char_rank(v[1])
+    cdef int r, n, k, c0 = _char_rank(v[0]), c1 = _char_rank(v[1])
     # PERF: the tokens that start with v's first two characters are one known block
     if c0 >= 0 and c1 >= 0:
-        if d.block2[c0 * 36 + c1] > a:
-            a = d.block2[c0 * 36 + c1]
-        if d.block2[c0 * 36 + c1 + 1] < b:
-            b = d.block2[c0 * 36 + c1 + 1]
+        k = c0 * 36 + c1
+        if d.block2[k] > a:
+            a = d.block2[k]
+        if d.block2[k + 1] < b:
+            b = d.block2[k + 1]
             hi0 = b
+        # ... and its first three (PERF: blocks of a few tokens, not thousands)
+        if m >= 3 and d.block3 != NULL and _char_rank(v[2]) >= 0:
+            k = k * 36 + _char_rank(v[2])
+            if d.block3[k] > a:
+                a = d.block3[k]
+            if d.block3[k + 1] < b:
+                b = d.block3[k + 1]
+                hi0 = b
     # the first token not below v; PERF: when it does not start with v, none does
     lo = _first_from(d, a, b, v, m, False)
     if lo >= hi0 or _cmp_prefix(d, lo, v, m) != 0:
