@@ -148,7 +148,7 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
     pieces, 0 when none. split: in two or more pieces, even when the word is one."""
     cdef int best[SEG_MAX + 1]
     cdef int prev[SEG_MAX + 1]
-    cdef int i, j, k, n = 0, pbest = SEG_MAX + 1, pprev = -1, end, c0, c1
+    cdef int i, j, k, n = 0, pbest = SEG_MAX + 1, pprev = -1, end
     cdef int32_t lo, hi
     if L > SEG_MAX:
         return 0
@@ -164,12 +164,9 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
         if i + 2 > L:
             continue
         # PERF: the tokens that start with the piece's first two letters are one known block
-        c0 = _char_rank(w[i])
-        c1 = _char_rank(w[i + 1])
-        if c0 < 0 or c1 < 0:
+        # (of two: a piece may be two letters long)
+        if not _block(d, w + i, 2, &lo, &hi):
             continue
-        lo = d.block2[c0 * 36 + c1]
-        hi = d.block2[c0 * 36 + c1 + 1]
         for j in range(i + 2, L + 1):
             _range_within(d, lo, hi, w + i, j - i, &lo, &hi)
             if lo >= hi:

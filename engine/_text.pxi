@@ -221,19 +221,29 @@ cdef inline int _char_rank(char c) noexcept nogil:
     return -1
 
 
-cdef inline void _prefix_range_block(const Data* d, const char* w, int n, int32_t* lo, int32_t* hi) noexcept nogil:
-    """`_prefix_range` for a word of 2+ characters, searched within the block of tokens that
-    start with its first two (d.block2)."""
-    cdef int c0 = _char_rank(w[0]), c1 = _char_rank(w[1])
-    cdef int k
+cdef inline bint _block(const Data* d, const char* w, int n, int32_t* a, int32_t* b) noexcept nogil:
+    """[a, b): the known block of tokens holding every token that starts with w (n >= 2): those
+    of its first three characters (d.block3) when it has three of 0-9a-z, else of its first two
+    (d.block2). False when its first two are not both of 0-9a-z (no block is known)."""
+    cdef int c0 = _char_rank(w[0]), c1 = _char_rank(w[1]), k
     if c0 < 0 or c1 < 0:
+        return False
+    k = c0 * 36 + c1
+    if n >= 3 and d.block3 != NULL and _char_rank(w[2]) >= 0:
+        k = k * 36 + _char_rank(w[2])
+        a[0], b[0] = d.block3[k], d.block3[k + 1]
+    else:
+        a[0], b[0] = d.block2[k], d.block2[k + 1]
+    return True
+
+
+cdef inline void _prefix_range_block(const Data* d, const char* w, int n, int32_t* lo, int32_t* hi) noexcept nogil:
+    """`_prefix_range` for a word of 2+ characters, searched within its block (`_block`)."""
+    cdef int32_t a, b
+    if not _block(d, w, n, &a, &b):
         lo[0] = hi[0] = 0
         return
-    if n >= 3 and d.block3 != NULL and _char_rank(w[2]) >= 0:
-        k = (c0 * 36 + c1) * 36 + _char_rank(w[2])
-        _range_within(d, d.block3[k], d.block3[k + 1], w, n, lo, hi)
-        return
-    _range_within(d, d.block2[c0 * 36 + c1], d.block2[c0 * 36 + c1 + 1], w, n, lo, hi)
+    _range_within(d, a, b, w, n, lo, hi)
 
 
 cdef inline void _prefix_range(const Data* d, const char* w, int n, int32_t* lo, int32_t* hi) noexcept nogil:

@@ -207,60 +207,6 @@ cdef void _typo_checks(const Data* d, Search* s, int ti, const int32_t* ks, int 
         _typo_check(d, s, ti, d.del_tok[ks[i]], maxd, ts)
 
 
-cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, const char* v,
-                      int m) noexcept nogil:
-    """Remember the tokens that v starts, when there are at most PREFIX_SLIP_MAX; [a, hi0)
-    holds every token that could."""
-    cdef int32_t b = hi0
-    cdef int32_t lo, hi, tid
-    cdef int r, n, k, c0 = _char_rank(v[0]), c1 = _char_rank(v[1])
-    # PERF: the tokens that start with v's first two characters are one known block
-    if c0 >= 0 and c1 >= 0:
-        k = c0 * 36 + c1
-        if d.block2[k] > a:
-            a = d.block2[k]
-        if d.block2[k + 1] < b:
-            b = d.block2[k + 1]
-            hi0 = b
-        # ... and its first three (PERF: blocks of a few tokens, not thousands)
-        if m >= 3 and d.block3 != NULL and _char_rank(v[2]) >= 0:
-            k = k * 36 + _char_rank(v[2])
-            if d.block3[k] > a:
-                a = d.block3[k]
-            if d.block3[k + 1] < b:
-                b = d.block3[k + 1]
-                hi0 = b
-    # the first token not below v; PERF: when it does not start with v, none does
-    lo = _first_from(d, a, b, v, m, False)
-    if lo >= hi0 or _cmp_prefix(d, lo, v, m) != 0:
-        return
-    hi = _first_from(d, lo, hi0 if hi0 - lo <= PREFIX_SLIP_MAX + 1 else lo + PREFIX_SLIP_MAX + 1, v, m, True)
-    if hi - lo > PREFIX_SLIP_MAX:
-        return
-    for tid in range(lo, hi):
-        n = s.slip_n[ti]
-        if n >= MAXSLIP:
-            return
-        for r in range(n):
-            if s.slip_tid[ti][r] == tid:
-                break
-        else:
-            s.slip_tid[ti][n] = tid
-            s.slip_n[ti] = n + 1
-
-
-# the keys beside each letter on a QWERTY keyboard, 7 bytes a letter (NUL-padded)
-cdef const char* _NEAR_KEYS = (
-    b"qwsz\0\0\0vngh\0\0\0xvdf\0\0\0sferxc\0"  # a b c d
-    b"wrsd\0\0\0dgrtcv\0fhtyvb\0gjyubn\0"  # e f g h
-    b"uojk\0\0\0hkuinm\0jliom\0\0kop\0\0\0\0"  # i j k l
-    b"njk\0\0\0\0bmhj\0\0\0ipkl\0\0\0ol\0\0\0\0\0"  # m n o p
-    b"wa\0\0\0\0\0etdf\0\0\0adwezx\0ryfg\0\0\0"  # q r s t
-    b"yihj\0\0\0cbfg\0\0\0qeas\0\0\0zcsd\0\0\0"  # u v w x
-    b"tugh\0\0\0asx\0\0\0\0"  # y z
-)
-
-
 cdef bint _slip_emit(Search* s, int ti, int32_t first, int32_t count) noexcept nogil:
     """Remember tokens [first, first + count) as word ti's slips (as `_slip_start` does once it
     has found them); whether the word's list is full."""
@@ -279,6 +225,39 @@ cdef bint _slip_emit(Search* s, int ti, int32_t first, int32_t count) noexcept n
             s.slip_tid[ti][n] = tid
             s.slip_n[ti] = n + 1
     return s.slip_n[ti] >= MAXSLIP
+
+
+cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, const char* v,
+                      int m) noexcept nogil:
+    """Remember the tokens that v starts, when there are at most PREFIX_SLIP_MAX; [a, hi0)
+    holds every token that could."""
+    cdef int32_t b = hi0
+    cdef int32_t lo, hi, ba, bb
+    # PERF: the tokens that start with v's first three (or two) characters are one known block
+    if _block(d, v, m, &ba, &bb):
+        if ba > a:
+            a = ba
+        if bb < b:
+            b = bb
+            hi0 = b
+    # the first token not below v; PERF: when it does not start with v, none does
+    lo = _first_from(d, a, b, v, m, False)
+    if lo >= hi0 or _cmp_prefix(d, lo, v, m) != 0:
+        return
+    hi = _first_from(d, lo, hi0 if hi0 - lo <= PREFIX_SLIP_MAX + 1 else lo + PREFIX_SLIP_MAX + 1, v, m, True)
+    _slip_emit(s, ti, lo, hi - lo)
+
+
+# the keys beside each letter on a QWERTY keyboard, 7 bytes a letter (NUL-padded)
+cdef const char* _NEAR_KEYS = (
+    b"qwsz\0\0\0vngh\0\0\0xvdf\0\0\0sferxc\0"  # a b c d
+    b"wrsd\0\0\0dgrtcv\0fhtyvb\0gjyubn\0"  # e f g h
+    b"uojk\0\0\0hkuinm\0jliom\0\0kop\0\0\0\0"  # i j k l
+    b"njk\0\0\0\0bmhj\0\0\0ipkl\0\0\0ol\0\0\0\0\0"  # m n o p
+    b"wa\0\0\0\0\0etdf\0\0\0adwezx\0ryfg\0\0\0"  # q r s t
+    b"yihj\0\0\0cbfg\0\0\0qeas\0\0\0zcsd\0\0\0"  # u v w x
+    b"tugh\0\0\0asx\0\0\0\0"  # y z
+)
 
 
 # PERF: the edits at one position of a word are 53 words to look up (a letter too many, two
