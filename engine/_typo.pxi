@@ -131,6 +131,7 @@ cdef extern from *:
 # one probe at a time.
 DEF TYPO_FORMS = 768     # 1 + n + n(n-1)/2 forms of a word of up to 38 letters (742)
 DEF TYPO_FOUND = 2048    # index entries measured in one batch (more: measured as found)
+DEF TYPO_SEEN_BITS = 11  # the table of forms seen: 2048 slots for up to TYPO_FORMS forms
 
 cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n, int depth,
                          int maxd, TypoSet* ts) noexcept nogil:
@@ -140,6 +141,7 @@ cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n,
     cdef int32_t first[TYPO_FORMS]   # the form's first occurrence (itself when new)
     cdef int32_t found[TYPO_FORMS]   # index entries matched by the form (of its first occurrence)
     cdef int32_t ks[TYPO_FOUND]
+    cdef uint16_t seen[1 << TYPO_SEEN_BITS]
     cdef int nf = 0, i, j, f, a, b, mid, nk = 0, shift = 64 - DEL_BUCKET_BITS
     cdef uint64_t h
     hs[nf] = _fnv(p, n)
@@ -155,13 +157,19 @@ cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n,
                         nf += 1
     for f in range(nf):
         _prefetch(&d.del_bucket[hs[f] >> shift])
+    # a repeated form is found through a small open-addressing table of form numbers + 1
+    memset(seen, 0, sizeof(seen))
     for f in range(nf):
         h = hs[f]
         first[f] = f
-        for j in range(f):   # PERF: forms are few; a repeat is found among them directly
-            if hs[j] == h:
-                first[f] = j
+        j = <int>(h >> (64 - TYPO_SEEN_BITS))
+        while seen[j]:
+            if hs[seen[j] - 1] == h:
+                first[f] = seen[j] - 1
                 break
+            j = (j + 1) & ((1 << TYPO_SEEN_BITS) - 1)
+        else:
+            seen[j] = <uint16_t>(f + 1)
         if first[f] == f:
             lo[f] = d.del_bucket[h >> shift]
             _prefetch(&d.del_hash[lo[f]])
