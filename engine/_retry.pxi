@@ -149,7 +149,7 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
     cdef int best[SEG_MAX + 1]
     cdef int prev[SEG_MAX + 1]
     cdef int i, j, k, n = 0, pbest = SEG_MAX + 1, pprev = -1, end
-    cdef int32_t lo, hi
+    cdef int32_t lo, hi, a, b
     if L > SEG_MAX:
         return 0
     for i in range(L + 1):
@@ -168,6 +168,12 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
         if not _block(d, w + i, 2, &lo, &hi):
             continue
         for j in range(i + 2, L + 1):
+            # (from three letters on, within the smaller block of the first three)
+            if j == i + 3 and _block(d, w + i, 3, &a, &b):
+                if a > lo:
+                    lo = a
+                if b < hi:
+                    hi = b
             _range_within(d, lo, hi, w + i, j - i, &lo, &hi)
             if lo >= hi:
                 break
