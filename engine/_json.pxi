@@ -160,8 +160,44 @@ cdef void _put_hit(Buf* b, const Data* d, int32_t a) noexcept nogil:
     _puts(b, "}}")
 
 
+cdef void _fetch_hits(const Data* d, const int* hits, int n) noexcept nogil:
+    """PERF: fetch what the hits' JSON reads, level by level for all of them at once (the
+    address row, its group's names, their offsets, their text), so that the cache misses of a
+    cold query overlap instead of following one another field by field (a fifth of the time
+    of a query with two slips was its rendering)."""
+    cdef int i
+    cdef int32_t a, g
+    for i in range(n):
+        a = hits[i]
+        _prefetch(&d.a_group[a])
+        _prefetch(&d.a_number[a])
+        _prefetch(&d.a_letter[a])
+        _prefetch(&d.a_addition[a])
+        _prefetch(&d.a_postcode[a])
+        _prefetch(&d.a_lat[a])
+        _prefetch(&d.a_lon[a])
+    for i in range(n):
+        g = d.a_group[hits[i]]
+        _prefetch(&d.g_street[g])
+        _prefetch(&d.g_locality[g])
+        _prefetch(&d.g_municipality[g])
+        _prefetch(&d.g_province[g])
+        _prefetch(&d.add_off[d.a_addition[hits[i]]])
+    for i in range(n):
+        g = d.a_group[hits[i]]
+        _prefetch(&d.s_off[d.g_street[g]])
+        _prefetch(&d.s_off[d.g_locality[g]])
+        _prefetch(&d.s_off[d.g_municipality[g]])
+    for i in range(n):
+        g = d.a_group[hits[i]]
+        _prefetch(d.s_blob + d.s_off[d.g_street[g]])
+        _prefetch(d.s_blob + d.s_off[d.g_locality[g]])
+        _prefetch(d.s_blob + d.s_off[d.g_municipality[g]])
+
+
 cdef int _render(const Data* d, const int* hits, int n, int limit, Buf* b) noexcept nogil:
     cdef int i
+    _fetch_hits(d, hits, n)
     _puts(b, "{\"hits\":[")
     for i in range(n):
         if i:
