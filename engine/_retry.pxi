@@ -10,6 +10,7 @@
 # tried: the answer is the best found so far (deterministic: the same query stops at the same
 # point). No query of the public set comes near it (see benchmarks/fuzz.py).
 cdef int64_t _work_budget = 25000
+DEF RETRY_SHARE = 4     # the retries after a reading that spent the budget: 1/RETRY_SHARE more
 
 
 def _set_work_budget(int64_t budget):
@@ -72,6 +73,12 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     _read(d, s)
     s.max_pass = 4
     s.defer_slips = 0
+    if s.ncand == 0 and _spent(s):
+        # the reading as typed spent the whole budget on groups none of which qualified ("roer
+        # 4 5": every Roer... and Roermond group with a 4 and no addition 5, while "roer 4 5751"
+        # is being typed): the retries get a share of it (a retry without the parts answers
+        # Roer 4), so that the query costs at most RETRY_SHARE more
+        s.work = _work_budget - _work_budget // RETRY_SHARE
     tier = 1
     while s.ncand == 0 and marked and tier <= 2 and not _spent(s):
         # nothing found: without the notes in brackets, then also without the lines that name

@@ -47,3 +47,17 @@ def test_a_glued_place_where_the_house_number_is_not_registered(full_index):
 def test_a_street_that_does_not_exist_is_no_other_street(full_index, q):
     # Teststraat 999 answered Prinsengracht 999; Mozdrubstraat 1 the street de Wilgen
     assert full_index.suggest(q, limit=5) == []
+
+
+@pytest.mark.parametrize(("q", "street", "number"), [
+    # typing the postcode after the number: the reading with "5" as an addition scores every
+    # Roer... and Roermond group with a 4 and spent the whole work budget, and the query
+    # answered [] while "Roer 4" answers
+    ("Roer 4 5", "Roer", 4),
+    ("kerkstraat 15-bis 's-gravenhage", "Kerkstraat", 15),
+    ("Noort dijk 1 's-Gravenhage", "Noortdijk", 1),
+])
+def test_a_reading_that_spends_the_work_budget_leaves_the_retries_a_share(full_index, q, street, number):
+    hits = full_index.suggest(q, limit=5)
+    assert hits, q
+    assert (hits[0].street, hits[0].number) == (street, number)
