@@ -8,7 +8,9 @@
 # their product took 15 ms. Each posting walked counts 1 and each group scored WORK_PER_GROUP;
 # once a query has spent _work_budget, no further group is scored and no further reading is
 # tried: the answer is the best found so far (deterministic: the same query stops at the same
-# point). No query of the public set comes near it (see benchmarks/fuzz.py).
+# point); but when the reading as typed spent it and found nothing, the retries get
+# 1/RETRY_SHARE of it more (`_search`). No query of the public set comes near it (see
+# benchmarks/fuzz.py).
 cdef int64_t _work_budget = 25000
 DEF RETRY_SHARE = 4     # the retries after a reading that spent the budget: 1/RETRY_SHARE more
 
@@ -77,7 +79,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         # the reading as typed spent the whole budget on groups none of which qualified ("roer
         # 4 5": every Roer... and Roermond group with a 4 and no addition 5, while "roer 4 5751"
         # is being typed): the retries get a share of it (a retry without the parts answers
-        # Roer 4), so that the query costs at most RETRY_SHARE more
+        # Roer 4); the query costs at most 1/RETRY_SHARE of the budget more
         s.work = _work_budget - _work_budget // RETRY_SHARE
     tier = 1
     while s.ncand == 0 and marked and tier <= 2 and not _spent(s):

@@ -79,22 +79,32 @@ cdef inline void _fetch_group_rows(const Data* d, int32_t g) noexcept nogil:
     _prefetch(&d.a_number[(d.g_start[g] + d.g_start[g + 1]) >> 1])
 
 
+cdef inline void _fetch_ahead(const Data* d, const uint64_t* sig, const int32_t* group, int p,
+                              int start, int pe, uint64_t need) noexcept nogil:
+    """Before entry p of a walk [start, pe) over (sig, group) is checked: fetch the groups of
+    the entries GROUP_AHEAD and GROUP_AHEAD / 2 further on that pass the signature (at its start,
+    the bounds of the first GROUP_AHEAD too)."""
+    cdef int q
+    if p == start:
+        for q in range(p, pe if pe - p < GROUP_AHEAD else p + GROUP_AHEAD):
+            if (sig[q] & need) == need:
+                _fetch_group(d, group[q])
+    q = p + GROUP_AHEAD
+    if q < pe and (sig[q] & need) == need:
+        _fetch_group(d, group[q])
+    q = p + GROUP_AHEAD // 2
+    if q < pe and (sig[q] & need) == need:
+        _fetch_group_rows(d, group[q])
+
+
 cdef inline void _walk_postings(const Data* d, Search* s, int ii, int p, int pe,
                                 uint64_t need) noexcept nogil:
     """Score the groups of the postings [p, pe) of one token, which are in prior order: stop at
     the first that cannot reach the pool (nor can any after it); skip the ones whose signature
     lacks a bit of `need` or that their own stored bounds put out of reach."""
-    cdef int q
-    for q in range(p, pe if pe - p < GROUP_AHEAD else p + GROUP_AHEAD):
-        if (d.v_post_sig[q] & need) == need:
-            _fetch_group(d, d.v_post[q])
+    cdef int start = p
     while p < pe:
-        q = p + GROUP_AHEAD
-        if q < pe and (d.v_post_sig[q] & need) == need:
-            _fetch_group(d, d.v_post[q])
-        q = p + GROUP_AHEAD // 2
-        if q < pe and (d.v_post_sig[q] & need) == need:
-            _fetch_group_rows(d, d.v_post[q])
+        _fetch_ahead(d, d.v_post_sig, d.v_post, p, start, pe, need)
         # PERF: the signature rejects most groups without touching them
         if (d.v_post_sig[p] & need) == need:
             if _beyond_reach(s, d.v_post_prior[p]):
@@ -108,7 +118,7 @@ cdef inline void _walk_postings(const Data* d, Search* s, int ii, int p, int pe,
 cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t need) noexcept nogil:
     """Scan the precomputed best groups of a short prefix; False when it has no such list."""
     cdef Tok* t = &s.tok[wi]
-    cdef int a = _blob_find(d.sp_blob, d.sp_off, d.n_sp, s.q + t.start, t.len), p, pe, q
+    cdef int a = _blob_find(d.sp_blob, d.sp_off, d.n_sp, s.q + t.start, t.len), p, pe
     cdef int32_t x = s.word[wi].exact
     if a < 0:
         return False
@@ -123,12 +133,7 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
     # each entry is checked on its own, from data stored beside it
     pe = d.sp_start[a + 1]
     for p in range(d.sp_start[a], pe):
-        q = p + GROUP_AHEAD
-        if q < pe and (d.sp_sig[q] & need) == need:
-            _fetch_group(d, d.sp_group[q])
-        q = p + GROUP_AHEAD // 2
-        if q < pe and (d.sp_sig[q] & need) == need:
-            _fetch_group_rows(d, d.sp_group[q])
+        _fetch_ahead(d, d.sp_sig, d.sp_group, p, d.sp_start[a], pe, need)
         if (d.sp_sig[p] & need) != need:
             continue
         if d.sp_toklen[p] == t.len:

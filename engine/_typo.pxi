@@ -142,7 +142,7 @@ cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n,
     cdef int32_t found[TYPO_FORMS]   # index entries matched by the form (of its first occurrence)
     cdef int32_t ks[TYPO_FOUND]
     cdef uint16_t seen[1 << TYPO_SEEN_BITS]
-    cdef int nf = 0, i, j, f, a, b, mid, nk = 0, shift = 64 - DEL_BUCKET_BITS
+    cdef int nf = 0, i, j, f, a, b, mid, nk = 0, shift = 64 - DEL_BUCKET_BITS, bits
     cdef uint64_t h
     hs[nf] = _fnv(p, n)
     nf += 1
@@ -157,17 +157,21 @@ cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n,
                         nf += 1
     for f in range(nf):
         _prefetch(&d.del_bucket[hs[f] >> shift])
-    # a repeated form is found through a small open-addressing table of form numbers + 1
-    memset(seen, 0, sizeof(seen))
+    # a repeated form is found through a small open-addressing table of form numbers + 1, of
+    # at least twice as many slots as forms (only those cleared: one form needs 2)
+    bits = 1
+    while (1 << bits) < 2 * nf:
+        bits += 1
+    memset(seen, 0, (<size_t>1 << bits) * sizeof(uint16_t))
     for f in range(nf):
         h = hs[f]
         first[f] = f
-        j = <int>(h >> (64 - TYPO_SEEN_BITS))
+        j = <int>(h >> (64 - bits))
         while seen[j]:
             if hs[seen[j] - 1] == h:
                 first[f] = seen[j] - 1
                 break
-            j = (j + 1) & ((1 << TYPO_SEEN_BITS) - 1)
+            j = (j + 1) & ((1 << bits) - 1)
         else:
             seen[j] = <uint16_t>(f + 1)
         if first[f] == f:
