@@ -166,6 +166,11 @@ cdef inline int _tok_len(const Data* d, int32_t t) noexcept nogil:
     return <int>(d.v_off[t + 1] - d.v_off[t])
 
 
+# PERF: a long word with slips finds hundreds of tokens to measure (`mraastraat`: 460 index
+# entries), each a whole n x m table before. A cell off the diagonal by more than maxd holds
+# more than maxd (the distance of two prefixes is at least the difference of their lengths),
+# and so does every path through it: only the band of cells within maxd of the diagonal is
+# filled (5 cells a letter within two slips), the cells just outside it counting as maxd + 1.
 cdef int _dl_distance(const char* a, int n, const char* b, int m, int maxd) noexcept nogil:
     """Restricted Damerau-Levenshtein distance, or maxd + 1 when it exceeds maxd."""
     cdef int d0[80]
@@ -175,17 +180,24 @@ cdef int _dl_distance(const char* a, int n, const char* b, int m, int maxd) noex
     cdef int* p = d1
     cdef int* c = d2
     cdef int* tmp
-    cdef int i, j, cost, v, rowmin
-    if n > 78 or m > 78:
-        return maxd + 1
+    cdef int i, j, lo, hi, cost, v, rowmin, big = maxd + 1
+    if n > 78 or m > 78 or maxd < 0:
+        return big
     if n - m > maxd or m - n > maxd:
-        return maxd + 1
-    for j in range(m + 1):
+        return big
+    # row 0 within the band, and the cell just past it
+    hi = m if m < maxd else maxd
+    for j in range(hi + 1):
         p[j] = j
+    if hi < m:
+        p[hi + 1] = big
     for i in range(1, n + 1):
-        c[0] = i
-        rowmin = i
-        for j in range(1, m + 1):
+        lo = i - maxd if i - maxd > 1 else 1
+        hi = i + maxd if i + maxd < m else m
+        # the cell before the band: column 0 (i edits), or outside it
+        c[lo - 1] = (i if i < big else big) if lo == 1 else big
+        rowmin = c[lo - 1]
+        for j in range(lo, hi + 1):
             cost = 0 if a[i - 1] == b[j - 1] else 1
             v = p[j - 1] + cost
             if p[j] + 1 < v:
@@ -197,13 +209,20 @@ cdef int _dl_distance(const char* a, int n, const char* b, int m, int maxd) noex
             c[j] = v
             if v < rowmin:
                 rowmin = v
+        if hi < m:
+            c[hi + 1] = big
         if rowmin > maxd:
-            return maxd + 1
+            return big
         tmp = pp
         pp = p
         p = c
         c = tmp
-    return p[m]
+    return p[m] if p[m] <= maxd else big
+
+
+def _distance(bytes a, bytes b, int maxd):
+    """`_dl_distance` of two folded words (tests: the band against the twin's whole table)."""
+    return _dl_distance(a, len(a), b, len(b), maxd)
 
 
 cdef inline int _lower(int c) noexcept nogil:

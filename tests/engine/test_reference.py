@@ -302,3 +302,40 @@ def test_reference_building_blocks():
     assert dl_distance("kerkstraat", "kerkstarat") == 1    # a transposition is one edit
     assert dl_distance("kerkstraat", "kerkstrat") == 1
     assert dl_distance("ca", "abc") == 3                   # restricted: no edit inside a swap
+
+
+def _edited(rng: random.Random, word: str, edits: int) -> str:
+    """word with `edits` random slips: a letter left out, added, changed, or two swapped."""
+    for _ in range(edits):
+        i = rng.randrange(len(word) + 1)
+        kind = rng.randrange(4)
+        if kind == 0 and i < len(word):
+            word = word[:i] + word[i + 1:]
+        elif kind == 1:
+            word = word[:i] + rng.choice("abeijnrst") + word[i:]
+        elif kind == 2 and i < len(word):
+            word = word[:i] + rng.choice("abeijnrst") + word[i + 1:]
+        elif i + 1 < len(word):
+            word = word[:i] + word[i + 1] + word[i] + word[i + 2:]
+    return word
+
+
+def test_the_banded_distance_is_the_whole_table_within_its_band():
+    """The engine fills only the cells within maxd of the diagonal (`_dl_distance`): within
+    maxd it is the twin's distance over the whole table, past it maxd + 1, on pairs a few
+    slips apart (and on words of different lengths, empty ones and swaps at the ends)."""
+    rng = random.Random(14)
+    words = ["kerkstraat", "mraastraat", "ab", "", "ba", "oosterbroekweg", "ij", "a" * 40,
+             "burgemeester van der hoevenlaan"]
+    pairs = [(a, b) for a in words for b in words]
+    for _ in range(4000):
+        a = "".join(rng.choice("abeijknrst") for _ in range(rng.randrange(0, 16)))
+        pairs.append((a, _edited(rng, a, rng.randrange(0, 5))))
+    checked = 0
+    for a, b in pairs:
+        full = dl_distance(a, b)
+        for maxd in range(4):
+            want = full if full <= maxd else maxd + 1
+            assert _core._distance(a.encode(), b.encode(), maxd) == want, (a, b, maxd)
+            checked += 1
+    assert checked >= 16000
