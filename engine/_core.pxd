@@ -172,6 +172,7 @@ cdef struct Word:
     int typo_done       # the furthest look for slips so far (1, then 2: the last)
     int first_typo      # ranges [first_typo, nr) are single typo tokens, sorted by token id
     int slips           # ... and they are tokens the word starts with one slip undone
+    uint64_t tbits      # the whole-token signature bits (_xsig_bit) of its typo tokens
 
 
 cdef struct Interp:
@@ -295,6 +296,8 @@ cdef struct Search:
     int nx              # ... of them, those that are a whole token somewhere: their
     int xbit[MAXT]      # ... whole-token signature bits
     uint32_t need1      # first-letter bits the one-letter words among them need
+    int nslipped        # ... of them, those that match only through typo tokens (slips mode,
+    uint64_t slipped[MAXT]  # no token starts them): a group holds one of each one's tokens
     int slip_n[MAXT]    # per token: the tokens its word starts with one slip undone
     int32_t slip_tid[MAXT][MAXSLIP]  # (the first MAXSLIP of them; -1: not looked for yet)
     int split_pc        # the postcode was read from two tokens ("5202 de"), or the words

@@ -16,7 +16,8 @@ cdef inline bint _out_of_reach(const Data* d, Search* s, int32_t g, float prior,
     stored beside its posting (build.py `_posting_meta`): the token's kind (municipality,
     alias), the street words it leaves uncovered that the other words cannot all cover, and the
     other words that are whole tokens somewhere but not in this group (those cost a prefix).
-    With a focus point, the group's own distance term (two reads beside the group's prior)."""
+    With a focus point, the group's own distance term (two reads beside the group's prior).
+    Also when a word with slips and no start of its own has none of its tokens here."""
     cdef float extra = 0
     cdef int unc = meta & META_UNCOVERED, glued = (meta & META_GLUED) != 0, k = s.others, lb, i
     if (first & s.need1) != s.need1:
@@ -33,9 +34,29 @@ cdef inline bint _out_of_reach(const Data* d, Search* s, int32_t g, float prior,
         if not (xsig >> s.xbit[i]) & 1:
             extra += PREFIX_PEN if PREFIX_PEN < TYPO_PEN else TYPO_PEN
     if s.has_focus:
-        return _prior(d, s, g, 0) + FOCUS_EPS - s.min_pen - s.tok_pen - extra < s.floor
+        if _prior(d, s, g, 0) + FOCUS_EPS - s.min_pen - s.tok_pen - extra < s.floor:
+            return True
     # matched through a place token, the place was typed: the prior counts LOCALITY_PRIOR
-    return prior * (LOCALITY_PRIOR if meta & META_PLACE else PRIOR_WEIGHT_MAX) - s.min_pen - s.tok_pen - extra < s.floor
+    elif prior * (LOCALITY_PRIOR if meta & META_PLACE else PRIOR_WEIGHT_MAX) - s.min_pen - s.tok_pen - extra < s.floor:
+        return True
+    for i in range(s.nslipped):
+        if not (xsig & s.slipped[i]):
+            # it would have been scored, and failed: it counts as scored, so that the budgets
+            # run out where they did
+            _charge_group(s)
+            return True
+    return False
+
+
+cdef inline bint _charge_group(Search* s) noexcept nogil:
+    """Count one group as scored against the budgets; False when they are spent."""
+    # PERF: a bound on the work of one query; only inputs of a few very common letters reach
+    # it ("de ha"), where the groups seen first (highest prior) are the ones to show anyway
+    if s.considered >= MAX_CONSIDER or _spent(s):
+        return False
+    s.considered += 1
+    s.work += WORK_PER_GROUP
+    return True
 
 
 cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept nogil:
@@ -44,12 +65,8 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept 
     cdef int pos[1]
     cdef float apen[1]
     cdef Interp* it = &s.interp[ii]
-    # PERF: a bound on the work of one query; only inputs of a few very common letters reach
-    # it ("de ha"), where the groups seen first (highest prior) are the ones to show anyway
-    if s.considered >= MAX_CONSIDER or _spent(s):
+    if not _charge_group(s):
         return
-    s.considered += 1
-    s.work += WORK_PER_GROUP
     if s.province >= 0 and d.g_province[g] != s.province:
         return
     if not _group_text(d, s, it, g, &text_pen, &loc):
@@ -210,10 +227,17 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
     s.others = it.nwords - 1
     s.nx = 0
     s.need1 = 0
+    s.nslipped = 0
     for wi in range(it.nwords):
         t = it.words[wi]
+        # PERF: a word with slips that starts no token (`kegrkstiaat`) has no signature bit
+        # (_need_mask); it matches only its typo tokens, whole, whose bits a group then needs:
+        # a scan driven by the place no longer scores every group of the place
+        if t != best and s.typo_mode and s.word[t].first_typo == 0 and s.word[t].nr > 0:
+            s.slipped[s.nslipped] = s.word[t].tbits
+            s.nslipped += 1
         if t != best and s.word[t].exact >= 0:
-            s.xbit[s.nx] = <int>(_fnv(s.q + s.tok[t].start, s.tok[t].len) >> 58)
+            s.xbit[s.nx] = _xsig_bit(s.q + s.tok[t].start, s.tok[t].len)
             s.nx += 1
         # "i" may be on its way to "ij", folded "y": no filter for it
         if t != best and s.tok[t].len == 1 and s.q[s.tok[t].start] != 105:

@@ -46,10 +46,15 @@ def first_bit(str word):
     return _first_bit(ord(word[0]) if word else 32)
 
 
+cdef inline int _xsig_bit(const char* w, int n) noexcept nogil:
+    """The whole-token signature bit of a folded token (of 64; build.py: v_post_xsig)."""
+    return <int>(_fnv(w, n) >> 58)
+
+
 def xsig_bit(str word):
     """The whole-token signature bit of a folded token (build.py: v_post_xsig)."""
     cdef bytes b = word.encode("ascii")
-    return <int>(_fnv(b, len(b)) >> 58)
+    return _xsig_bit(b, len(b))
 
 
 cdef inline uint64_t _fnv_skip(const char* s, int n, int skip1, int skip2) noexcept nogil:

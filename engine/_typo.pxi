@@ -444,6 +444,7 @@ cdef inline void _push_typo(const Data* d, Word* w, int32_t tid, float base) noe
     w.typo[w.nr] = 1
     w.nr += 1
     w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
+    w.tbits |= (<uint64_t>1) << _xsig_bit(<const char*>(d.v_blob + d.v_off[tid]), _tok_len(d, tid))
 
 
 # PERF: the slips of a word are looked up once per query (issue 11). A word repeated
@@ -542,6 +543,7 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
         w.cost -= d.v_post_start[w.hi[i]] - d.v_post_start[w.lo[i]]
     w.nr = w.first_typo
     w.slips = 0
+    w.tbits = 0
     ts = <TypoSet*>malloc(sizeof(TypoSet))
     if ts == NULL:
         return 1
