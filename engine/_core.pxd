@@ -89,6 +89,7 @@ cdef struct TokRec:
 cdef struct Data:
     int32_t block2[1297]    # first token id of each two-character start (0-9a-z), then n_tok
     int32_t* block3         # the same for each three-character start (46,656 + 1), or NULL
+    uint64_t* tok_key       # each token's first 8 bytes, big-endian, zero-padded (_tok_keys)
     const int32_t* a_group
     const int32_t* a_number
     const uint8_t* a_letter
@@ -339,6 +340,7 @@ cdef class Index:
     cdef Search* _prepare(self, q, limit, lat, lon) except NULL
     cdef list _run(self, q, limit, lat, lon, dict trace)
     cdef int _check_open(self) except -1
+    cdef void _free_tables(self) noexcept
     # every reader of `d` outside the GIL runs between _enter() and _leave(): close() releases
     # the arrays only when none runs
     cdef int _enter(self) except -1

@@ -357,13 +357,24 @@ cdef class Index:
         d.n_pc = len(arrays["pc_code"])
         self._check()
         self._provinces(arrays)
+        self._free_tables()
+        # the per-process tables of the searches over the sorted tokens (each binary search
+        # reads tok_key, so it comes first)
+        d.tok_key = _tok_keys(d)
+        if d.tok_key == NULL:
+            raise MemoryError(f"no memory for the keys of {d.n_tok:,} tokens")
         _fill_blocks(d)
-        free(d.block3)
         d.block3 = _block3(d)
 
     def __dealloc__(self):
+        self._free_tables()
+
+    cdef void _free_tables(self) noexcept:
+        """Free the tables this process made when it opened the index (not the arrays)."""
         free(self.d.block3)
         self.d.block3 = NULL
+        free(self.d.tok_key)
+        self.d.tok_key = NULL
 
     def _provinces(self, dict arrays):
         """The string id of each province a REGION_WORDS word names, or -1: looked up in the
@@ -446,6 +457,7 @@ cdef class Index:
     def _release(self):
         """Forget every array (a subclass also closes the files behind them). NOTE: called once
         the index is closed and no search runs, so no pointer into the arrays is read again."""
+        self._free_tables()
         memset(&self.d, 0, sizeof(Data))
         self._arrays = None
 
