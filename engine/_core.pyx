@@ -51,7 +51,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.math cimport M_PI, cos, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memchr, memcmp, memcpy, memset
 
 import json
 import numbers

@@ -62,6 +62,13 @@ cdef inline int _typed_len(const char* w, int n) noexcept nogil:
     return m
 
 
+# PERF: a token is found by many forms of a word (one a slip from a 10-letter word is found by
+# up to 10 of its forms with a letter left out), and one turned down was measured again each
+# time. The tokens measured are remembered in a small open-addressing table (token id + 1);
+# what a token measures depends only on the word, so once is enough.
+DEF MEASURED_BITS = 11   # 2048 slots ...
+DEF MEASURED_MAX = 1024  # ... for this many tokens; past it, the found are told by ts.tid
+
 cdef struct TypoSet:
     int n
     int long_only       # two slips only in a token of TWO_SLIP_LEN+ letters (the word is shorter)
@@ -69,6 +76,28 @@ cdef struct TypoSet:
     char sound[4][UNFOLD_MAX]
     int32_t tid[512]
     uint8_t dist[512]
+    int has_y           # the word holds a y (its ij spelling differs)
+    int nmeasured       # tokens in `measured`
+    int32_t measured[1 << MEASURED_BITS]
+
+
+cdef inline bint _measured_before(TypoSet* ts, int32_t tid) noexcept nogil:
+    """Whether token tid was measured against this word before; remember it if not (while the
+    table has room)."""
+    cdef uint32_t j = (<uint32_t>tid * 2654435761U) >> (32 - MEASURED_BITS)
+    cdef int r
+    if ts.nmeasured >= MEASURED_MAX:
+        for r in range(ts.n):
+            if ts.tid[r] == tid:
+                return True
+        return False
+    while ts.measured[j]:
+        if ts.measured[j] == tid + 1:
+            return True
+        j = (j + 1) & ((1 << MEASURED_BITS) - 1)
+    ts.measured[j] = tid + 1
+    ts.nmeasured += 1
+    return False
 
 
 cdef void _typo_check(const Data* d, Search* s, int ti, int32_t tid, int maxd, TypoSet* ts) noexcept nogil:
@@ -79,16 +108,14 @@ cdef void _typo_check(const Data* d, Search* s, int ti, int32_t tid, int maxd, T
     cdef const char* tok = <const char*>(d.v_blob + d.v_off[tid])
     cdef char a[UNFOLD_MAX]
     cdef char b[UNFOLD_MAX]
-    for r in range(ts.n):
-        if ts.tid[r] == tid:
-            return
+    if ts.n >= 512 or _measured_before(ts, tid):
+        return
     for r in range(w.nr):
         if w.lo[r] <= tid < w.hi[r]:
             return
-    if ts.n >= 512:
-        return
     dist = _dl_distance(s.q + t.start, t.len, tok, _tok_len(d, tid), maxd)
-    if dist > 1:
+    # the ij spellings differ from the folded ones only where the word or the token has a y
+    if dist > 1 and (ts.has_y or memchr(tok, 121, _tok_len(d, tid)) != NULL):
         n1 = _unfold_ij(s.q + t.start, t.len, a)
         n2 = _unfold_ij(tok, _tok_len(d, tid), b)
         dist2 = _dl_distance(a, n1, b, n2, maxd)
@@ -549,6 +576,9 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
         return 1
     ts.n = 0
     ts.long_only = ulen < TWO_SLIP_LEN
+    ts.has_y = memchr(p, 121, n) != NULL
+    ts.nmeasured = 0
+    memset(ts.measured, 0, sizeof(ts.measured))
     if not _memo_get(s, p, n, maxd, ts) and not _slips_spent(s):
         for i in range(4):
             ts.sound_n[i] = _sound_variant(p, n, i, ts.sound[i])
