@@ -69,6 +69,9 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept 
         return
     if s.province >= 0 and d.g_province[g] != s.province:
         return
+    # PERF: before its words are matched (it still counts as scored: the budgets run as before)
+    if not _may_hold(d, s, it, g):
+        return
     if not _group_text(d, s, it, g, &text_pen, &loc):
         return
     n = _addresses(d, s, it, d.g_start[g], d.g_start[g + 1], False, g, 1, pos, apen)

@@ -197,6 +197,33 @@ cdef int _near_numbers(const Data* d, const Interp* it, int lo, int hi, bint is_
     return n
 
 
+# PERF: a query whose house number no group of its words holds (garbage such as "9407 g 84a
+# nijm", a number typed into the street) matched every group's words first, reading its
+# tokens, to find no address. A group's addresses are sorted by number: its lowest and
+# highest say whether it can hold the typed number or one that starts with its digits.
+cdef inline bint _may_hold(const Data* d, const Search* s, const Interp* it, int32_t g) noexcept nogil:
+    """False when `_addresses` finds nothing in group g for the typed number, by the group's
+    lowest and highest house number alone (a necessary condition: the twin of its rules)."""
+    cdef int number = it.number, lo = d.g_start[g], hi = d.g_start[g + 1], top, bottom
+    cdef int64_t scale = 10
+    if number <= 0 or s.near_number or lo >= hi:
+        return True
+    top = d.a_number[hi - 1]
+    if number > top:
+        return False      # every number it starts (12 -> 120..129, ...) is higher still
+    bottom = d.a_number[lo]
+    if number >= bottom:
+        return True
+    if it.nparts > 0 or s.pc_strict == 2:
+        return False      # the number as typed only
+    # the numbers that start with the typed digits, block by block (as `_addresses`)
+    while number * scale <= 99999:
+        if number * scale <= top and (number + 1) * scale > bottom:
+            return True
+        scale *= 10
+    return False
+
+
 cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, bint is_pc,
                     int32_t g, int want, int* out_pos, float* out_pen) noexcept nogil:
     """Up to `want` addresses of the run [lo, hi) for the typed number, in this order.
