@@ -28,7 +28,8 @@ cdef enum:
     SCAN_BUDGET = 20000  # postings scanned for the rarest word when other words filter
     SCAN_ALONE = 2000    # ... and when it is the only word (build.py SHORT_PREFIX_MIN)
     EXACT_CAP = 128      # groups of the complete word taken before a short-prefix list
-    DEL_BUCKET_BITS = 20
+    DEL_TOK_BITS = 22    # the typo table's entry: the hash's top 42 bits, then token id + 1
+    DEL_TAIL = 4096      # slots past the last home slot, so that a run never wraps around
     UNFOLD_MAX = 96
     MAX_CONSIDER = 2000  # groups scored per interpretation at most
     WORK_PER_GROUP = 16  # a group scored costs this many postings walked (_retry.pxi _spent)
@@ -111,8 +112,8 @@ cdef struct Data:
     const int64_t* v_off
     const int32_t* v_post_start
     const int32_t* v_post
-    const uint64_t* del_hash
-    const int32_t* del_tok
+    const uint64_t* del_slot      # the typo table (_text.pxi `deletion_table`)
+    uint64_t n_home               # ... its home slots (the rest is the tail)
     const int32_t* pc_code
     const int32_t* pc_start
     const int32_t* pc_addr
@@ -125,7 +126,6 @@ cdef struct Data:
     const int32_t* sp_start
     const int32_t* sp_group
     int32_t n_sp
-    const int32_t* del_bucket
     const uint64_t* v_post_sig
     const float* v_post_prior
     const uint64_t* sp_sig
@@ -148,7 +148,6 @@ cdef struct Data:
     int32_t n_addr
     int32_t n_groups
     int32_t n_tok
-    int32_t n_del
     int32_t n_pc
     int32_t region_prov[MAX_REGION_WORDS]  # the province (string id) each REGION_WORDS word names, or -1
     int32_t prov_nh               # ... Noord-Holland and Zuid-Holland, which two words name

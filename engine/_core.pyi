@@ -70,6 +70,9 @@ def query_tokens(q: str) -> list[str]:
 def deletion_index(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(hashes uint64, token ids int32) of every token with up to 1 (2 for 7+ letters) deleted."""
 
+def deletion_table(hashes: np.ndarray, toks: np.ndarray) -> np.ndarray:
+    """The typo table (uint64 slots, linear probing) of `deletion_index`'s hashes and tokens."""
+
 def sig_bit(word: str) -> int:
     """The signature bit of a token (build time)."""
 def first_bit(word: str) -> int:

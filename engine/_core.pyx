@@ -28,9 +28,9 @@ AddressIndex.open maps them, `Index.__init__` points `Data` (_core.pxd) at them)
 * Stored answers `sa_*`: the answers of the one-word queries with many postings (build.py
   ANSWER_MIN) at each limit 1..10,
   `sa_addr[sa_start[k * 10 + L - 1] .. sa_start[k * 10 + L]]` (no focus point).
-* Typo index `del_hash/del_tok`: FNV-1a hashes of every token of 4+ letters with up to one
-  (two for tokens of 7+ letters) letters deleted, sorted by hash, then token; `del_bucket` the
-  first entry of each top-DEL_BUCKET_BITS bucket (symmetric deletion: a word within one or two
+* Typo table `del_slot`: the FNV-1a hash of every token of 4+ letters with up to one (two for
+  tokens of 7+ letters) letters deleted, with the token, in one open-addressing table (linear
+  probing; `deletion_table` in _text.pxi says how; symmetric deletion: a word within one or two
   edits of a token shares a hash with it).
 * Postcode index: `pc_code` the sorted distinct postcodes (four digits * 676 + letters),
   `pc_addr[pc_start[p] .. pc_start[p+1]]` the addresses of postcode p in house-number order.
@@ -129,7 +129,7 @@ SIZES = {
     "DROP_MAX_TOKENS": DROP_MAX_TOKENS, "RESPACE_TRIES": RESPACE_TRIES,
     "RESPACE_PROBES": RESPACE_PROBES, "MAXCUT": MAXCUT, "SEG_MAX": SEG_MAX, "PREFIX_SLIP_MAX": PREFIX_SLIP_MAX,
     "PREFIX_SLIP_LEN": PREFIX_SLIP_LEN, "TWO_SLIP_LEN": TWO_SLIP_LEN, "TWO_SLIP_TYPED": TWO_SLIP_TYPED,
-    "DEL_BUCKET_BITS": DEL_BUCKET_BITS,
+    "DEL_TOK_BITS": DEL_TOK_BITS, "DEL_TAIL": DEL_TAIL,
 }
 
 # the kinds of a group token and the bits of a posting's meta byte (_core.pxd), for build.py and
@@ -159,11 +159,11 @@ ARRAYS = {
     "g_street": np.int32, "g_locality": np.int32, "g_municipality": np.int32,
     "g_province": np.int32, "g_start": np.int32, "g_prior": np.float32, "g_lat": np.int32,
     "g_lon": np.int32, "g_tok_start": np.int32, "v_blob": np.uint8, "v_off": np.int64, "v_post_start": np.int32,
-    "v_post": np.int32, "del_hash": np.uint64, "del_tok": np.int32, "pc_code": np.int32,
+    "v_post": np.int32, "del_slot": np.uint64, "pc_code": np.int32,
     "pc_start": np.int32, "pc_addr": np.int32, "add_blob": np.uint8, "add_off": np.int64,
     "s_blob": np.uint8, "s_off": np.int64,
     "sp_blob": np.uint8, "sp_off": np.int64, "sp_start": np.int32, "sp_group": np.int32,
-    "del_bucket": np.int32, "v_post_sig": np.uint64, "v_post_prior": np.float32,
+    "v_post_sig": np.uint64, "v_post_prior": np.float32,
     "sp_sig": np.uint64, "sp_prior": np.float32, "sp_toklen": np.uint8, "g_tokrec": np.uint64,
     "v_post_meta": np.uint8, "v_post_xsig": np.uint64, "sp_meta": np.uint8, "sp_xsig": np.uint64,
     "addl_blob": np.uint8, "addl_off": np.int64, "v_post_first": np.uint32, "sp_first": np.uint32,
@@ -303,8 +303,10 @@ cdef class Index:
         d.v_off = <const int64_t*>_ptr(arrays, "v_off")
         d.v_post_start = <const int32_t*>_ptr(arrays, "v_post_start")
         d.v_post = <const int32_t*>_ptr(arrays, "v_post")
-        d.del_hash = <const uint64_t*>_ptr(arrays, "del_hash")
-        d.del_tok = <const int32_t*>_ptr(arrays, "del_tok")
+        d.del_slot = <const uint64_t*>_ptr(arrays, "del_slot")
+        if len(arrays["del_slot"]) <= DEL_TAIL or _last(arrays["del_slot"]) != 0:
+            raise ValueError("the typo table has no room past its last home slot")
+        d.n_home = len(arrays["del_slot"]) - DEL_TAIL
         d.pc_code = <const int32_t*>_ptr(arrays, "pc_code")
         d.pc_start = <const int32_t*>_ptr(arrays, "pc_start")
         d.pc_addr = <const int32_t*>_ptr(arrays, "pc_addr")
@@ -317,7 +319,6 @@ cdef class Index:
         d.sp_start = <const int32_t*>_ptr(arrays, "sp_start")
         d.sp_group = <const int32_t*>_ptr(arrays, "sp_group")
         d.n_sp = len(arrays["sp_start"]) - 1
-        d.del_bucket = <const int32_t*>_ptr(arrays, "del_bucket")
         d.v_post_sig = <const uint64_t*>_ptr(arrays, "v_post_sig")
         d.v_post_prior = <const float*>_ptr(arrays, "v_post_prior")
         d.sp_sig = <const uint64_t*>_ptr(arrays, "sp_sig")
@@ -342,8 +343,6 @@ cdef class Index:
         d.addl_blob = <const uint8_t*>_ptr(arrays, "addl_blob")
         d.addl_off = <const int64_t*>_ptr(arrays, "addl_off")
         d.n_addl = len(arrays["addl_off"]) - 1
-        if len(arrays["del_bucket"]) != (1 << DEL_BUCKET_BITS) + 1:
-            raise ValueError("typo bucket index has the wrong size")
         for name in ("v_post_sig", "v_post_prior", "v_post_meta", "v_post_xsig", "v_post_first"):
             if len(arrays[name]) != len(arrays["v_post"]):
                 raise ValueError("posting signatures, priors or bounds do not match the postings")
@@ -353,7 +352,6 @@ cdef class Index:
         d.n_addr = len(arrays["a_number"])
         d.n_groups = len(arrays["g_start"]) - 1
         d.n_tok = len(arrays["v_off"]) - 1
-        d.n_del = len(arrays["del_hash"])
         d.n_pc = len(arrays["pc_code"])
         self._check()
         self._provinces(arrays)
@@ -409,8 +407,8 @@ cdef class Index:
                 raise ValueError(f"array {name} has {len(a[name])} rows, expected {g}")
         if len(a["g_tok_start"]) != g + 1 or len(a["v_post_start"]) != v + 1:
             raise ValueError("group or token offsets do not match their tables")
-        if len(a["pc_start"]) != len(a["pc_code"]) + 1 or len(a["del_tok"]) != self.d.n_del:
-            raise ValueError("postcode or typo index offsets do not match their tables")
+        if len(a["pc_start"]) != len(a["pc_code"]) + 1:
+            raise ValueError("postcode offsets do not match their table")
         if g and (a["g_start"][0] != 0 or _last(a["g_start"]) != n):
             raise ValueError("group address ranges do not cover the address table")
         if _last(a["g_tok_start"]) != len(a["g_tokrec"]) // 2 or _last(a["v_post_start"]) != len(a["v_post"]):

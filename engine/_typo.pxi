@@ -149,28 +149,27 @@ cdef extern from *:
 
 
 # PERF: a word within two slips is looked up as every form of it with up to two letters left
-# out (56 forms of a 10-letter word), each a probe of the deletion index (65 MB), then each
-# token found measured: every probe was two or three cache misses in a row, and they were a
-# third of the time of a query with two slips or a street that does not exist. The forms are
-# hashed first, then their buckets, hash entries and tokens fetched together (the misses
-# overlap), then measured in the order of the forms; a form that repeats an earlier one (the
-# two a's of "straat") is probed once. What is found, its order and the work counted are as
-# one probe at a time.
+# out (56 forms of a 10-letter word), each a probe of the typo table (100 MB), then each
+# token found measured: the probes were a third of the time of a query with two slips or a
+# street that does not exist. The forms are hashed first, then their home slots fetched
+# together (the misses overlap), then their runs read and the tokens measured in the order of
+# the forms; a form that repeats an earlier one (the two a's of "straat") is probed once. What
+# is found, its order and the work counted are as one probe at a time.
 DEF TYPO_FORMS = 768     # 1 + n + n(n-1)/2 forms of a word of up to 38 letters (742)
 DEF TYPO_FOUND = 2048    # index entries measured in one batch (more: measured as found)
 DEF TYPO_SEEN_BITS = 11  # the table of forms seen: 2048 slots for up to TYPO_FORMS forms
+DEF PROBE_AHEAD = 12     # the home slots fetched ahead of the one read
 
 cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n, int depth,
                          int maxd, TypoSet* ts) noexcept nogil:
     """Look up p with up to `depth` letters left out; keep the tokens within maxd slips."""
     cdef uint64_t hs[TYPO_FORMS]
-    cdef int32_t lo[TYPO_FORMS]
     cdef int32_t first[TYPO_FORMS]   # the form's first occurrence (itself when new)
     cdef int32_t found[TYPO_FORMS]   # index entries matched by the form (of its first occurrence)
-    cdef int32_t ks[TYPO_FOUND]
+    cdef int32_t ks[TYPO_FOUND]     # the tokens found, in order
     cdef uint16_t seen[1 << TYPO_SEEN_BITS]
-    cdef int nf = 0, i, j, f, a, b, mid, nk = 0, shift = 64 - DEL_BUCKET_BITS, bits
-    cdef uint64_t h
+    cdef int nf = 0, i, j, f, nk = 0, bits
+    cdef uint64_t h, e, fp, k
     hs[nf] = _fnv(p, n)
     nf += 1
     if depth > 0:
@@ -182,8 +181,8 @@ cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n,
                     if nf < TYPO_FORMS:
                         hs[nf] = _fnv_skip(p, n, i, j)
                         nf += 1
-    for f in range(nf):
-        _prefetch(&d.del_bucket[hs[f] >> shift])
+    for f in range(nf if nf < PROBE_AHEAD else PROBE_AHEAD):
+        _prefetch(&d.del_slot[_del_home(hs[f], d.n_home)])
     # a repeated form is found through a small open-addressing table of form numbers + 1, of
     # at least twice as many slots as forms (only those cleared: one form needs 2)
     bits = 1
@@ -201,49 +200,44 @@ cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n,
             j = (j + 1) & ((1 << bits) - 1)
         else:
             seen[j] = <uint16_t>(f + 1)
-        if first[f] == f:
-            lo[f] = d.del_bucket[h >> shift]
-            _prefetch(&d.del_hash[lo[f]])
     for f in range(nf):
+        if f + PROBE_AHEAD < nf:
+            _prefetch(&d.del_slot[_del_home(hs[f + PROBE_AHEAD], d.n_home)])
         s.slip_work += SLIP_PER_PROBE
         if first[f] != f:
             s.slip_work += SLIP_PER_CHECK * found[first[f]]
             found[f] = 0
             continue
         h = hs[f]
-        a = lo[f]
-        b = d.del_bucket[(h >> shift) + 1]
-        while a < b:
-            mid = (a + b) >> 1
-            if d.del_hash[mid] < h:
-                a = mid + 1
-            else:
-                b = mid
+        fp = h >> DEL_TOK_BITS
         found[f] = 0
-        while a < d.n_del and d.del_hash[a] == h:
-            found[f] += 1
-            s.slip_work += SLIP_PER_CHECK
-            if nk == TYPO_FOUND:
-                _typo_checks(d, s, ti, ks, nk, maxd, ts)
-                nk = 0
-            ks[nk] = a
-            _prefetch(&d.del_tok[a])
-            nk += 1
-            a += 1
+        # the run from the home slot to the first empty one (the table's last slot is empty)
+        k = _del_home(h, d.n_home)
+        e = d.del_slot[k]
+        while e != 0:
+            if e >> DEL_TOK_BITS == fp:
+                found[f] += 1
+                s.slip_work += SLIP_PER_CHECK
+                if nk == TYPO_FOUND:
+                    _typo_checks(d, s, ti, ks, nk, maxd, ts)
+                    nk = 0
+                ks[nk] = <int32_t>(e & ((<uint64_t>1 << DEL_TOK_BITS) - 1)) - 1
+                _prefetch(&d.v_off[ks[nk]])
+                nk += 1
+            k += 1
+            e = d.del_slot[k]
     _typo_checks(d, s, ti, ks, nk, maxd, ts)
 
 
 cdef void _typo_checks(const Data* d, Search* s, int ti, const int32_t* ks, int nk, int maxd,
                        TypoSet* ts) noexcept nogil:
-    """Measure the tokens of index entries ks against word ti, in order (their text fetched
-    together first)."""
+    """Measure the tokens ks against word ti, in order (their text fetched together first; their
+    offsets were fetched as they were found)."""
     cdef int i
     for i in range(nk):
-        _prefetch(&d.v_off[d.del_tok[ks[i]]])
+        _prefetch(d.v_blob + d.v_off[ks[i]])
     for i in range(nk):
-        _prefetch(d.v_blob + d.v_off[d.del_tok[ks[i]]])
-    for i in range(nk):
-        _typo_check(d, s, ti, d.del_tok[ks[i]], maxd, ts)
+        _typo_check(d, s, ti, ks[i], maxd, ts)
 
 
 cdef bint _slip_emit(Search* s, int ti, int32_t first, int32_t count) noexcept nogil:

@@ -25,7 +25,7 @@ import numpy as np
 import orjson
 
 from . import _core
-from ._core import BITS, SIZES
+from ._core import BITS
 from .params import FORMAT_VERSION, PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
 from .source import ParsedTable, SourceError, read_source
 from .vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
@@ -34,7 +34,6 @@ SHORT_PREFIX = 12         # prefixes up to this long get a precomputed list of g
 SHORT_PREFIX_MIN = 2000   # ... when their postings exceed this (engine/_core.pxd SCAN_ALONE)
 SHORT_PREFIX_TOP = 256    # ... of this many groups, highest prior first
 ANSWER_MIN = 300          # a one-word query whose postings exceed this gets its answers stored
-DEL_BUCKET_BITS = SIZES["DEL_BUCKET_BITS"]   # the typo index's buckets (_core.pxd)
 
 
 def _log(msg: str) -> None:
@@ -271,12 +270,9 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     sp_xsig = g_xsig[sp_group]
     sp_first = g_first[sp_group]
 
-    # typo index: hashes of each token with up to 1 (2 for long tokens) letters deleted
-    del_hash, del_tok = _core.deletion_index(words)
-    # bucket index on the top DEL_BUCKET_BITS bits: a lookup touches one small bucket
-    del_bucket = np.searchsorted(
-        del_hash >> np.uint64(64 - DEL_BUCKET_BITS),
-        np.arange((1 << DEL_BUCKET_BITS) + 1, dtype=np.uint64)).astype(np.int32)
+    # typo table: hashes of each token with up to 1 (2 for long tokens) letters deleted, with
+    # the token, in one open-addressing table (a probe reads one run of slots)
+    del_slot = _core.deletion_table(*_core.deletion_index(words))
 
     # a 64-bit signature per group: bit (first two letters of each token) % 64, beside every
     # posting, so the scan rejects most groups from the postings array alone, without touching
@@ -307,7 +303,7 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "g_start": g_start, "g_prior": g_prior, "g_lat": g_lat, "g_lon": g_lon,
         "g_tok_start": g_tok_start, "g_tokrec": g_tokrec,
         "v_blob": v_blob, "v_off": v_off, "v_post_start": v_post_start, "v_post": v_post,
-        "del_hash": del_hash, "del_tok": del_tok, "del_bucket": del_bucket,
+        "del_slot": del_slot,
         "v_post_sig": v_post_sig, "v_post_prior": v_post_prior,
         "sp_sig": sp_sig, "sp_prior": sp_prior, "sp_toklen": sp_toklen,
         "v_post_meta": v_post_meta, "v_post_xsig": v_post_xsig, "sp_meta": sp_meta, "sp_xsig": sp_xsig,
