@@ -114,6 +114,10 @@ cdef struct Data:
     const int32_t* v_post
     const uint64_t* del_slot      # the typo table (_text.pxi `deletion_table`)
     uint64_t n_home               # ... its home slots (the rest is the tail)
+    const int32_t* slip_start     # per token and maxd (2 t + maxd - 1): what the look-up of the
+    const int32_t* slip_tok       # token typed whole finds (_typo.pxi `slip_lists`) ...
+    const uint8_t* slip_dist
+    const int32_t* slip_work      # ... and the work it counts; -1: nothing stored
     const int32_t* pc_code
     const int32_t* pc_start
     const int32_t* pc_addr

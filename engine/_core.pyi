@@ -73,6 +73,10 @@ def deletion_index(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
 def deletion_table(hashes: np.ndarray, toks: np.ndarray) -> np.ndarray:
     """The typo table (uint64 slots, linear probing) of `deletion_index`'s hashes and tokens."""
 
+def slip_lists(index: Index) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(slip_start, slip_tok, slip_dist, slip_work): what the search looks up for each token typed
+    whole, within one slip and within two, on an index that stores none yet."""
+
 def sig_bit(word: str) -> int:
     """The signature bit of a token (build time)."""
 def first_bit(word: str) -> int:

@@ -32,6 +32,10 @@ AddressIndex.open maps them, `Index.__init__` points `Data` (_core.pxd) at them)
   tokens of 7+ letters) letters deleted, with the token, in one open-addressing table (linear
   probing; `deletion_table` in _text.pxi says how; symmetric deletion: a word within one or two
   edits of a token shares a hash with it).
+* Stored slips `slip_*`: for each token a query can type as one whole word, the tokens within
+  one slip (k = 2 t) and two (k = 2 t + 1) that the typo table finds for it, in the order found,
+  `slip_tok/slip_dist[slip_start[k] .. slip_start[k+1]]`, and the work the look-up counts
+  (`slip_work[k]`, -1 where nothing is stored: looked up at query time).
 * Postcode index: `pc_code` the sorted distinct postcodes (four digits * 676 + letters),
   `pc_addr[pc_start[p] .. pc_start[p+1]]` the addresses of postcode p in house-number order.
 
@@ -50,7 +54,7 @@ _json.pxi; then this file's Python-facing class, then _batch.pxi.
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.math cimport M_PI, cos, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 
 import json
@@ -159,7 +163,8 @@ ARRAYS = {
     "g_street": np.int32, "g_locality": np.int32, "g_municipality": np.int32,
     "g_province": np.int32, "g_start": np.int32, "g_prior": np.float32, "g_lat": np.int32,
     "g_lon": np.int32, "g_tok_start": np.int32, "v_blob": np.uint8, "v_off": np.int64, "v_post_start": np.int32,
-    "v_post": np.int32, "del_slot": np.uint64, "pc_code": np.int32,
+    "v_post": np.int32, "del_slot": np.uint64, "slip_start": np.int32, "slip_tok": np.int32,
+    "slip_dist": np.uint8, "slip_work": np.int32, "pc_code": np.int32,
     "pc_start": np.int32, "pc_addr": np.int32, "add_blob": np.uint8, "add_off": np.int64,
     "s_blob": np.uint8, "s_off": np.int64,
     "sp_blob": np.uint8, "sp_off": np.int64, "sp_start": np.int32, "sp_group": np.int32,
@@ -307,6 +312,10 @@ cdef class Index:
         if len(arrays["del_slot"]) <= DEL_TAIL or _last(arrays["del_slot"]) != 0:
             raise ValueError("the typo table has no room past its last home slot")
         d.n_home = len(arrays["del_slot"]) - DEL_TAIL
+        d.slip_start = <const int32_t*>_ptr(arrays, "slip_start")
+        d.slip_tok = <const int32_t*>_ptr(arrays, "slip_tok")
+        d.slip_dist = <const uint8_t*>_ptr(arrays, "slip_dist")
+        d.slip_work = <const int32_t*>_ptr(arrays, "slip_work")
         d.pc_code = <const int32_t*>_ptr(arrays, "pc_code")
         d.pc_start = <const int32_t*>_ptr(arrays, "pc_start")
         d.pc_addr = <const int32_t*>_ptr(arrays, "pc_addr")
@@ -409,6 +418,9 @@ cdef class Index:
             raise ValueError("group or token offsets do not match their tables")
         if len(a["pc_start"]) != len(a["pc_code"]) + 1:
             raise ValueError("postcode offsets do not match their table")
+        if (len(a["slip_start"]) != 2 * v + 1 or len(a["slip_work"]) != 2 * v
+                or len(a["slip_dist"]) != len(a["slip_tok"]) or _last(a["slip_start"]) != len(a["slip_tok"])):
+            raise ValueError("the stored slips do not match the tokens")
         if g and (a["g_start"][0] != 0 or _last(a["g_start"]) != n):
             raise ValueError("group address ranges do not cover the address table")
         if _last(a["g_tok_start"]) != len(a["g_tokrec"]) // 2 or _last(a["v_post_start"]) != len(a["v_post"]):

@@ -505,6 +505,136 @@ cdef void _memo_put(Search* s, const char* p, int n, int maxd, const TypoSet* ts
     s.nmemo += 1
 
 
+cdef void _slip_lookup(const Data* d, Search* s, int ti, int maxd, TypoSet* ts) noexcept nogil:
+    """Fill ts with the tokens within maxd slips of word ti (of 5 to 38 letters, as typed)
+    through the typo table: the word, its ij spelling, the other spellings of its sounds."""
+    cdef Tok* t = &s.tok[ti]
+    cdef const char* p = s.q + t.start
+    cdef int n = t.len, i, m
+    cdef char un[UNFOLD_MAX]
+    ts.n = 0
+    ts.long_only = _typed_len(p, n) < TWO_SLIP_LEN
+    ts.has_y = memchr(p, 121, n) != NULL
+    ts.nmeasured = 0
+    memset(ts.measured, 0, sizeof(ts.measured))
+    for i in range(4):
+        ts.sound_n[i] = _sound_variant(p, n, i, ts.sound[i])
+        if ts.sound_n[i] > 38:
+            ts.sound_n[i] = 0
+    _typo_variants(d, s, ti, p, n, maxd, maxd, ts)
+    if ts.has_y:
+        m = _unfold_ij(p, n, un)
+        if m <= 38:
+            _typo_variants(d, s, ti, un, m, maxd, maxd, ts)
+    # the other spelling of a sound is itself a slip: the rest within one slip less
+    for i in range(4):
+        if ts.sound_n[i] > 0:
+            _typo_variants(d, s, ti, ts.sound[i], ts.sound_n[i], maxd - 1, maxd, ts)
+
+
+# PERF: a word typed whole looks for its slips too, when the query finds nothing without them
+# ("kegrkstiaat 60 ijmuiden": the place, within two, cost half the probes of the query). What
+# that look-up finds depends only on the word, so the build stores it for every token that a
+# query can type whole (`slip_lists`): slip_tok/slip_dist[slip_start[k]:slip_start[k + 1]] for
+# k = 2 * token + maxd - 1, and the work it counts, slip_work[k] (-1: none stored).
+cdef inline bint _stored_slips(const Data* d, Search* s, int32_t tid, int maxd,
+                               TypoSet* ts) noexcept nogil:
+    """Fill ts with the stored look-up of token tid within maxd slips; False when none is
+    stored (the caller looks up)."""
+    cdef int64_t k = 2 * <int64_t>tid + maxd - 1
+    cdef int32_t a, n
+    if d.slip_work[k] < 0:
+        return False
+    a = d.slip_start[k]
+    n = d.slip_start[k + 1] - a
+    memcpy(ts.tid, d.slip_tok + a, n * sizeof(int32_t))
+    memcpy(ts.dist, d.slip_dist + a, n)
+    ts.n = n
+    s.slip_work += d.slip_work[k]
+    return True
+
+
+def slip_lists(Index index):
+    """(slip_start int32, slip_tok int32, slip_dist uint8, slip_work int32): for every token a
+    query can type as one whole word, what `_typo_ranges` looks up for it within one slip and
+    (7+ letters as typed) within two, through the index's typo table (which must store none
+    yet: each is looked up here); slip_work -1 where nothing is stored."""
+    cdef Data* d = &index.d
+    cdef int32_t t, n
+    cdef int maxd, ulen
+    cdef int64_t k, used = 0, cap = 1 << 20
+    cdef Search* s = NULL
+    cdef TypoSet* ts = NULL
+    cdef int32_t* tok = NULL
+    cdef int32_t* grown
+    cdef uint8_t* dist = NULL
+    cdef uint8_t* grown8
+    cdef bint bad = False
+    start = np.zeros(2 * <int64_t>d.n_tok + 1, dtype=np.int32)
+    work = np.full(2 * <int64_t>d.n_tok, -1, dtype=np.int32)
+    cdef int32_t[::1] st = start
+    cdef int32_t[::1] wk = work
+    if d.n_tok and int(index.arrays["slip_work"].max()) >= 0:
+        raise ValueError("the index stores slip lists already: they must be looked up afresh")
+    try:
+        s = <Search*>calloc(1, sizeof(Search))
+        ts = <TypoSet*>malloc(sizeof(TypoSet))
+        tok = <int32_t*>malloc(cap * sizeof(int32_t))
+        dist = <uint8_t*>malloc(cap)
+        if s == NULL or ts == NULL or tok == NULL or dist == NULL:
+            raise MemoryError()
+        with nogil:
+            for t in range(d.n_tok):
+                for maxd in range(1, 3):
+                    st[2 * t + maxd] = <int32_t>used
+                n = _tok_len(d, t)
+                if n > QBUF - 8:
+                    continue
+                # the token as a query: one word, itself, found whole
+                memcpy(s.q, d.v_blob + d.v_off[t], n)
+                s.qlen = n
+                _tokenise(s)
+                if s.ntok != 1 or s.tok[0].start != 0 or s.tok[0].len != n \
+                        or memcmp(s.q, d.v_blob + d.v_off[t], n) != 0:
+                    continue
+                _word_ranges(d, s, 0)
+                ulen = _typed_len(s.q, n)
+                if s.word[0].exact != t or ulen < 5 or s.tok[0].digits > 0 or n > 38:
+                    continue
+                for maxd in range(1, 3 if ulen >= TWO_SLIP_TYPED else 2):
+                    s.slip_work = 0
+                    _slip_lookup(d, s, 0, maxd, ts)
+                    if used + ts.n > cap:
+                        cap = 2 * cap
+                        grown = <int32_t*>realloc(tok, cap * sizeof(int32_t))
+                        if grown != NULL:
+                            tok = grown
+                        grown8 = <uint8_t*>realloc(dist, cap)
+                        if grown8 != NULL:
+                            dist = grown8
+                        if grown == NULL or grown8 == NULL:
+                            bad = True
+                            break
+                    memcpy(tok + used, ts.tid, ts.n * sizeof(int32_t))
+                    memcpy(dist + used, ts.dist, ts.n)
+                    used += ts.n
+                    k = 2 * <int64_t>t + maxd - 1
+                    wk[k] = <int32_t>s.slip_work
+                    st[k + 1] = <int32_t>used
+                if bad:
+                    break
+                st[2 * t + 2] = <int32_t>used
+        if bad:
+            raise MemoryError()
+        return (start, np.array(<int32_t[:used]>tok if used else [], dtype=np.int32),
+                np.array(<uint8_t[:used]>dist if used else [], dtype=np.uint8), work)
+    finally:
+        free(s)
+        free(ts)
+        free(tok)
+        free(dist)
+
+
 # PERF: the slips looked up have a budget of their own (issue 11): many different long words,
 # each looked up within two slips ("noensstjaat ... amsterda oensstraat"), cost up to 60 us
 # a word, none of it postings or groups (_spent). Once a query has spent _slip_budget, a word
@@ -534,8 +664,7 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     cdef Word* w = &s.word[ti]
     cdef Tok* t = &s.tok[ti]
     cdef const char* p = s.q + t.start
-    cdef int n = t.len, i, maxd, look, m, dist, ulen
-    cdef char un[UNFOLD_MAX]
+    cdef int n = t.len, i, maxd, look, dist, ulen
     cdef TypoSet* ts
     # the length as the person typed it: "zuije" (folded "zuye") is a 5-letter word
     ulen = _typed_len(p, n)
@@ -569,26 +698,10 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     if ts == NULL:
         return 1
     ts.n = 0
-    ts.long_only = ulen < TWO_SLIP_LEN
-    ts.has_y = memchr(p, 121, n) != NULL
-    ts.nmeasured = 0
-    memset(ts.measured, 0, sizeof(ts.measured))
     if not _memo_get(s, p, n, maxd, ts) and not _slips_spent(s):
-        for i in range(4):
-            ts.sound_n[i] = _sound_variant(p, n, i, ts.sound[i])
-            if ts.sound_n[i] > 38:
-                ts.sound_n[i] = 0
-        _typo_variants(d, s, ti, p, n, maxd, maxd, ts)
-        for i in range(n):
-            if p[i] == 121:
-                m = _unfold_ij(p, n, un)
-                if m <= 38:
-                    _typo_variants(d, s, ti, un, m, maxd, maxd, ts)
-                break
-        # the other spelling of a sound is itself a slip: the rest within one slip less
-        for i in range(4):
-            if ts.sound_n[i] > 0:
-                _typo_variants(d, s, ti, ts.sound[i], ts.sound_n[i], maxd - 1, maxd, ts)
+        # a whole token as typed: what its look-up finds was stored when the index was built
+        if w.exact < 0 or not _stored_slips(d, s, w.exact, maxd, ts):
+            _slip_lookup(d, s, ti, maxd, ts)
         _memo_put(s, p, n, maxd, ts)
     w.first_typo = w.nr
     for dist in range(1, maxd + 1):

@@ -313,6 +313,7 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "add_blob": add_blob, "add_off": add_off, "addl_blob": addl_blob, "addl_off": addl_off,
         "s_blob": s_blob, "s_off": s_off,
     }
+    arrays.update(_stored_slips(arrays, len(words)))
     arrays.update(_stored_answers(arrays, words, v_post_start))
     # exactly the arrays the core maps (_core.ARRAYS, the one list of them): no more, no fewer
     if set(arrays) != set(_core.ARRAYS):
@@ -435,6 +436,17 @@ def _whole_token_signatures(words, g_tok, g_tok_start):
     """Per group, one bit (of 64) per whole token it holds: a typed word that is a whole token
     somewhere but whose bit is missing here can match this group only as a prefix or a slip."""
     return _group_bits(words, g_tok, g_tok_start, _core.xsig_bit)
+
+
+def _stored_slips(arrays: dict, n_tok: int) -> dict:
+    """What the search looks up for each token typed whole, within one slip and within two
+    (`_core.slip_lists`): looked up here, by the search itself, on the finished typo table."""
+    none = {"slip_start": np.zeros(2 * n_tok + 1, np.int32), "slip_tok": np.zeros(0, np.int32),
+            "slip_dist": np.zeros(0, np.uint8), "slip_work": np.full(2 * n_tok, -1, np.int32)}
+    empty = {"sa_blob": np.zeros(0, np.uint8), "sa_off": np.zeros(1, np.int64),
+             "sa_start": np.zeros(1, np.int32), "sa_addr": np.zeros(0, np.int32)}
+    start, tok, dist, work = _core.slip_lists(_core.Index({**arrays, **none, **empty}))
+    return {"slip_start": start, "slip_tok": tok, "slip_dist": dist, "slip_work": work}
 
 
 def _stored_answers(arrays: dict, words: list[str], v_post_start: np.ndarray) -> dict:
