@@ -76,6 +76,8 @@ cdef enum:
     META_ALIAS = 0x40        # ... an alias ...
     META_MUNICIPALITY = 0x80  # ... a municipality
     META_PLACE = 0xA0        # a locality or a municipality
+    NUM_LOW_BITS = 15        # v_post_num: the lowest house number in the low bits (capped) ...
+    NUM_HIGH_MAX = 131071    # ... the highest above them (capped here: 17 bits)
 
 
 cdef struct TokRec:
@@ -141,6 +143,8 @@ cdef struct Data:
     const uint64_t* sp_xsig
     const uint32_t* v_post_first  # per posting: the first letters of the group's tokens
     const uint32_t* sp_first
+    const uint32_t* v_post_num    # per posting: the group's highest house number (at least) << 15
+    const uint32_t* sp_num        # | its lowest (at most): build.py `_number_ranges`
     const uint8_t* sa_blob        # one-word queries with stored answers, sorted
     const int64_t* sa_off
     const int32_t* sa_start       # answers of query k at limit L: sa_addr[sa_start[k*10+L-1]:..]

@@ -21,7 +21,8 @@ AddressIndex.open maps them, `Index.__init__` points `Data` (_core.pxd) at them)
   groups holding token t, highest prior first; beside each posting, in the same order, what the
   scan needs without touching the group: `v_post_sig` (a bit per first two letters of each of
   the group's tokens), `v_post_prior`, `v_post_meta` (the least the group costs through this
-  token: BITS META_*), `v_post_xsig` (a bit per whole token), `v_post_first` (first letters).
+  token: BITS META_*), `v_post_xsig` (a bit per whole token), `v_post_first` (first letters),
+  `v_post_num` (the group's highest and lowest house number, BITS NUM_*).
 * Short prefixes `sp_*`: for each prefix of at most 12 letters with more postings than
   SCAN_ALONE, its best groups in order of prior minus the prefix's penalty, each with the same
   side data as a posting and the length of the group's token it matched (`sp_toklen`).
@@ -141,7 +142,8 @@ SIZES = {
 BITS = {"K_STREET": K_STREET, "K_LOCALITY": K_LOCALITY, "K_MUNICIPALITY": K_MUNICIPALITY,
         "K_ALIAS": K_ALIAS, "K_KIND": K_KIND, "META_UNCOVERED": META_UNCOVERED,
         "META_GLUED": META_GLUED, "META_LOCALITY": META_LOCALITY, "META_ALIAS": META_ALIAS,
-        "META_MUNICIPALITY": META_MUNICIPALITY, "META_PLACE": META_PLACE}
+        "META_MUNICIPALITY": META_MUNICIPALITY, "META_PLACE": META_PLACE,
+        "NUM_LOW_BITS": NUM_LOW_BITS, "NUM_HIGH_MAX": NUM_HIGH_MAX}
 
 
 class QueryError(ValueError):
@@ -172,6 +174,7 @@ ARRAYS = {
     "sp_sig": np.uint64, "sp_prior": np.float32, "sp_toklen": np.uint8, "g_tokrec": np.uint64,
     "v_post_meta": np.uint8, "v_post_xsig": np.uint64, "sp_meta": np.uint8, "sp_xsig": np.uint64,
     "addl_blob": np.uint8, "addl_off": np.int64, "v_post_first": np.uint32, "sp_first": np.uint32,
+    "v_post_num": np.uint32, "sp_num": np.uint32,
     "sa_blob": np.uint8, "sa_off": np.int64, "sa_start": np.int32, "sa_addr": np.int32,
 }
 
@@ -339,6 +342,8 @@ cdef class Index:
         d.sp_xsig = <const uint64_t*>_ptr(arrays, "sp_xsig")
         d.v_post_first = <const uint32_t*>_ptr(arrays, "v_post_first")
         d.sp_first = <const uint32_t*>_ptr(arrays, "sp_first")
+        d.v_post_num = <const uint32_t*>_ptr(arrays, "v_post_num")
+        d.sp_num = <const uint32_t*>_ptr(arrays, "sp_num")
         d.sa_blob = <const uint8_t*>_ptr(arrays, "sa_blob")
         d.sa_off = <const int64_t*>_ptr(arrays, "sa_off")
         d.sa_start = <const int32_t*>_ptr(arrays, "sa_start")
@@ -352,10 +357,10 @@ cdef class Index:
         d.addl_blob = <const uint8_t*>_ptr(arrays, "addl_blob")
         d.addl_off = <const int64_t*>_ptr(arrays, "addl_off")
         d.n_addl = len(arrays["addl_off"]) - 1
-        for name in ("v_post_sig", "v_post_prior", "v_post_meta", "v_post_xsig", "v_post_first"):
+        for name in ("v_post_sig", "v_post_prior", "v_post_meta", "v_post_xsig", "v_post_first", "v_post_num"):
             if len(arrays[name]) != len(arrays["v_post"]):
                 raise ValueError("posting signatures, priors or bounds do not match the postings")
-        for name in ("sp_sig", "sp_prior", "sp_toklen", "sp_meta", "sp_xsig", "sp_first"):
+        for name in ("sp_sig", "sp_prior", "sp_toklen", "sp_meta", "sp_xsig", "sp_first", "sp_num"):
             if len(arrays[name]) != len(arrays["sp_group"]):
                 raise ValueError("short-prefix lists do not match their tables")
         d.n_addr = len(arrays["a_number"])

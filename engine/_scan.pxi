@@ -59,7 +59,7 @@ cdef inline bint _charge_group(Search* s) noexcept nogil:
     return True
 
 
-cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept nogil:
+cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g, uint32_t numbers) noexcept nogil:
     cdef float text_pen, score
     cdef int loc, n
     cdef int pos[1]
@@ -70,7 +70,7 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g) noexcept 
     if s.province >= 0 and d.g_province[g] != s.province:
         return
     # PERF: before its words are matched (it still counts as scored: the budgets run as before)
-    if not _may_hold(d, s, it, g):
+    if not _may_hold(s, it, numbers):
         return
     if not _group_text(d, s, it, g, &text_pen, &loc):
         return
@@ -99,21 +99,22 @@ cdef inline void _fetch_group_rows(const Data* d, int32_t g) noexcept nogil:
     _prefetch(&d.a_number[(d.g_start[g] + d.g_start[g + 1]) >> 1])
 
 
-cdef inline void _fetch_ahead(const Data* d, const uint64_t* sig, const int32_t* group, int p,
-                              int start, int pe, uint64_t need) noexcept nogil:
-    """Before entry p of a walk [start, pe) over (sig, group) is checked: fetch the groups of
-    the entries GROUP_AHEAD and GROUP_AHEAD / 2 further on that pass the signature (at its start,
-    the bounds of the first GROUP_AHEAD too)."""
+cdef inline void _fetch_ahead(const Data* d, const Search* s, const Interp* it, const uint64_t* sig,
+                              const int32_t* group, const uint32_t* nums, int p, int start, int pe,
+                              uint64_t need) noexcept nogil:
+    """Before entry p of a walk [start, pe) over (sig, group, nums) is checked: fetch the groups
+    of the entries GROUP_AHEAD and GROUP_AHEAD / 2 further on that pass the signature and may hold
+    the typed number (at its start, the bounds of the first GROUP_AHEAD too)."""
     cdef int q
     if p == start:
         for q in range(p, pe if pe - p < GROUP_AHEAD else p + GROUP_AHEAD):
-            if (sig[q] & need) == need:
+            if (sig[q] & need) == need and _may_hold(s, it, nums[q]):
                 _fetch_group(d, group[q])
     q = p + GROUP_AHEAD
-    if q < pe and (sig[q] & need) == need:
+    if q < pe and (sig[q] & need) == need and _may_hold(s, it, nums[q]):
         _fetch_group(d, group[q])
     q = p + GROUP_AHEAD // 2
-    if q < pe and (sig[q] & need) == need:
+    if q < pe and (sig[q] & need) == need and _may_hold(s, it, nums[q]):
         _fetch_group_rows(d, group[q])
 
 
@@ -124,14 +125,14 @@ cdef inline void _walk_postings(const Data* d, Search* s, int ii, int p, int pe,
     lacks a bit of `need` or that their own stored bounds put out of reach."""
     cdef int start = p
     while p < pe:
-        _fetch_ahead(d, d.v_post_sig, d.v_post, p, start, pe, need)
+        _fetch_ahead(d, s, &s.interp[ii], d.v_post_sig, d.v_post, d.v_post_num, p, start, pe, need)
         # PERF: the signature rejects most groups without touching them
         if (d.v_post_sig[p] & need) == need:
             if _beyond_reach(s, d.v_post_prior[p]):
                 break
             if not _out_of_reach(d, s, d.v_post[p], d.v_post_prior[p], d.v_post_meta[p],
                                  d.v_post_xsig[p], d.v_post_first[p]):
-                _consider_group(d, s, ii, d.v_post[p])
+                _consider_group(d, s, ii, d.v_post[p], d.v_post_num[p])
         p += 1
 
 
@@ -153,7 +154,7 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
     # each entry is checked on its own, from data stored beside it
     pe = d.sp_start[a + 1]
     for p in range(d.sp_start[a], pe):
-        _fetch_ahead(d, d.sp_sig, d.sp_group, p, d.sp_start[a], pe, need)
+        _fetch_ahead(d, s, &s.interp[ii], d.sp_sig, d.sp_group, d.sp_num, p, d.sp_start[a], pe, need)
         if (d.sp_sig[p] & need) != need:
             continue
         if d.sp_toklen[p] == t.len:
@@ -162,7 +163,7 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
             s.tok_pen = PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>t.len) / d.sp_toklen[p])
         if _out_of_reach(d, s, d.sp_group[p], d.sp_prior[p], d.sp_meta[p], d.sp_xsig[p], d.sp_first[p]):
             continue
-        _consider_group(d, s, ii, d.sp_group[p])
+        _consider_group(d, s, ii, d.sp_group[p], d.sp_num[p])
     return True
 
 

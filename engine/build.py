@@ -262,6 +262,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     v_post_xsig = g_xsig[v_post]
     g_first = _first_letters(words, g_tok, g_tok_start)
     v_post_first = g_first[v_post]
+    g_num = _number_ranges(a_number, g_start)
+    v_post_num = g_num[v_post]
 
     # short prefixes ("s", "ke"): their best groups, precomputed, so that the first keystrokes
     # cost no more than a long word
@@ -269,6 +271,7 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         words, v_post_start, v_post, g_prior, v_post_meta)
     sp_xsig = g_xsig[sp_group]
     sp_first = g_first[sp_group]
+    sp_num = g_num[sp_group]
 
     # typo table: hashes of each token with up to 1 (2 for long tokens) letters deleted, with
     # the token, in one open-addressing table (a probe reads one run of slots)
@@ -307,7 +310,7 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "v_post_sig": v_post_sig, "v_post_prior": v_post_prior,
         "sp_sig": sp_sig, "sp_prior": sp_prior, "sp_toklen": sp_toklen,
         "v_post_meta": v_post_meta, "v_post_xsig": v_post_xsig, "sp_meta": sp_meta, "sp_xsig": sp_xsig,
-        "v_post_first": v_post_first, "sp_first": sp_first,
+        "v_post_first": v_post_first, "sp_first": sp_first, "v_post_num": v_post_num, "sp_num": sp_num,
         "sp_blob": sp_blob, "sp_off": sp_off, "sp_start": sp_start, "sp_group": sp_group,
         "pc_code": pc_code.astype(np.int32), "pc_start": pc_start, "pc_addr": pc_order,
         "add_blob": add_blob, "add_off": add_off, "addl_blob": addl_blob, "addl_off": addl_off,
@@ -468,6 +471,17 @@ def _stored_answers(arrays: dict, words: list[str], v_post_start: np.ndarray) ->
     sa_blob, sa_off = _blob([w.encode() for w in texts])
     return {"sa_blob": sa_blob, "sa_off": sa_off, "sa_start": np.array(start, dtype=np.int32),
             "sa_addr": np.array(addr, dtype=np.int32)}
+
+
+def _number_ranges(a_number: np.ndarray, g_start: np.ndarray) -> np.ndarray:
+    """Per group, its highest house number (capped at NUM_HIGH_MAX) above NUM_LOW_BITS bits of
+    its lowest (capped at what they hold): the scan tells from these, beside each posting,
+    whether a group can hold the typed number without touching it (_score.pxi `_may_hold`).
+    A group's addresses are sorted by number; a cap only ever makes the range wider."""
+    low_bits, high_max = BITS["NUM_LOW_BITS"], BITS["NUM_HIGH_MAX"]
+    top = np.minimum(a_number[g_start[1:] - 1], high_max).astype(np.uint32)
+    bottom = np.minimum(a_number[g_start[:-1]], (1 << low_bits) - 1).astype(np.uint32)
+    return (top << np.uint32(low_bits)) | bottom
 
 
 def _first_letters(words, g_tok, g_tok_start):

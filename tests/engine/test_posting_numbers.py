@@ -1,0 +1,38 @@
+"""Beside each posting, its group's house number range (build.py `_number_ranges`): the scan
+leaves a group that cannot hold the typed number without touching it, so the range must hold
+every number of the group (a cap may only widen it)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine import _core
+
+LOW = _core.BITS["NUM_LOW_BITS"]
+HIGH_MAX = _core.BITS["NUM_HIGH_MAX"]
+
+
+def test_each_posting_carries_its_groups_number_range(sample_index):
+    a = sample_index.arrays
+    g_start, number = a["g_start"], a["a_number"]
+    top = number[g_start[1:] - 1]
+    bottom = number[g_start[:-1]]
+    # every group's numbers are sorted, so these are its highest and lowest
+    assert all(np.all(np.diff(number[g_start[g]:g_start[g + 1]]) >= 0) for g in range(0, len(top), 50))
+    for name, groups in (("v_post_num", a["v_post"]), ("sp_num", a["sp_group"])):
+        packed = a[name]
+        assert len(packed) == len(groups)
+        high, low = packed >> LOW, packed & ((1 << LOW) - 1)
+        assert np.all(high >= top[groups]) and np.all(low <= bottom[groups])
+        # exact where the bits hold them
+        fits = (top[groups] <= HIGH_MAX) & (bottom[groups] < (1 << LOW))
+        assert fits.mean() > 0.99
+        assert np.array_equal(high[fits], top[groups][fits]) and np.array_equal(low[fits], bottom[groups][fits])
+
+
+def test_a_range_that_does_not_fit_the_postings_does_not_open(sample_index):
+    arrays = sample_index.arrays
+    for name in ("v_post_num", "sp_num"):
+        with pytest.raises(ValueError, match="do not match"):
+            _core.Index({**arrays, name: np.ascontiguousarray(arrays[name][1:])})
