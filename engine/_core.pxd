@@ -180,7 +180,8 @@ cdef struct Word:
     int typo_done       # the furthest look for slips so far (1, then 2: the last)
     int first_typo      # ranges [first_typo, nr) are single typo tokens, sorted by token id
     int slips           # ... and they are tokens the word starts with one slip undone
-    uint64_t tbits      # the whole-token signature bits (_xsig_bit) of its typo tokens
+    uint64_t tbits      # the whole-token signature bits (_xsig_bit) of its typo tokens, when
+    int tbits_nr        # ... tbits_nr is nr (_scan.pxi `_typo_bits`; -1: not yet)
 
 
 cdef struct Interp:

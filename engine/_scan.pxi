@@ -210,6 +210,21 @@ cdef uint64_t _need_mask(Search* s, Interp* it, int driver) noexcept nogil:
     return need
 
 
+cdef uint64_t _typo_bits(const Data* d, Word* w) noexcept nogil:
+    """The whole-token signature bits of word w's typo tokens (PERF: made when a scan needs
+    them, once for the ranges the word has: reading each token's text as it was added cost a
+    cache miss a token of the lists stored for whole words, which no scan needs)."""
+    cdef int r
+    cdef int32_t t
+    if w.tbits_nr != w.nr:
+        w.tbits = 0
+        for r in range(w.first_typo, w.nr):
+            t = w.lo[r]
+            w.tbits |= (<uint64_t>1) << _xsig_bit(<const char*>(d.v_blob + d.v_off[t]), _tok_len(d, t))
+        w.tbits_nr = w.nr
+    return w.tbits
+
+
 cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
     """Walk the postings of the rarest word of interpretation ii and score every group."""
     cdef Interp* it = &s.interp[ii]
@@ -238,7 +253,7 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
         # (_need_mask); it matches only its typo tokens, whole, whose bits a group then needs:
         # a scan driven by the place no longer scores every group of the place
         if t != best and s.typo_mode and s.word[t].first_typo == 0 and s.word[t].nr > 0:
-            s.slipped[s.nslipped] = s.word[t].tbits
+            s.slipped[s.nslipped] = _typo_bits(d, &s.word[t])
             s.nslipped += 1
         if t != best and s.word[t].exact >= 0:
             s.xbit[s.nx] = _xsig_bit(s.q + s.tok[t].start, s.tok[t].len)

@@ -217,11 +217,10 @@ cdef inline int _cmp_key(const Data* d, int32_t t, uint64_t wk, uint64_t mask, c
     return _cmp_prefix(d, t, w, n)
 
 
-cdef inline int32_t _first_from(const Data* d, int32_t a, int32_t b, const char* w, int n,
-                                bint past) noexcept nogil:
-    """The first token id in [a, b) not below w[:n] (past: not below nor starting with it)."""
+cdef inline int32_t _first_from_key(const Data* d, int32_t a, int32_t b, const char* w, int n,
+                                    uint64_t wk, uint64_t mask, bint past) noexcept nogil:
+    """`_first_from` with the word's key and mask given."""
     cdef int32_t mid
-    cdef uint64_t wk = _word_key(w, n), mask = _key_mask(n)
     while a < b:
         mid = (a + b) >> 1
         if _cmp_key(d, mid, wk, mask, w, n) < past:
@@ -229,6 +228,12 @@ cdef inline int32_t _first_from(const Data* d, int32_t a, int32_t b, const char*
         else:
             b = mid
     return a
+
+
+cdef inline int32_t _first_from(const Data* d, int32_t a, int32_t b, const char* w, int n,
+                                bint past) noexcept nogil:
+    """The first token id in [a, b) not below w[:n] (past: not below nor starting with it)."""
+    return _first_from_key(d, a, b, w, n, _word_key(w, n), _key_mask(n), past)
 
 
 cdef uint64_t* _tok_keys(const Data* d) noexcept nogil:
@@ -245,8 +250,9 @@ cdef uint64_t* _tok_keys(const Data* d) noexcept nogil:
 cdef inline void _range_within(const Data* d, int32_t a, int32_t b, const char* w, int n,
                                int32_t* lo, int32_t* hi) noexcept nogil:
     """Token ids [lo, hi) within [a, b) whose text starts with w (every such id lies there)."""
-    lo[0] = _first_from(d, a, b, w, n, False)
-    hi[0] = _first_from(d, lo[0], b, w, n, True)
+    cdef uint64_t wk = _word_key(w, n), mask = _key_mask(n)
+    lo[0] = _first_from_key(d, a, b, w, n, wk, mask, False)
+    hi[0] = _first_from_key(d, lo[0], b, w, n, wk, mask, True)
 
 
 cdef inline int _lower_bound(const int32_t* arr, int lo, int hi, int32_t x) noexcept nogil:

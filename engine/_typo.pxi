@@ -266,6 +266,8 @@ cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, 
     holds every token that could."""
     cdef int32_t b = hi0
     cdef int32_t lo, hi, ba, bb
+    # PERF: the word's key decides most comparisons without reading a token's text
+    cdef uint64_t wk = _word_key(v, m), mask = _key_mask(m)
     # PERF: the tokens that start with v's first three (or two) characters are one known block
     if _block(d, v, m, &ba, &bb):
         if ba > a:
@@ -274,10 +276,11 @@ cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, 
             b = bb
             hi0 = b
     # the first token not below v; PERF: when it does not start with v, none does
-    lo = _first_from(d, a, b, v, m, False)
-    if lo >= hi0 or _cmp_prefix(d, lo, v, m) != 0:
+    lo = _first_from_key(d, a, b, v, m, wk, mask, False)
+    if lo >= hi0 or _cmp_key(d, lo, wk, mask, v, m) != 0:
         return
-    hi = _first_from(d, lo, hi0 if hi0 - lo <= PREFIX_SLIP_MAX + 1 else lo + PREFIX_SLIP_MAX + 1, v, m, True)
+    hi = _first_from_key(d, lo, hi0 if hi0 - lo <= PREFIX_SLIP_MAX + 1 else lo + PREFIX_SLIP_MAX + 1,
+                         v, m, wk, mask, True)
     _slip_emit(s, ti, lo, hi - lo)
 
 
@@ -465,7 +468,7 @@ cdef inline void _push_typo(const Data* d, Word* w, int32_t tid, float base) noe
     w.typo[w.nr] = 1
     w.nr += 1
     w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
-    w.tbits |= (<uint64_t>1) << _xsig_bit(<const char*>(d.v_blob + d.v_off[tid]), _tok_len(d, tid))
+    w.tbits_nr = -1
 
 
 # PERF: the slips of a word are looked up once per query (issue 11). A word repeated
@@ -693,7 +696,7 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
         w.cost -= d.v_post_start[w.hi[i]] - d.v_post_start[w.lo[i]]
     w.nr = w.first_typo
     w.slips = 0
-    w.tbits = 0
+    w.tbits_nr = -1
     ts = <TypoSet*>malloc(sizeof(TypoSet))
     if ts == NULL:
         return 1
