@@ -145,6 +145,8 @@ cdef struct Data:
     const uint32_t* sp_first
     const uint32_t* v_post_num    # per posting: the group's highest house number (at least) << 15
     const uint32_t* sp_num        # | its lowest (at most): build.py `_number_ranges`
+    const uint32_t* v_post_sfx    # per posting: the first letters of its addresses' letters and
+    const uint32_t* sp_sfx        # additions (bit as _first_bit): build.py `_suffix_starts`
     const uint8_t* sa_blob        # one-word queries with stored answers, sorted
     const int64_t* sa_off
     const int32_t* sa_start       # answers of query k at limit L: sa_addr[sa_start[k*10+L-1]:..]
@@ -307,6 +309,10 @@ cdef struct Search:
     uint32_t need1      # first-letter bits the one-letter words among them need
     int nslipped        # ... of them, those that match only through typo tokens (slips mode,
     uint64_t slipped[MAXT]  # no token starts them): a group holds one of each one's tokens
+    int sfx_bit         # the first typed letter/addition part starts with this (_first_bit;
+                        # -1: no such part, or no number to fit it to) ...
+    int sfx_word        # ... or may be a word of the group starting so (-1: not: glued to
+                        # the number); _scan.pxi `_may_fit`
     int slip_n[MAXT]    # per token: the tokens its word starts with one slip undone
     int32_t slip_tid[MAXT][MAXSLIP]  # (the first MAXSLIP of them; -1: not looked for yet)
     int split_pc        # the postcode was read from two tokens ("5202 de"), or the words

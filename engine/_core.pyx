@@ -22,7 +22,8 @@ AddressIndex.open maps them, `Index.__init__` points `Data` (_core.pxd) at them)
   scan needs without touching the group: `v_post_sig` (a bit per first two letters of each of
   the group's tokens), `v_post_prior`, `v_post_meta` (the least the group costs through this
   token: BITS META_*), `v_post_xsig` (a bit per whole token), `v_post_first` (first letters),
-  `v_post_num` (the group's highest and lowest house number, BITS NUM_*).
+  `v_post_num` (the group's highest and lowest house number, BITS NUM_*), `v_post_sfx` (the
+  first letters of the letters and additions of its addresses).
 * Short prefixes `sp_*`: for each prefix of at most 12 letters with more postings than
   SCAN_ALONE, its best groups in order of prior minus the prefix's penalty, each with the same
   side data as a posting and the length of the group's token it matched (`sp_toklen`).
@@ -174,7 +175,7 @@ ARRAYS = {
     "sp_sig": np.uint64, "sp_prior": np.float32, "sp_toklen": np.uint8, "g_tokrec": np.uint64,
     "v_post_meta": np.uint8, "v_post_xsig": np.uint64, "sp_meta": np.uint8, "sp_xsig": np.uint64,
     "addl_blob": np.uint8, "addl_off": np.int64, "v_post_first": np.uint32, "sp_first": np.uint32,
-    "v_post_num": np.uint32, "sp_num": np.uint32,
+    "v_post_num": np.uint32, "sp_num": np.uint32, "v_post_sfx": np.uint32, "sp_sfx": np.uint32,
     "sa_blob": np.uint8, "sa_off": np.int64, "sa_start": np.int32, "sa_addr": np.int32,
 }
 
@@ -344,6 +345,8 @@ cdef class Index:
         d.sp_first = <const uint32_t*>_ptr(arrays, "sp_first")
         d.v_post_num = <const uint32_t*>_ptr(arrays, "v_post_num")
         d.sp_num = <const uint32_t*>_ptr(arrays, "sp_num")
+        d.v_post_sfx = <const uint32_t*>_ptr(arrays, "v_post_sfx")
+        d.sp_sfx = <const uint32_t*>_ptr(arrays, "sp_sfx")
         d.sa_blob = <const uint8_t*>_ptr(arrays, "sa_blob")
         d.sa_off = <const int64_t*>_ptr(arrays, "sa_off")
         d.sa_start = <const int32_t*>_ptr(arrays, "sa_start")
@@ -357,10 +360,11 @@ cdef class Index:
         d.addl_blob = <const uint8_t*>_ptr(arrays, "addl_blob")
         d.addl_off = <const int64_t*>_ptr(arrays, "addl_off")
         d.n_addl = len(arrays["addl_off"]) - 1
-        for name in ("v_post_sig", "v_post_prior", "v_post_meta", "v_post_xsig", "v_post_first", "v_post_num"):
+        for name in ("v_post_sig", "v_post_prior", "v_post_meta", "v_post_xsig", "v_post_first", "v_post_num",
+                     "v_post_sfx"):
             if len(arrays[name]) != len(arrays["v_post"]):
                 raise ValueError("posting signatures, priors or bounds do not match the postings")
-        for name in ("sp_sig", "sp_prior", "sp_toklen", "sp_meta", "sp_xsig", "sp_first", "sp_num"):
+        for name in ("sp_sig", "sp_prior", "sp_toklen", "sp_meta", "sp_xsig", "sp_first", "sp_num", "sp_sfx"):
             if len(arrays[name]) != len(arrays["sp_group"]):
                 raise ValueError("short-prefix lists do not match their tables")
         d.n_addr = len(arrays["a_number"])

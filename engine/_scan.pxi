@@ -59,7 +59,47 @@ cdef inline bint _charge_group(Search* s) noexcept nogil:
     return True
 
 
-cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g, uint32_t numbers) noexcept nogil:
+# PERF: garbage with a letter or addition ("oe2 8r", "I1b", "emmeloord 11 3612 3612") matched
+# the words of a thousand groups a reading, to find in none an address with that number and
+# suffix: the scan's work budget ran out on them, at a cache miss or two a group. Beside each
+# posting are the first letters of its group's letters and additions (v_post_sfx): the first
+# typed part must start one of them, or be a word of the group (a first letter of its tokens,
+# v_post_first) when it is not glued to the number.
+cdef inline bint _may_fit(const Search* s, const Interp* it, uint32_t numbers, uint32_t sfx,
+                          uint32_t first) noexcept nogil:
+    """False when `_addresses` finds nothing in a group for the typed number and parts, by what
+    is stored beside its posting (`_may_hold`, then the first part as `_suffix_pen` reads it:
+    a letter, the start of an addition, or a word of the group; a necessary condition)."""
+    if not _may_hold(s, it, numbers):
+        return False
+    if s.sfx_bit < 0 or (sfx >> s.sfx_bit) & 1:
+        return True
+    return s.sfx_word >= 0 and (first >> s.sfx_word) & 1
+
+
+cdef void _fit_part(Search* s, const Interp* it) noexcept nogil:
+    """Set what the first typed part needs of a group (s.sfx_bit, s.sfx_word: `_may_fit`)."""
+    cdef int ti
+    cdef char c
+    s.sfx_bit = -1
+    s.sfx_word = -1
+    # parts are fitted to the exact number only (nearest numbers leave them out)
+    if it.nparts == 0 or it.number < 0 or s.near_number:
+        return
+    ti = it.part_tok[0]
+    c = s.q[s.tok[ti].start + it.part_off[0]]
+    if it.part_off[0] == 0:
+        # a part that is a whole token may be a word of the group (_suffix_pen), through its
+        # prefix ranges (its first letter) ... or its ij range ("i" may start "y...") or slips,
+        # whose first letters may be any: then no filter
+        if (c == 105 and s.tok[ti].len == 1) or (s.typo_mode and s.word[ti].nr > s.word[ti].first_typo):
+            return
+        s.sfx_word = _first_bit(c)
+    s.sfx_bit = _first_bit(c)
+
+
+cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g, uint32_t numbers,
+                          uint32_t sfx, uint32_t first) noexcept nogil:
     cdef float text_pen, score
     cdef int loc, n
     cdef int pos[1]
@@ -70,7 +110,7 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g, uint32_t 
     if s.province >= 0 and d.g_province[g] != s.province:
         return
     # PERF: before its words are matched (it still counts as scored: the budgets run as before)
-    if not _may_hold(s, it, numbers):
+    if not _may_fit(s, it, numbers, sfx, first):
         return
     if not _group_text(d, s, it, g, &text_pen, &loc):
         return
@@ -99,22 +139,28 @@ cdef inline void _fetch_group_rows(const Data* d, int32_t g) noexcept nogil:
     _prefetch(&d.a_number[(d.g_start[g] + d.g_start[g + 1]) >> 1])
 
 
+cdef inline bint _worth_fetching(const Search* s, const Interp* it, const uint64_t* sig,
+                                 const uint32_t* nums, const uint32_t* sfx, const uint32_t* first,
+                                 int q, uint64_t need) noexcept nogil:
+    return (sig[q] & need) == need and _may_fit(s, it, nums[q], sfx[q], first[q])
+
+
 cdef inline void _fetch_ahead(const Data* d, const Search* s, const Interp* it, const uint64_t* sig,
-                              const int32_t* group, const uint32_t* nums, int p, int start, int pe,
-                              uint64_t need) noexcept nogil:
-    """Before entry p of a walk [start, pe) over (sig, group, nums) is checked: fetch the groups
-    of the entries GROUP_AHEAD and GROUP_AHEAD / 2 further on that pass the signature and may hold
-    the typed number (at its start, the bounds of the first GROUP_AHEAD too)."""
+                              const int32_t* group, const uint32_t* nums, const uint32_t* sfx,
+                              const uint32_t* first, int p, int start, int pe, uint64_t need) noexcept nogil:
+    """Before entry p of a walk [start, pe) over (sig, group, nums, sfx, first) is checked: fetch
+    the groups of the entries GROUP_AHEAD and GROUP_AHEAD / 2 further on that pass the signature
+    and may fit the typed number (at its start, the bounds of the first GROUP_AHEAD too)."""
     cdef int q
     if p == start:
         for q in range(p, pe if pe - p < GROUP_AHEAD else p + GROUP_AHEAD):
-            if (sig[q] & need) == need and _may_hold(s, it, nums[q]):
+            if _worth_fetching(s, it, sig, nums, sfx, first, q, need):
                 _fetch_group(d, group[q])
     q = p + GROUP_AHEAD
-    if q < pe and (sig[q] & need) == need and _may_hold(s, it, nums[q]):
+    if q < pe and _worth_fetching(s, it, sig, nums, sfx, first, q, need):
         _fetch_group(d, group[q])
     q = p + GROUP_AHEAD // 2
-    if q < pe and (sig[q] & need) == need and _may_hold(s, it, nums[q]):
+    if q < pe and _worth_fetching(s, it, sig, nums, sfx, first, q, need):
         _fetch_group_rows(d, group[q])
 
 
@@ -125,14 +171,15 @@ cdef inline void _walk_postings(const Data* d, Search* s, int ii, int p, int pe,
     lacks a bit of `need` or that their own stored bounds put out of reach."""
     cdef int start = p
     while p < pe:
-        _fetch_ahead(d, s, &s.interp[ii], d.v_post_sig, d.v_post, d.v_post_num, p, start, pe, need)
+        _fetch_ahead(d, s, &s.interp[ii], d.v_post_sig, d.v_post, d.v_post_num, d.v_post_sfx,
+                     d.v_post_first, p, start, pe, need)
         # PERF: the signature rejects most groups without touching them
         if (d.v_post_sig[p] & need) == need:
             if _beyond_reach(s, d.v_post_prior[p]):
                 break
             if not _out_of_reach(d, s, d.v_post[p], d.v_post_prior[p], d.v_post_meta[p],
                                  d.v_post_xsig[p], d.v_post_first[p]):
-                _consider_group(d, s, ii, d.v_post[p], d.v_post_num[p])
+                _consider_group(d, s, ii, d.v_post[p], d.v_post_num[p], d.v_post_sfx[p], d.v_post_first[p])
         p += 1
 
 
@@ -154,7 +201,8 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
     # each entry is checked on its own, from data stored beside it
     pe = d.sp_start[a + 1]
     for p in range(d.sp_start[a], pe):
-        _fetch_ahead(d, s, &s.interp[ii], d.sp_sig, d.sp_group, d.sp_num, p, d.sp_start[a], pe, need)
+        _fetch_ahead(d, s, &s.interp[ii], d.sp_sig, d.sp_group, d.sp_num, d.sp_sfx, d.sp_first, p,
+                     d.sp_start[a], pe, need)
         if (d.sp_sig[p] & need) != need:
             continue
         if d.sp_toklen[p] == t.len:
@@ -163,7 +211,7 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
             s.tok_pen = PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>t.len) / d.sp_toklen[p])
         if _out_of_reach(d, s, d.sp_group[p], d.sp_prior[p], d.sp_meta[p], d.sp_xsig[p], d.sp_first[p]):
             continue
-        _consider_group(d, s, ii, d.sp_group[p], d.sp_num[p])
+        _consider_group(d, s, ii, d.sp_group[p], d.sp_num[p], d.sp_sfx[p], d.sp_first[p])
     return True
 
 
@@ -247,6 +295,7 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
     s.nx = 0
     s.need1 = 0
     s.nslipped = 0
+    _fit_part(s, it)
     for wi in range(it.nwords):
         t = it.words[wi]
         # PERF: a word with slips that starts no token (`kegrkstiaat`) has no signature bit

@@ -264,6 +264,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     v_post_first = g_first[v_post]
     g_num = _number_ranges(a_number, g_start)
     v_post_num = g_num[v_post]
+    g_sfx = _suffix_starts(a_letter, a_addition, table.additions, g_start)
+    v_post_sfx = g_sfx[v_post]
 
     # short prefixes ("s", "ke"): their best groups, precomputed, so that the first keystrokes
     # cost no more than a long word
@@ -272,6 +274,7 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     sp_xsig = g_xsig[sp_group]
     sp_first = g_first[sp_group]
     sp_num = g_num[sp_group]
+    sp_sfx = g_sfx[sp_group]
 
     # typo table: hashes of each token with up to 1 (2 for long tokens) letters deleted, with
     # the token, in one open-addressing table (a probe reads one run of slots)
@@ -311,6 +314,7 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "sp_sig": sp_sig, "sp_prior": sp_prior, "sp_toklen": sp_toklen,
         "v_post_meta": v_post_meta, "v_post_xsig": v_post_xsig, "sp_meta": sp_meta, "sp_xsig": sp_xsig,
         "v_post_first": v_post_first, "sp_first": sp_first, "v_post_num": v_post_num, "sp_num": sp_num,
+        "v_post_sfx": v_post_sfx, "sp_sfx": sp_sfx,
         "sp_blob": sp_blob, "sp_off": sp_off, "sp_start": sp_start, "sp_group": sp_group,
         "pc_code": pc_code.astype(np.int32), "pc_start": pc_start, "pc_addr": pc_order,
         "add_blob": add_blob, "add_off": add_off, "addl_blob": addl_blob, "addl_off": addl_off,
@@ -482,6 +486,21 @@ def _number_ranges(a_number: np.ndarray, g_start: np.ndarray) -> np.ndarray:
     top = np.minimum(a_number[g_start[1:] - 1], high_max).astype(np.uint32)
     bottom = np.minimum(a_number[g_start[:-1]], (1 << low_bits) - 1).astype(np.uint32)
     return (top << np.uint32(low_bits)) | bottom
+
+
+def _suffix_starts(a_letter, a_addition, additions, g_start) -> np.ndarray:
+    """Per group, bit i set when one of its addresses has the letter i (a = 0) or an addition
+    starting with it (case-insensitive), bit 26 when one has an addition starting with a digit
+    (the bits of `_core.first_bit`): a typed part that is neither a word of the group nor the
+    start of one of these cannot fit any of its addresses (_scan.pxi `_may_fit`)."""
+    first = np.array([_core.first_bit(a[:1].lower()) if a[:1].isascii() and a[:1].isalnum() else 32
+                      for a in additions], dtype=np.uint32)
+    letter = np.array([_core.first_bit(chr(c).lower()) if 65 <= c <= 90 or 97 <= c <= 122 else 32
+                       for c in range(256)], dtype=np.uint32)
+    bits = np.zeros(len(a_letter), dtype=np.uint32)
+    for b in (letter[a_letter], first[a_addition]):
+        bits |= np.where(b < 32, np.left_shift(np.uint32(1), np.minimum(b, 31)), 0).astype(np.uint32)
+    return np.bitwise_or.reduceat(bits, g_start[:-1]).astype(np.uint32)
 
 
 def _first_letters(words, g_tok, g_tok_start):

@@ -1,6 +1,7 @@
-"""Beside each posting, its group's house number range (build.py `_number_ranges`): the scan
-leaves a group that cannot hold the typed number without touching it, so the range must hold
-every number of the group (a cap may only widen it)."""
+"""Beside each posting, its group's house number range (build.py `_number_ranges`) and the
+starts of its letters and additions (`_suffix_starts`): the scan leaves a group that cannot
+hold the typed number and parts without touching it, so the range must hold every number of
+the group (a cap may only widen it), and the starts every letter and addition."""
 
 from __future__ import annotations
 
@@ -36,3 +37,30 @@ def test_a_range_that_does_not_fit_the_postings_does_not_open(sample_index):
     for name in ("v_post_num", "sp_num"):
         with pytest.raises(ValueError, match="do not match"):
             _core.Index({**arrays, name: np.ascontiguousarray(arrays[name][1:])})
+
+
+def test_each_posting_carries_the_starts_of_its_groups_letters_and_additions(sample_index):
+    """`v_post_sfx`: bit i when an address of the group has the letter i (a = 0) or an
+    addition starting with it, bit 26 when an addition starts with a digit: exactly these."""
+    a = sample_index.arrays
+    g_start, letter, addition = a["g_start"], a["a_letter"], a["a_addition"]
+    add_blob, add_off = a["add_blob"], a["add_off"]
+
+    def starts(g: int) -> int:
+        bits = 0
+        for r in range(g_start[g], g_start[g + 1]):
+            if letter[r]:
+                bits |= 1 << (ord(chr(letter[r]).lower()) - 97)
+            text = bytes(add_blob[add_off[addition[r]]:add_off[addition[r] + 1]]).decode()
+            if text and text[0].isascii() and text[0].isalpha():
+                bits |= 1 << (ord(text[0].lower()) - 97)
+            elif text and text[0].isdigit():
+                bits |= 1 << 26
+        return bits
+
+    groups = sorted(set(a["v_post"][::40].tolist()) | set(a["sp_group"][::40].tolist()))
+    want = {g: starts(g) for g in groups}
+    assert any(want.values()) and not all(want.values())
+    for name, gname in (("v_post_sfx", "v_post"), ("sp_sfx", "sp_group")):
+        for p in range(0, len(a[gname]), 40):
+            assert int(a[name][p]) == want[int(a[gname][p])], (name, p)
