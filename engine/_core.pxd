@@ -309,6 +309,7 @@ cdef struct Search:
     uint32_t need1      # first-letter bits the one-letter words among them need
     int nslipped        # ... of them, those that match only through typo tokens (slips mode,
     uint64_t slipped[MAXT]  # no token starts them): a group holds one of each one's tokens
+    uint32_t need_first  # first-letter bits all of them need (_scan.pxi `_may_fit`)
     int sfx_bit         # the first typed letter/addition part starts with this (_first_bit;
                         # -1: no such part, or no number to fit it to) ...
     int sfx_word        # ... or may be a word of the group starting so (-1: not: glued to
