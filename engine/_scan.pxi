@@ -18,7 +18,7 @@ cdef inline bint _out_of_reach(const Data* d, Search* s, int32_t g, float prior,
     other words that are whole tokens somewhere but not in this group (those cost a prefix).
     With a focus point, the group's own distance term (two reads beside the group's prior).
     Also when a word with slips and no start of its own has none of its tokens here."""
-    cdef float extra = 0
+    cdef float extra = 0, bound
     cdef int unc = meta & META_UNCOVERED, glued = (meta & META_GLUED) != 0, k = s.others, lb, i
     if (first & s.need1) != s.need1:
         return True       # a one-letter word that no token of the group starts with
@@ -34,17 +34,26 @@ cdef inline bint _out_of_reach(const Data* d, Search* s, int32_t g, float prior,
         if not (xsig >> s.xbit[i]) & 1:
             extra += PREFIX_PEN if PREFIX_PEN < TYPO_PEN else TYPO_PEN
     if s.has_focus:
-        if _prior(d, s, g, 0) + FOCUS_EPS - s.min_pen - s.tok_pen - extra < s.floor:
-            return True
-    # matched through a place token, the place was typed: the prior counts LOCALITY_PRIOR
-    elif prior * (LOCALITY_PRIOR if meta & META_PLACE else PRIOR_WEIGHT_MAX) - s.min_pen - s.tok_pen - extra < s.floor:
+        bound = _prior(d, s, g, 0) + FOCUS_EPS - s.min_pen - s.tok_pen - extra
+    else:
+        # matched through a place token, the place was typed: the prior counts LOCALITY_PRIOR
+        bound = prior * (LOCALITY_PRIOR if meta & META_PLACE else PRIOR_WEIGHT_MAX) - s.min_pen - s.tok_pen - extra
+    if bound < s.floor:
         return True
+    # what follows would have been scored, and failed: it counts as scored, so that the budgets
+    # run out where they did
     for i in range(s.nslipped):
         if not (xsig & s.slipped[i]):
-            # it would have been scored, and failed: it counts as scored, so that the budgets
-            # run out where they did
             _charge_group(s)
             return True
+    # PERF: a capped walk of a very short word's tokens bounds with no penalty for the word (the
+    # group's best token may be one the cap cut); but without the whole word among its tokens
+    # (its whole-token bit) the word costs at least a prefix or a slip in the group ("i 1": six
+    # hundred groups of streets starting with i or y were scored, none of them near the pool)
+    if s.cap_xbit != -2 and (s.cap_xbit < 0 or not (xsig >> s.cap_xbit) & 1) \
+            and bound - (PREFIX_PEN if PREFIX_PEN < TYPO_PEN else TYPO_PEN) < s.floor:
+        _charge_group(s)
+        return True
     return False
 
 
@@ -297,6 +306,7 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
     s.need1 = 0
     s.need_first = 0
     s.nslipped = 0
+    s.cap_xbit = -2
     _fit_part(s, it)
     for wi in range(it.nwords):
         t = it.words[wi]
@@ -346,14 +356,17 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
             if cap < TOKEN_CAP_MIN:
                 cap = TOKEN_CAP_MIN
             # NOTE: a group's best token may be one whose postings the cap cut, so the bound
-            # here cannot count on this token's penalty
+            # here cannot count on this token's penalty (only on the whole word's: cap_xbit)
             s.tok_pen = 0
+            s.cap_xbit = _xsig_bit(s.q + s.tok[best].start, s.tok[best].len) if w.exact >= 0 else -1
             for t in range(w.lo[r], w.hi[r]):
                 p = d.v_post_start[t]
                 pe = d.v_post_start[t + 1]
                 if t != w.exact and pe - p > cap:
                     pe = p + cap
                 if _spent(s):
+                    s.cap_xbit = -2
                     return
                 s.work += pe - p
                 _walk_postings(d, s, ii, p, pe, need)
+            s.cap_xbit = -2
