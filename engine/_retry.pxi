@@ -53,6 +53,8 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     cdef int whole[MAXT]
     cdef int loose[MAXT]
     cdef char clean[QBUF]
+    cdef Tok whole_toks[MAXT]
+    cdef int ntyped
     s.max_pass = 4
     s.near_number = 0
     s.province = -1
@@ -113,6 +115,8 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
             # the query found nothing ("wirle de zwijgerlaan 5 cast": a slip in willem, whose
             # start, undone, too many words share to list)
             loose[i] = s.tok[i].digits == 0 and s.word[i].first_typo == 0
+        memcpy(whole_toks, s.tok, sizeof(Tok) * s.ntok)
+        ntyped = s.ntok
         # PERF: a respaced reading is read as typed only; a retry without some words looks
         # for one slip only in words that match nothing as typed
         s.max_pass = 1
@@ -126,6 +130,16 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         if s.ncand == 0 and s.ntok > 1 and not dead:
             s.stage = ST_DROPPED
             _drop_retry(d, s, nothing, loose, whole)
+        if s.ncand == 0 and s.ntok > 1 and not dead and _without_repeats(s):
+            # a word typed again ("damrak 1, amsterdam, amsterdam": a place line pasted twice,
+            # "amsterdam damrak 1 amsterdam"): read once, the first time it was typed. After
+            # the retries above, which leave out what a repeat may be right beside ("de pol
+            # 24b de pol" is De Pol 24 in De Pol, a street of its place's name), and before
+            # the nearest numbers and slips in whole words
+            s.stage = ST_DROPPED
+            _read(d, s)
+            memcpy(s.tok, whole_toks, sizeof(Tok) * ntyped)
+            s.ntok = ntyped
         if s.ncand == 0 and s.ntok > 1 and not dead:
             # "oudegracht 98 utrecht": the street is there, the number not (or not yet in the
             # register): its nearest numbers, read as typed or with one slip in a word that
@@ -584,6 +598,28 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
     s.qlen = r.olen
     memcpy(s.tok, r.tok, sizeof(Tok) * r.n)
     s.ntok = r.n
+
+
+cdef bint _without_repeats(Search* s) noexcept nogil:
+    """Leave out of s.tok each word (no digits) typed again after its first time; whether one
+    was."""
+    cdef int i, j, k = 0
+    cdef bint again
+    for i in range(s.ntok):
+        again = False
+        if s.tok[i].digits == 0:
+            for j in range(k):
+                if (s.tok[j].digits == 0 and s.tok[j].len == s.tok[i].len
+                        and memcmp(s.q + s.tok[j].start, s.q + s.tok[i].start, s.tok[i].len) == 0):
+                    again = True
+                    break
+        if not again:
+            s.tok[k] = s.tok[i]
+            k += 1
+    if k == s.ntok:
+        return False
+    s.ntok = k
+    return True
 
 
 cdef bint _street_form(const char* w, int n) noexcept nogil:

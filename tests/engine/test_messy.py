@@ -79,6 +79,22 @@ def test_a_wrong_street_in_a_noisy_query_finds_nothing(sample_index):
     assert lines(sample_index, "Zorplimstraat 12, Groningen, Netherlands") == []
 
 
+@pytest.mark.parametrize(("q", "want"), [
+    ("Herestraat 12, Groningen, Groningen", HERESTRAAT_12),       # a place line pasted twice
+    ("Groningen, Herestraat 12, Groningen", HERESTRAAT_12),
+    ("herestraat herestraat 12 groningen", HERESTRAAT_12),
+    ("Vrijthof 1 Maastricht Maastricht", "Vrijthof 1, 6211 LC Maastricht"),
+    ("Maastricht Vrijthof 1 Maastricht", "Vrijthof 1, 6211 LC Maastricht"),
+    ("Lange Voorhout 1 Den Haag Den Haag", "Lange Voorhout 1, 2514 EA 's-Gravenhage"),
+])
+def test_a_word_typed_twice_is_read_once(sample_index, q, want):
+    assert lines(sample_index, q)[0] == want
+
+
+def test_a_street_typed_twice_that_does_not_exist_finds_nothing(sample_index):
+    assert lines(sample_index, "Zorplimstraat Zorplimstraat 12, Groningen") == []
+
+
 @pytest.mark.parametrize("q", ["Herestraat 12 zzzzzz Groningen", "zzzz Herestraat 12 Groningen"])
 def test_a_stray_word_beside_the_street_is_still_left_out(sample_index, q):
     assert lines(sample_index, q)[0] == HERESTRAAT_12
