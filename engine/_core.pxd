@@ -78,6 +78,7 @@ cdef enum:
     META_PLACE = 0xA0        # a locality or a municipality
     NUM_LOW_BITS = 15        # v_post_num: the lowest house number in the low bits (capped) ...
     NUM_HIGH_MAX = 131071    # ... the highest above them (capped here: 17 bits)
+    PC_DIGIT_BITS = 14       # v_post_pcr: the highest four postcode digits in the low bits
 
 
 cdef struct TokRec:
@@ -147,6 +148,8 @@ cdef struct Data:
     const uint32_t* sp_num        # | its lowest (at most): build.py `_number_ranges`
     const uint32_t* v_post_sfx    # per posting: the first letters of its addresses' letters and
     const uint32_t* sp_sfx        # additions (bit as _first_bit): build.py `_suffix_starts`
+    const uint32_t* v_post_pcr    # per posting: the lowest four postcode digits of its group's
+    const uint32_t* sp_pcr        # addresses << 14 | the highest: build.py `_postcode_ranges`
     const uint8_t* sa_blob        # one-word queries with stored answers, sorted
     const int64_t* sa_off
     const int32_t* sa_start       # answers of query k at limit L: sa_addr[sa_start[k*10+L-1]:..]

@@ -23,7 +23,8 @@ AddressIndex.open maps them, `Index.__init__` points `Data` (_core.pxd) at them)
   the group's tokens), `v_post_prior`, `v_post_meta` (the least the group costs through this
   token: BITS META_*), `v_post_xsig` (a bit per whole token), `v_post_first` (first letters),
   `v_post_num` (the group's highest and lowest house number, BITS NUM_*), `v_post_sfx` (the
-  first letters of the letters and additions of its addresses).
+  first letters of the letters and additions of its addresses), `v_post_pcr` (the lowest and
+  highest four digits of their postcodes, BITS PC_DIGIT_BITS).
 * Short prefixes `sp_*`: for each prefix of at most 12 letters with more postings than
   SCAN_ALONE, its best groups in order of prior minus the prefix's penalty, each with the same
   side data as a posting and the length of the group's token it matched (`sp_toklen`).
@@ -144,7 +145,7 @@ BITS = {"K_STREET": K_STREET, "K_LOCALITY": K_LOCALITY, "K_MUNICIPALITY": K_MUNI
         "K_ALIAS": K_ALIAS, "K_KIND": K_KIND, "META_UNCOVERED": META_UNCOVERED,
         "META_GLUED": META_GLUED, "META_LOCALITY": META_LOCALITY, "META_ALIAS": META_ALIAS,
         "META_MUNICIPALITY": META_MUNICIPALITY, "META_PLACE": META_PLACE,
-        "NUM_LOW_BITS": NUM_LOW_BITS, "NUM_HIGH_MAX": NUM_HIGH_MAX}
+        "NUM_LOW_BITS": NUM_LOW_BITS, "NUM_HIGH_MAX": NUM_HIGH_MAX, "PC_DIGIT_BITS": PC_DIGIT_BITS}
 
 
 class QueryError(ValueError):
@@ -176,6 +177,7 @@ ARRAYS = {
     "v_post_meta": np.uint8, "v_post_xsig": np.uint64, "sp_meta": np.uint8, "sp_xsig": np.uint64,
     "addl_blob": np.uint8, "addl_off": np.int64, "v_post_first": np.uint32, "sp_first": np.uint32,
     "v_post_num": np.uint32, "sp_num": np.uint32, "v_post_sfx": np.uint32, "sp_sfx": np.uint32,
+    "v_post_pcr": np.uint32, "sp_pcr": np.uint32,
     "sa_blob": np.uint8, "sa_off": np.int64, "sa_start": np.int32, "sa_addr": np.int32,
 }
 
@@ -347,6 +349,8 @@ cdef class Index:
         d.sp_num = <const uint32_t*>_ptr(arrays, "sp_num")
         d.v_post_sfx = <const uint32_t*>_ptr(arrays, "v_post_sfx")
         d.sp_sfx = <const uint32_t*>_ptr(arrays, "sp_sfx")
+        d.v_post_pcr = <const uint32_t*>_ptr(arrays, "v_post_pcr")
+        d.sp_pcr = <const uint32_t*>_ptr(arrays, "sp_pcr")
         d.sa_blob = <const uint8_t*>_ptr(arrays, "sa_blob")
         d.sa_off = <const int64_t*>_ptr(arrays, "sa_off")
         d.sa_start = <const int32_t*>_ptr(arrays, "sa_start")
@@ -361,10 +365,10 @@ cdef class Index:
         d.addl_off = <const int64_t*>_ptr(arrays, "addl_off")
         d.n_addl = len(arrays["addl_off"]) - 1
         for name in ("v_post_sig", "v_post_prior", "v_post_meta", "v_post_xsig", "v_post_first", "v_post_num",
-                     "v_post_sfx"):
+                     "v_post_sfx", "v_post_pcr"):
             if len(arrays[name]) != len(arrays["v_post"]):
                 raise ValueError("posting signatures, priors or bounds do not match the postings")
-        for name in ("sp_sig", "sp_prior", "sp_toklen", "sp_meta", "sp_xsig", "sp_first", "sp_num", "sp_sfx"):
+        for name in ("sp_sig", "sp_prior", "sp_toklen", "sp_meta", "sp_xsig", "sp_first", "sp_num", "sp_sfx", "sp_pcr"):
             if len(arrays[name]) != len(arrays["sp_group"]):
                 raise ValueError("short-prefix lists do not match their tables")
         d.n_addr = len(arrays["a_number"])

@@ -75,12 +75,17 @@ cdef inline bint _charge_group(Search* s) noexcept nogil:
 # typed part must start one of them, or be a word of the group (a first letter of its tokens,
 # v_post_first) when it is not glued to the number.
 cdef inline bint _may_fit(const Search* s, const Interp* it, uint32_t numbers, uint32_t sfx,
-                          uint32_t first) noexcept nogil:
-    """False when `_addresses` finds nothing in a group for the typed number and parts, or
-    `_group_text` no token for a word, by what is stored beside its posting (`_may_hold`; the
-    first letters of the words; the first part as `_suffix_pen` reads it: a letter, the start
-    of an addition, or a word of the group; a necessary condition)."""
+                          uint32_t first, uint32_t pcr) noexcept nogil:
+    """False when `_addresses` finds nothing in a group for the typed number, parts and postcode
+    being typed, or `_group_text` no token for a word, by what is stored beside its posting
+    (`_may_hold`; the first letters of the words; the group's postcode digits against the area
+    typed; the first part as `_suffix_pen` reads it: a letter, the start of an addition, or a
+    word of the group; a necessary condition)."""
     if not _may_hold(s, it, numbers) or (first & s.need_first) != s.need_first:
+        return False
+    # PERF: "sg 21 5163": every group of "sg" with a 21, but none in 5163
+    if it.area_lo >= 0 and (<int>(pcr >> PC_DIGIT_BITS) > it.area_hi // 676
+                            or <int>(pcr & ((1 << PC_DIGIT_BITS) - 1)) < it.area_lo // 676):
         return False
     if s.sfx_bit < 0 or (sfx >> s.sfx_bit) & 1:
         return True
@@ -109,7 +114,7 @@ cdef void _fit_part(Search* s, const Interp* it) noexcept nogil:
 
 
 cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g, uint32_t numbers,
-                          uint32_t sfx, uint32_t first) noexcept nogil:
+                          uint32_t sfx, uint32_t first, uint32_t pcr) noexcept nogil:
     cdef float text_pen, score
     cdef int loc, n
     cdef int pos[1]
@@ -120,7 +125,7 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g, uint32_t 
     if s.province >= 0 and d.g_province[g] != s.province:
         return
     # PERF: before its words are matched (it still counts as scored: the budgets run as before)
-    if not _may_fit(s, it, numbers, sfx, first):
+    if not _may_fit(s, it, numbers, sfx, first, pcr):
         return
     if not _group_text(d, s, it, g, &text_pen, &loc):
         return
@@ -151,26 +156,27 @@ cdef inline void _fetch_group_rows(const Data* d, int32_t g) noexcept nogil:
 
 cdef inline bint _worth_fetching(const Search* s, const Interp* it, const uint64_t* sig,
                                  const uint32_t* nums, const uint32_t* sfx, const uint32_t* first,
-                                 int q, uint64_t need) noexcept nogil:
-    return (sig[q] & need) == need and _may_fit(s, it, nums[q], sfx[q], first[q])
+                                 const uint32_t* pcr, int q, uint64_t need) noexcept nogil:
+    return (sig[q] & need) == need and _may_fit(s, it, nums[q], sfx[q], first[q], pcr[q])
 
 
 cdef inline void _fetch_ahead(const Data* d, const Search* s, const Interp* it, const uint64_t* sig,
                               const int32_t* group, const uint32_t* nums, const uint32_t* sfx,
-                              const uint32_t* first, int p, int start, int pe, uint64_t need) noexcept nogil:
+                              const uint32_t* first, const uint32_t* pcr, int p, int start, int pe,
+                              uint64_t need) noexcept nogil:
     """Before entry p of a walk [start, pe) over (sig, group, nums, sfx, first) is checked: fetch
     the groups of the entries GROUP_AHEAD and GROUP_AHEAD / 2 further on that pass the signature
     and may fit the typed number (at its start, the bounds of the first GROUP_AHEAD too)."""
     cdef int q
     if p == start:
         for q in range(p, pe if pe - p < GROUP_AHEAD else p + GROUP_AHEAD):
-            if _worth_fetching(s, it, sig, nums, sfx, first, q, need):
+            if _worth_fetching(s, it, sig, nums, sfx, first, pcr, q, need):
                 _fetch_group(d, group[q])
     q = p + GROUP_AHEAD
-    if q < pe and _worth_fetching(s, it, sig, nums, sfx, first, q, need):
+    if q < pe and _worth_fetching(s, it, sig, nums, sfx, first, pcr, q, need):
         _fetch_group(d, group[q])
     q = p + GROUP_AHEAD // 2
-    if q < pe and _worth_fetching(s, it, sig, nums, sfx, first, q, need):
+    if q < pe and _worth_fetching(s, it, sig, nums, sfx, first, pcr, q, need):
         _fetch_group_rows(d, group[q])
 
 
@@ -182,14 +188,15 @@ cdef inline void _walk_postings(const Data* d, Search* s, int ii, int p, int pe,
     cdef int start = p
     while p < pe:
         _fetch_ahead(d, s, &s.interp[ii], d.v_post_sig, d.v_post, d.v_post_num, d.v_post_sfx,
-                     d.v_post_first, p, start, pe, need)
+                     d.v_post_first, d.v_post_pcr, p, start, pe, need)
         # PERF: the signature rejects most groups without touching them
         if (d.v_post_sig[p] & need) == need:
             if _beyond_reach(s, d.v_post_prior[p]):
                 break
             if not _out_of_reach(d, s, d.v_post[p], d.v_post_prior[p], d.v_post_meta[p],
                                  d.v_post_xsig[p], d.v_post_first[p]):
-                _consider_group(d, s, ii, d.v_post[p], d.v_post_num[p], d.v_post_sfx[p], d.v_post_first[p])
+                _consider_group(d, s, ii, d.v_post[p], d.v_post_num[p], d.v_post_sfx[p],
+                                d.v_post_first[p], d.v_post_pcr[p])
         p += 1
 
 
@@ -211,8 +218,8 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
     # each entry is checked on its own, from data stored beside it
     pe = d.sp_start[a + 1]
     for p in range(d.sp_start[a], pe):
-        _fetch_ahead(d, s, &s.interp[ii], d.sp_sig, d.sp_group, d.sp_num, d.sp_sfx, d.sp_first, p,
-                     d.sp_start[a], pe, need)
+        _fetch_ahead(d, s, &s.interp[ii], d.sp_sig, d.sp_group, d.sp_num, d.sp_sfx, d.sp_first,
+                     d.sp_pcr, p, d.sp_start[a], pe, need)
         if (d.sp_sig[p] & need) != need:
             continue
         if d.sp_toklen[p] == t.len:
@@ -221,7 +228,7 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
             s.tok_pen = PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>t.len) / d.sp_toklen[p])
         if _out_of_reach(d, s, d.sp_group[p], d.sp_prior[p], d.sp_meta[p], d.sp_xsig[p], d.sp_first[p]):
             continue
-        _consider_group(d, s, ii, d.sp_group[p], d.sp_num[p], d.sp_sfx[p], d.sp_first[p])
+        _consider_group(d, s, ii, d.sp_group[p], d.sp_num[p], d.sp_sfx[p], d.sp_first[p], d.sp_pcr[p])
     return True
 
 

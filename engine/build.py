@@ -266,6 +266,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     v_post_num = g_num[v_post]
     g_sfx = _suffix_starts(a_letter, a_addition, table.additions, g_start)
     v_post_sfx = g_sfx[v_post]
+    g_pcr = _postcode_ranges(a_postcode, g_start)
+    v_post_pcr = g_pcr[v_post]
 
     # short prefixes ("s", "ke"): their best groups, precomputed, so that the first keystrokes
     # cost no more than a long word
@@ -275,6 +277,7 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     sp_first = g_first[sp_group]
     sp_num = g_num[sp_group]
     sp_sfx = g_sfx[sp_group]
+    sp_pcr = g_pcr[sp_group]
 
     # typo table: hashes of each token with up to 1 (2 for long tokens) letters deleted, with
     # the token, in one open-addressing table (a probe reads one run of slots)
@@ -314,7 +317,7 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "sp_sig": sp_sig, "sp_prior": sp_prior, "sp_toklen": sp_toklen,
         "v_post_meta": v_post_meta, "v_post_xsig": v_post_xsig, "sp_meta": sp_meta, "sp_xsig": sp_xsig,
         "v_post_first": v_post_first, "sp_first": sp_first, "v_post_num": v_post_num, "sp_num": sp_num,
-        "v_post_sfx": v_post_sfx, "sp_sfx": sp_sfx,
+        "v_post_sfx": v_post_sfx, "sp_sfx": sp_sfx, "v_post_pcr": v_post_pcr, "sp_pcr": sp_pcr,
         "sp_blob": sp_blob, "sp_off": sp_off, "sp_start": sp_start, "sp_group": sp_group,
         "pc_code": pc_code.astype(np.int32), "pc_start": pc_start, "pc_addr": pc_order,
         "add_blob": add_blob, "add_off": add_off, "addl_blob": addl_blob, "addl_off": addl_off,
@@ -501,6 +504,17 @@ def _suffix_starts(a_letter, a_addition, additions, g_start) -> np.ndarray:
     for b in (letter[a_letter], first[a_addition]):
         bits |= np.where(b < 32, np.left_shift(np.uint32(1), np.minimum(b, 31)), 0).astype(np.uint32)
     return np.bitwise_or.reduceat(bits, g_start[:-1]).astype(np.uint32)
+
+
+def _postcode_ranges(a_postcode, g_start) -> np.ndarray:
+    """Per group, the lowest four digits of its addresses' postcodes above PC_DIGIT_BITS bits of
+    the highest: a query with a postcode being typed after the number ("kerkstraat 12 2011")
+    leaves a group none of whose postcodes can be it without touching it (_scan.pxi
+    `_may_fit`)."""
+    digits = (a_postcode // 676).astype(np.uint32)
+    low = np.minimum.reduceat(digits, g_start[:-1])
+    high = np.maximum.reduceat(digits, g_start[:-1])
+    return ((low << np.uint32(BITS["PC_DIGIT_BITS"])) | high).astype(np.uint32)
 
 
 def _first_letters(words, g_tok, g_tok_start):

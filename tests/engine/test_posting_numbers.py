@@ -1,7 +1,8 @@
-"""Beside each posting, its group's house number range (build.py `_number_ranges`) and the
-starts of its letters and additions (`_suffix_starts`): the scan leaves a group that cannot
-hold the typed number and parts without touching it, so the range must hold every number of
-the group (a cap may only widen it), and the starts every letter and addition."""
+"""Beside each posting, its group's house number range (build.py `_number_ranges`), the starts
+of its letters and additions (`_suffix_starts`) and its range of postcode digits
+(`_postcode_ranges`): the scan leaves a group that cannot hold the typed number, parts or
+postcode being typed without touching it, so the range must hold every number of the group (a
+cap may only widen it), the starts every letter and addition, the digits every postcode."""
 
 from __future__ import annotations
 
@@ -64,3 +65,17 @@ def test_each_posting_carries_the_starts_of_its_groups_letters_and_additions(sam
     for name, gname in (("v_post_sfx", "v_post"), ("sp_sfx", "sp_group")):
         for p in range(0, len(a[gname]), 40):
             assert int(a[name][p]) == want[int(a[gname][p])], (name, p)
+
+
+def test_each_posting_carries_its_groups_postcode_digits(sample_index):
+    """`v_post_pcr`: the lowest four postcode digits of the group's addresses above
+    PC_DIGIT_BITS bits of the highest, exactly."""
+    a = sample_index.arrays
+    bits = _core.BITS["PC_DIGIT_BITS"]
+    g_start, digits = a["g_start"], a["a_postcode"] // 676
+    for name, gname in (("v_post_pcr", "v_post"), ("sp_pcr", "sp_group")):
+        groups = a[gname]
+        for p in range(0, len(groups), 25):
+            g = int(groups[p])
+            span = digits[g_start[g]:g_start[g + 1]]
+            assert int(a[name][p]) == (int(span.min()) << bits) | int(span.max()), (name, p)
