@@ -69,10 +69,13 @@ eval: index
 # the engine tests against an AddressSanitizer build of the extensions (in build/asan)
 asan:
 	rm -rf build/asan && mkdir -p build/asan && git ls-files | tar -cT - | tar -x -C build/asan
+	# the copy tracks the same files, for the tests that ask git what is tracked
+	cd build/asan && git init -q && git add -A
 	cd build/asan && CFLAGS="-fsanitize=address -fno-omit-frame-pointer -g -O1" \
 		LDFLAGS="-fsanitize=address" $(PYTHON) setup.py -q build_ext --inplace
+	# PYTHONPATH: the commands the tests start (python -m engine) import this build too
 	cd build/asan && LD_PRELOAD=$$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
-		ADDRESS_DATA_DIR=$(abspath $(DATA_DIR)) ADDRESS_EVAL_DIR=$(abspath $(DATA_DIR)/../eval) \
+		PYTHONPATH=$(abspath build/asan) ADDRESS_DATA_DIR=$(abspath $(DATA_DIR)) ADDRESS_EVAL_DIR=$(abspath $(DATA_DIR)/../eval) \
 		$(PYTHON) -m pytest tests/engine -q -p no:cacheprovider
 
 # ruff on the Python; cython-lint on every .pyx/.pxd/.pxi; the stubs of the compiled modules
