@@ -280,6 +280,9 @@ cdef struct TraceRec:
     int found           # candidates at the end
     int deferred        # the slips were deferred (a break before pass 2)
     int spent           # SPENT_* bits
+    int64_t ns          # the time since the reading before it was kept (or the search began)
+    int64_t work        # the query's work and slip work counted by its end
+    int64_t slip_work
 
 
 cdef struct Search:
@@ -350,6 +353,7 @@ cdef struct Search:
     int ntrace
     int trace_cap
     int trace_lost      # readings beyond TRACE_MAX, not kept
+    int64_t trace_t0    # when the last reading was kept (or the search began), ns
 
 
 cdef class Index:

@@ -59,6 +59,7 @@ from libc.math cimport M_PI, cos, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 import json
 import numbers
@@ -560,6 +561,7 @@ cdef class Index:
                 s.ntrace = 0
                 s.trace_lost = 0
                 s.ncand = -1  # the stored-answer path leaves it
+                s.trace_t0 = _now_ns()
             with nogil:
                 n = _search(&self.d, s, hits)
             if trace is not None:
@@ -587,6 +589,12 @@ SPENT = {SPENT_SCAN: "scan", SPENT_CONSIDER: "consider", SPENT_WORK: "work", SPE
 # ... those the plain-Python twin cuts the same way (engine/_reference.py): the others may make
 # the twin's answer differ
 MIRRORED = ("scan", "typo")
+
+
+cdef inline int64_t _now_ns() noexcept nogil:
+    cdef timespec t
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return <int64_t>t.tv_sec * 1000000000 + t.tv_nsec
 
 
 cdef dict _reading(const TraceRec* r):
@@ -619,6 +627,9 @@ cdef dict _reading(const TraceRec* r):
                     "scored": bool((r.scored >> p) & 1)} for p in range(r.npass)],
         "deferred": bool(r.deferred), "found": r.found > 0,
         "spent": [name for bit, name in SPENT.items() if r.spent & bit],
+        # where a query's time goes: since the reading before (the trace's own copying left
+        # out), and the budgets' counts by its end
+        "us": r.ns / 1e3, "work": r.work, "slip_work": r.slip_work,
     }
 
 

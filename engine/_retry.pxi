@@ -1041,6 +1041,7 @@ cdef void _trace_reading(Search* s, const uint64_t* looked, int npass, int score
     cdef TraceRec* grown
     cdef TraceRec* r
     cdef int cap
+    cdef int64_t now = _now_ns()
     if s.ntrace == s.trace_cap:
         cap = s.trace_cap * 2 if s.trace_cap * 2 < TRACE_MAX else TRACE_MAX
         grown = NULL
@@ -1073,3 +1074,7 @@ cdef void _trace_reading(Search* s, const uint64_t* looked, int npass, int score
     r.found = s.ncand
     r.deferred = deferred
     r.spent = s.spent | (SPENT_WORK if _spent(s) else 0) | (SPENT_SLIPS if _slips_spent(s) else 0)
+    r.ns = now - s.trace_t0
+    r.work = s.work
+    r.slip_work = s.slip_work
+    s.trace_t0 = _now_ns()  # (the copy above is not the next reading's time)

@@ -198,3 +198,22 @@ def test_the_trace_shows_glued_words_cut(sample_index):
     assert last["stage"] == "glued words cut" and last["found"]
     assert last["tokens"] == ["van", "speykstraat", "8c", "groningen"]
     assert last["dropped"] == t["tokens"] and last["added"] == last["tokens"]
+
+
+def test_the_trace_says_where_the_time_and_the_budgets_went(sample_index):
+    """Each reading carries the time since the one before (µs) and the query's work and slip
+    work counted by its end: the counts never fall, and the times add up to at most the call."""
+    import time
+    q = "wihelminastrat 1 groningen (achterom)"
+    t0 = time.perf_counter()
+    t = sample_index.trace(q)
+    wall_us = (time.perf_counter() - t0) * 1e6
+    readings = t["readings"]
+    assert len(readings) > 1
+    assert all(r["us"] >= 0 for r in readings)
+    assert sum(r["us"] for r in readings) <= wall_us
+    works = [r["work"] for r in readings]
+    slips = [r["slip_work"] for r in readings]
+    assert works == sorted(works) and slips == sorted(slips)
+    assert slips[-1] > 0   # the slipped street was looked up
+    assert works[-1] > 0   # and its groups walked

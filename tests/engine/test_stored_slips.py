@@ -54,6 +54,12 @@ def test_the_build_stores_what_the_search_looks_up(sample_index, looked_up):
         assert t not in tok[start[2 * t]:start[2 * t + 2]].tolist()
 
 
+def _untimed(readings: list[dict]) -> list[dict]:
+    """The readings without their times (the work counted stays: a stored list counts what its
+    look-up would have)."""
+    return [{k: v for k, v in r.items() if k != "us"} for r in readings]
+
+
 def test_stored_and_looked_up_slips_answer_alike(sample_index, looked_up):
     """Queries whose whole words are looked up for slips (a street with one or two slips, a
     street that does not exist, beside a place typed whole), and public queries: the same ids
@@ -79,7 +85,7 @@ def test_stored_and_looked_up_slips_answer_alike(sample_index, looked_up):
     for q in queries:
         for limit in (1, 5, 10):
             a, b = sample_index.trace(q, limit=limit), looked_up.trace(q, limit=limit)
-            if a["ids"] != b["ids"] or a["readings"] != b["readings"]:
+            if a["ids"] != b["ids"] or _untimed(a["readings"]) != _untimed(b["readings"]):
                 differ.append(f"{q!r} limit {limit}: {a['ids']} / {b['ids']}")
     assert len(queries) > 600
     assert not differ, "\n".join(differ[:20])
