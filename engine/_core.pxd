@@ -337,6 +337,9 @@ cdef struct Search:
     int32_t province    # a province typed at the end, left out as a word: only its streets
                         # (string id), -1 when none
     int left_out        # the answer is of the query without its notes or addressee lines
+    int near_glue       # two typed words that glued make a registered word, whose respaced
+                        # reading found nothing (the first; -1: none): its nearest numbers
+                        # are read after the typed words' (`_respace_retry`, `_search`)
     int near_number     # the last retry: no address has the typed house number, so the
                         # nearest numbers of each street (_near_numbers)
     int64_t slip_work   # slips looked up for the whole query: SLIP_PER_PROBE per deletion

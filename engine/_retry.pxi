@@ -35,6 +35,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     s.nmemo = 0
     s.memo_used = 0
     s.left_out = 0
+    s.near_glue = -1
     # a pasted address's layout (`_prepare`): read as typed without the marks first
     for i in range(olen):
         if s.q[i] == 40 or s.q[i] == 41 or s.q[i] == 44:
@@ -150,6 +151,10 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
                     s.max_pass = 2
                     s.stage = ST_NEAR
                     _read(d, s)
+                    if s.ncand == 0 and s.near_glue >= 0 and not _spent(s):
+                        # "oude gracht 98 utrecht": the same, of the two words glued as the
+                        # register spells them (read as a respaced reading is: as typed)
+                        _near_glued(d, s, whole_toks, ntyped)
                     s.near_number = 0
                     break
         if s.ncand == 0 and s.deferred and not dead:
@@ -158,6 +163,37 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
             _read(d, s)
     _select(s, out, &n)
     return n
+
+
+cdef void _near_glued(const Data* d, Search* s, const Tok* typed, int ntyped) noexcept nogil:
+    """Read the nearest numbers of the query with typed tokens s.near_glue and the one after
+    it glued (`_respace_retry` found that they make a registered word); the query stands as
+    typed again when that finds nothing."""
+    cdef Respace r
+    cdef char orig[QBUF]
+    cdef int m, olen = s.qlen, max_pass = s.max_pass
+    memcpy(orig, s.q, olen)
+    memcpy(r.orig, s.q, olen)
+    memcpy(r.tok, typed, sizeof(Tok) * ntyped)
+    r.n = ntyped
+    r.olen = olen
+    r.ncut = 0
+    r.word = -1
+    m = _respell(&r, s.near_glue, s.q)
+    if m < 0:
+        return
+    s.qlen = m
+    _tokenise(s)
+    s.max_pass = 1
+    s.pc_strict = 1
+    _read(d, s)
+    s.pc_strict = 0
+    s.max_pass = max_pass
+    if s.ncand == 0:
+        memcpy(s.q, orig, olen)
+        s.qlen = olen
+        memcpy(s.tok, typed, sizeof(Tok) * ntyped)
+        s.ntok = ntyped
 
 
 cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint prefix_end,
@@ -582,8 +618,13 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
         L = r.tok[i].len + r.tok[i + 1].len
         memcpy(both, r.orig + r.tok[i].start, r.tok[i].len)
         memcpy(both + r.tok[i].len, r.orig + r.tok[i + 1].start, r.tok[i + 1].len)
-        if _probe(d, &r, both, L) > 0 and _try_respelled(d, s, &r, i):
+        c = _probe(d, &r, both, L)
+        if c > 0 and _try_respelled(d, s, &r, i):
             return
+        if c == 2 and s.near_glue < 0:
+            # glued, the two make a registered word ("oude gracht" is Oudegracht) and the
+            # reading found nothing: perhaps not the house number typed
+            s.near_glue = i
     for i in range(r.n):
         if r.tok[i].digits or r.tok[i].len < 4 or n_nothing > nothing[i]:
             continue

@@ -140,6 +140,26 @@ def test_the_nearest_numbers_come_after_the_parts_are_left_out(sample_index):
     assert [s for s, _ in stages(sample_index, q)] == ["typed", "without parts", "nearest numbers"]
 
 
+@pytest.mark.parametrize("q", ["Here straat 500 Groningen", "heres traat 500 groningen", "Here straat 500"])
+def test_a_street_typed_in_two_words_without_the_number_typed_gets_its_nearest_numbers(sample_index, q):
+    """Herestraat has no number 500. Typed as one word, its nearest numbers answer; typed in two
+    words that glued make the street, it answered nothing: the respaced reading is read as typed
+    (number 500 only), and the nearest numbers were of the two words apart."""
+    hits = sample_index.suggest(q, limit=3)
+    assert [h.street for h in hits] == ["Herestraat"] * 3
+    assert [h.number for h in hits] == [h.number for h in sample_index.suggest("herestraat 500 groningen", limit=3)]
+    last = sample_index.trace(q)["readings"][-1]
+    assert (last["stage"], last["near_number"], last["tokens"][:2]) == ("nearest numbers", True, ["herestraat", "500"])
+
+
+def test_two_words_glued_for_their_nearest_numbers_still_need_street_and_place(sample_index):
+    """Glued, the words must name a street of the place typed: no Herestraat in 's-Gravenhage,
+    no Teststraat at all (a wrong street is worse than no answer)."""
+    assert sample_index.suggest("Herestraat 500 's-Gravenhage") == []
+    assert sample_index.suggest("Heres traat 500 's-Gravenhage") == []
+    assert sample_index.suggest("Test straat 999 Groningen") == []
+
+
 # ---- the trace itself (Index.trace)
 
 @pytest.mark.parametrize("q", ["kerkstr 12 utr", "herestraat 12 9711lk", "kerk straat 12", "de", "", "9711",

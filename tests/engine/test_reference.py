@@ -216,7 +216,10 @@ def _queries(arrays) -> list[str]:
            "herestraat 129711 lj groningen", "herestraat 129711lj", "herestraat 12 9711ljgroningen",
            "9711ljgroningen 12", "9711ljzzzz", "129711 zz", "999999999 ab", "0000abcdefgh", "12345678901ab",
            "nederland, groningen, herestraat 12", "nl herestraat 12", "the the the herestraat",
-           "nederland nederland nederland nederland herestraat 1", "nl"]
+           "nederland nederland nederland nederland herestraat 1", "nl",
+           # a street typed in two words, the number not registered: the nearest, glued
+           "here straat 500 groningen", "heres traat 500", "folkinge straat 500 groningen",
+           "heres traat 500 's-gravenhage", "oude boteringe straat 100 groningen"]
     return qs
 
 

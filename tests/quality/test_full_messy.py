@@ -49,6 +49,31 @@ def test_a_glued_place_where_the_house_number_is_not_registered(full_index):
     assert {(h.street, h.locality) for h in hits} == {("Kerkstraat", "Alphen aan den Rijn")}
 
 
+@pytest.mark.parametrize(("q", "street", "numbers"), [
+    ("herestraat 200 groningen", "Herestraat", [113]),          # the README's examples
+    ("oudegracht 98 utrecht", "Oudegracht", [99, 101, 103]),
+    ("oude gracht 98 utrecht", "Oudegracht", [99, 101, 103]),
+])
+def test_the_nearest_numbers_of_a_street(full_index, q, street, numbers):
+    hits = full_index.suggest(q, limit=len(numbers))
+    assert [(h.street, h.number) for h in hits] == [(street, n) for n in numbers]
+
+
+@pytest.mark.parametrize(("q", "street", "place"), [
+    # Oudegracht has no 100 (nor 98): typed in two words it answered nothing
+    ("Oude Gracht 100 Utrecht", "Oudegracht", "Utrecht"),
+    ("oude gracht 98 utrecht", "Oudegracht", "Utrecht"),
+    ("Kalver straat 300 Amsterdam", "Kalverstraat", "Amsterdam"),
+    ("Cool singel 1000 Rotterdam", "Coolsingel", "Rotterdam"),
+])
+def test_a_street_typed_in_two_words_where_the_number_is_not_registered(full_index, q, street, place):
+    hits = full_index.suggest(q, limit=3)
+    assert [(h.street, h.locality) for h in hits] == [(street, place)] * 3
+    # the same nearest numbers as the street typed as one word
+    glued = q.replace(q.split()[0] + " " + q.split()[1], street)
+    assert [h.number for h in hits] == [h.number for h in full_index.suggest(glued, limit=3)]
+
+
 @pytest.mark.parametrize("q", ["Teststraat 999, Amsterdam", "Mozdrubstraat 1, De Wilgen",
                                "Ytekwelkwelstraat 70, Landgraaf", "Zorplimstraat 12, Utrecht"])
 def test_a_street_that_does_not_exist_is_no_other_street(full_index, q):
