@@ -9,6 +9,8 @@ cdef enum:
     FOLD_MAX = 0x2500
     FOLD_W = 4
     MAX_Q = 128          # code points accepted in a query
+    ADDITION_TYPED = 4   # folded letters and digits a hyphen glues to a number ("12-GA07"),
+                         # fewer of them letters ("12-BSB"; "1672-Laan" stays apart)
     QBUF = 128 * 4 + 8   # folded bytes
 
 

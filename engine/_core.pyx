@@ -278,6 +278,38 @@ cdef inline bint _is_letter(Py_UCS4 ch) noexcept:
     return cp < FOLD_MAX and _fold_len[cp] > 0 and 97 <= _fold_out[cp][0] <= 122
 
 
+cdef inline bint _ends_in_digit(Py_UCS4 ch) noexcept:
+    """Does this code point fold to something that ends in a digit?"""
+    cdef int cp = <int>ch
+    return cp < FOLD_MAX and _fold_len[cp] > 0 and 48 <= _fold_out[cp][_fold_len[cp] - 1] <= 57
+
+
+cdef inline bint _is_dash(int cp) noexcept:
+    """A hyphen or a dash (- \u2010 \u2011 \u2012 \u2013)."""
+    return cp == 45 or 0x2010 <= cp <= 0x2013
+
+
+cdef bint _addition_after(str q, Py_ssize_t i) noexcept:
+    """Does the text from i on begin with a letter and run for at most ADDITION_TYPED folded
+    letters and digits, of them at most ADDITION_TYPED - 1 letters (an addition: "H", "BSB",
+    "GA07"; not a word: "Laan"), up to a separator or the end?"""
+    cdef Py_ssize_t n = len(q)
+    cdef int cp, j, m = 0, letters = 0
+    if i >= n or not _is_letter(q[i]):
+        return False
+    while i < n:
+        cp = <int>q[i]
+        if cp >= FOLD_MAX or _fold_len[cp] == 0 or _fold_out[cp][0] == 32:
+            break
+        for j in range(_fold_len[cp]):
+            m += 1
+            letters += _fold_out[cp][j] >= 97
+        if m > ADDITION_TYPED or letters >= ADDITION_TYPED:
+            return False
+        i += 1
+    return True
+
+
 cdef class Index:
     """The compiled index over a dict of 1-d numpy arrays (usually memory-mapped)."""
 
@@ -666,7 +698,10 @@ cdef Search* _new_search(q, limit, lat, lon) except NULL:
     s.cos_lat = cos(s.focus_lat * M_PI / 180.0)
     # fold: code points -> ASCII a-z0-9 and spaces (the table of engine/normalize.py); an
     # apostrophe between a lone letter and a word glues them: "a'dam" is "adam", as the
-    # index holds "d'Arc" also as "darc"
+    # index holds "d'Arc" also as "darc"; a hyphen between a number and an addition's few
+    # letters glues them: "123-H" is "123h", a letter or addition of the house (as "123H" is),
+    # never the start of a place ("Keizersgracht 123-H" answered Den Helder's, not Amsterdam's,
+    # Keizersgracht 123); longer words stay apart ("1-Februariweg", "1672-Laan")
     n = len(<str>q)
     for i in range(n):
         ch = (<str>q)[i]
@@ -674,6 +709,8 @@ cdef Search* _new_search(q, limit, lat, lon) except NULL:
         if (cp == 39 or cp == 0x2019 or cp == 0x2018 or cp == 96) and 0 < i < n - 1 \
                 and _is_letter((<str>q)[i - 1]) and _is_letter((<str>q)[i + 1]) \
                 and (i == 1 or not _is_letter((<str>q)[i - 2])):
+            continue
+        if _is_dash(cp) and 0 < i < n - 1 and _ends_in_digit((<str>q)[i - 1]) and _addition_after(<str>q, i + 1):
             continue
         if cp < 128 and _layout[cp]:
             # a note's bracket or a line break: `_search` reads the query without them

@@ -77,6 +77,7 @@ class WordMatch:
 
 _TABLE = fold_table()
 _APOSTROPHES = "'\u2019\u2018`"
+_DASHES = "-\u2010\u2011\u2012\u2013"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +94,32 @@ def _is_letter(c: str) -> bool:
     return ord(c) < FOLD_LIMIT and _TABLE[ord(c)][:1].isalpha()
 
 
+def _ends_in_digit(c: str) -> bool:
+    return ord(c) < FOLD_LIMIT and _TABLE[ord(c)][-1:].isdigit()
+
+
+#: folded letters and digits after a hyphen that the query parser glues to a number (_core.pxd)
+ADDITION_TYPED = 4
+
+
+def _addition_after(text: str, i: int) -> bool:
+    """Does text from i on begin with a letter and run for at most ADDITION_TYPED folded
+    letters and digits, of them fewer than ADDITION_TYPED letters, up to a separator or the end
+    (``_core.pyx _addition_after``)?"""
+    if i >= len(text) or not _is_letter(text[i]):
+        return False
+    m = letters = 0
+    for c in text[i:]:
+        f = _TABLE[ord(c)] if ord(c) < FOLD_LIMIT else " "
+        if f[0] == " ":
+            break
+        m += len(f)
+        letters += sum(ch.isalpha() for ch in f)
+        if m > ADDITION_TYPED or letters >= ADDITION_TYPED:
+            return False
+    return True
+
+
 # PERF: most text is ASCII, where each character folds to one (a-z, 0-9 or a separator): one
 # `translate` and a regular expression find the words; `_fold_any` is the general path
 _ASCII_FOLD = str.maketrans({chr(i): _TABLE[i] for i in range(128)})
@@ -102,9 +129,10 @@ _ASCII_WORD = re.compile(r"[0-9]+[a-z]*|[a-z]+")   # a letter followed by a digi
 def _fold_words(text: str, glue: bool) -> tuple[_Word, ...]:
     """Fold `text` as `normalize.fold` does, keeping where each folded letter came from.
 
-    `glue`: an apostrophe between a lone letter and a word joins them (``A'dam``), as the query
-    parser reads it; the register's names are folded without that."""
-    if not text.isascii() or (glue and ("'" in text or "`" in text)):
+    `glue`: an apostrophe between a lone letter and a word joins them (``A'dam``), and a hyphen
+    between a number and letters (``123-H``), as the query parser reads it; the register's
+    names are folded without that."""
+    if not text.isascii() or (glue and ("'" in text or "`" in text or "-" in text)):
         return _fold_any(text, glue)
     words = []
     for m in _ASCII_WORD.finditer(text.translate(_ASCII_FOLD)):
@@ -136,6 +164,9 @@ def _fold_any(text: str, glue: bool) -> tuple[_Word, ...]:
         o = ord(c)
         if (glue and c in _APOSTROPHES and 0 < i < n - 1 and _is_letter(text[i - 1])
                 and _is_letter(text[i + 1]) and (i == 1 or not _is_letter(text[i - 2]))):
+            continue
+        if (glue and c in _DASHES and 0 < i < n - 1 and _ends_in_digit(text[i - 1])
+                and _addition_after(text, i + 1)):
             continue
         for f in (_TABLE[o] if o < FOLD_LIMIT else " "):
             chars.append((f, i))

@@ -35,8 +35,24 @@ def test_a_number_glued_to_the_street_is_cut_from_it(sample_index):
 
 
 def test_letters_glued_to_a_number_stay_on_it():
-    """12a is a number with its letter; 's-Gravenhage is two words."""
-    assert query_tokens("12a 3-b 's-Gravenhage") == ["12a", "3", "b", "s", "gravenhage"]
+    """12a is a number with its letter, and so is 3-b (a hyphen glues an addition's few letters
+    and digits to the number); 's-Gravenhage is two words."""
+    assert query_tokens("12a 3-b 's-Gravenhage") == ["12a", "3b", "s", "gravenhage"]
+    assert query_tokens("123-H 12-bis 45\u2013RD 2-ap8") == ["123h", "12bis", "45rd", "2ap", "8"]
+    # numbers apart, and words longer than an addition: as before
+    assert query_tokens("12-2 1-Februariweg 1672-Laan 5-Meistraat") == [
+        "12", "2", "1", "februariweg", "1672", "laan", "5", "meistraat"]
+
+
+def test_a_letter_after_a_hyphen_is_the_house_s_not_the_start_of_a_place(sample_index):
+    """Acacialaan 1 is in Groningen and in Rosmalen, neither with an R: "Acacialaan 1-R" read
+    the R as the start of Rosmalen and answered only Rosmalen's. With the hyphen the R is a
+    letter or addition typed with the number, as "Acacialaan 1R": both, the likelier first."""
+    hits = lines(sample_index, "Acacialaan 1-R")
+    assert hits == lines(sample_index, "Acacialaan 1R")
+    assert hits[:2] == ["Acacialaan 1, 9741 KV Groningen", "Acacialaan 1, 5248 BH Rosmalen"]
+    # apart, the R may still start the place
+    assert lines(sample_index, "Acacialaan 1 R")[0] == "Acacialaan 1, 5248 BH Rosmalen"
 
 
 # ---- postcodes (_parse.pxi _parse)

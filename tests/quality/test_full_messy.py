@@ -74,6 +74,28 @@ def test_a_street_typed_in_two_words_where_the_number_is_not_registered(full_ind
     assert [h.number for h in hits] == [h.number for h in full_index.suggest(glued, limit=3)]
 
 
+@pytest.mark.parametrize(("q", "want"), [
+    # the letter after the hyphen is an addition Amsterdam's house lacks, not Den Helder
+    ("Keizersgracht 123-H", "Keizersgracht 123, 1015 CJ Amsterdam"),
+    ("markt 10-b aalten", "Markt 10, 7121 CS Aalten"),          # was Markt 10, Bredevoort
+    ("Wittevrouwen singel 102-BSB Utrecht", "Wittevrouwensingel 102-BSB, 3514 AM Utrecht"),  # was []
+    # street names with a number and a hyphen stay found
+    ("1-Februari weg 7 Heijningen", "1-Februariweg 7, 4794 SM Heijningen"),
+    ("1672-Laan 3 Bodegraven", "1672-Laan 3, 2411 TV Bodegraven"),
+    ("Charta 77-Vaart 12 Haarlem", "Charta 77-Vaart 12, 2033 BE Haarlem"),
+    ("5-mei plein 2 Maarn", "5-mei plein 2, 3951 DD Maarn"),
+])
+def test_an_addition_after_a_hyphen(full_index, q, want):
+    assert first(full_index, q) == want
+
+
+def test_an_h_after_a_hyphen_is_no_den_haag(full_index):
+    # Hasebroekstraat 116 in 's-Gravenhage came second: the H read as the start of Haag
+    hits = full_index.suggest("Hasebroekstraat 116-H", limit=5)
+    assert [(h.street, h.number, h.addition, h.locality) for h in hits] == [
+        ("Hasebroekstraat", 116, "H", "Amsterdam")]
+
+
 @pytest.mark.parametrize("q", ["Teststraat 999, Amsterdam", "Mozdrubstraat 1, De Wilgen",
                                "Ytekwelkwelstraat 70, Landgraaf", "Zorplimstraat 12, Utrecht"])
 def test_a_street_that_does_not_exist_is_no_other_street(full_index, q):
