@@ -12,6 +12,7 @@
 # 1/RETRY_SHARE of it more (`_search`). No query of the public set comes near it (see
 # benchmarks/fuzz.py).
 cdef int64_t _work_budget = 25000
+DEF INITIALS_POSTINGS = 200  # a whole word with more postings is no initials typed glued
 DEF RETRY_SHARE = 4     # the retries after a reading that spent the budget: 1/RETRY_SHARE more
 
 
@@ -559,6 +560,8 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
     respelled in: then only that word is cut, and no words are glued."""
     cdef Respace r
     cdef int i, L, pieces, n_nothing = 0
+    cdef int32_t e
+    cdef bint common[MAXT]
     cdef char both[QBUF]
     cdef const Tok* t
     cdef const char* w
@@ -574,6 +577,9 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
     memcpy(r.tok, s.tok, sizeof(Tok) * r.n)
     for i in range(r.n):
         n_nothing += nothing[i]
+        # a whole word of many streets ("van", "jan", "dr", "de"), never initials glued
+        e = s.word[i].exact
+        common[i] = e >= 0 and d.v_post_start[e + 1] - d.v_post_start[e] > INITIALS_POSTINGS
     for i in range(r.n):
         # digits glued to what follows them: a number to the word after it ("kerkstraat
         # 12utrecht": 5+ letters are more than an addition has, and they start a registered
@@ -625,6 +631,28 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
             # glued, the two make a registered word ("oude gracht" is Oudegracht) and the
             # reading found nothing: perhaps not the house number typed
             s.near_glue = i
+    for i in range(r.n - 1):
+        # initials typed glued ("jp heijestraat", "hje wenckebachweg", "aj ernststraat"): the
+        # register spells them apart (J.P., H.J.E.) or in full (Jan Pieter, Arent Janszoon),
+        # each letter the start of a word. The first word of 2 or 3 letters right before a word
+        # of a street's form, and not right after a number (where it is a part of the house:
+        # "damrak 1 hs amsterdam") nor a word of many streets (INITIALS_POSTINGS), is read so,
+        # once
+        if r.tries >= RESPACE_TRIES:
+            break
+        if r.tok[i].digits or not 2 <= r.tok[i].len <= 3 or r.tok[i + 1].digits or common[i] \
+                or (i > 0 and r.tok[i - 1].digits) or n_nothing > nothing[i] + nothing[i + 1] \
+                or not _street_form(r.orig + r.tok[i + 1].start, r.tok[i + 1].len):
+            continue
+        r.word = i
+        r.ncut = r.tok[i].len - 1
+        for c in range(r.ncut):
+            r.cut[c] = c + 1
+        if _try_respelled(d, s, &r, -1):
+            return
+        r.ncut = 0
+        r.word = -1
+        break
     for i in range(r.n):
         if r.tok[i].digits or r.tok[i].len < 4 or n_nothing > nothing[i]:
             continue

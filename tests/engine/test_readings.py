@@ -176,6 +176,27 @@ def test_two_words_glued_for_their_nearest_numbers_still_need_street_and_place(s
     assert sample_index.suggest("Test straat 999 Groningen") == []
 
 
+@pytest.mark.parametrize(("q", "want"), [
+    ("JW Frisostraat 1 Sneek", "Johan Willem Frisostraat 1, 8606 CR Sneek"),
+    ("jw frisostraat 1 groningen", "Johan Willem Frisostraat 1, 9717 EL Groningen"),
+    ("JP Coenstraat 1 's-Hertogenbosch", "Jan Pieterszoon Coenstraat 1, 5223 VN 's-Hertogenbosch"),
+])
+def test_initials_typed_glued_are_read_letter_by_letter(sample_index, q, want):
+    """Initials typed without dots or spaces, where the register spells the names in full: each
+    letter starts a word (they answered nothing)."""
+    assert lines(sample_index, q)[0] == want
+    last = sample_index.trace(q)["readings"][-1]
+    assert last["stage"] == "respaced" and len(last["added"]) == 2
+
+
+def test_two_initials_the_register_glues_are_found_as_typed(sample_index):
+    """The index holds two initials also glued (M.K. as "mk"): no retry is needed there; three
+    (S.O.J.) are read letter by letter."""
+    assert stages(sample_index, "MK Gandhiplein 1") == [("typed", True)]
+    assert lines(sample_index, "SOJ Palmelaan 1 Groningen")[0] == "S.O.J. Palmelaan 1, 9728 VD Groningen"
+    assert stages(sample_index, "SOJ Palmelaan 1 Groningen") == [("typed", False), ("respaced", True)]
+
+
 # ---- the trace itself (Index.trace)
 
 @pytest.mark.parametrize("q", ["kerkstr 12 utr", "herestraat 12 9711lk", "kerk straat 12", "de", "", "9711",

@@ -219,7 +219,9 @@ def _queries(arrays) -> list[str]:
            "nederland nederland nederland nederland herestraat 1", "nl",
            # a street typed in two words, the number not registered: the nearest, glued
            "here straat 500 groningen", "heres traat 500", "folkinge straat 500 groningen",
-           "heres traat 500 's-gravenhage", "oude boteringe straat 100 groningen"]
+           "heres traat 500 's-gravenhage", "oude boteringe straat 100 groningen",
+           # initials typed glued; a hyphen before an addition
+           "jw frisostraat 1 sneek", "jp coenstraat 1", "hj melgersstraat", "acacialaan 1-r", "herestraat 14-h"]
     return qs
 
 

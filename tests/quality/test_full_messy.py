@@ -89,6 +89,23 @@ def test_an_addition_after_a_hyphen(full_index, q, want):
     assert first(full_index, q) == want
 
 
+@pytest.mark.parametrize(("q", "want"), [
+    ("JP Heijestraat 1 Amsterdam", "Jan Pieter Heijestraat"),
+    ("HJE Wenckebachweg 10 Amsterdam", "H.J.E. Wenckebachweg"),
+    ("AJ Ernststraat 1 Amsterdam", "Arent Janszoon Ernststraat"),
+    ("aj ernststraat amsterdam", "Arent Janszoon Ernststraat"),
+])
+def test_initials_typed_glued(full_index, q, want):
+    # each answered nothing
+    hits = full_index.suggest(q, limit=3)
+    assert hits and {h.street for h in hits} == {want} and hits[0].locality == "Amsterdam"
+
+
+def test_two_initials_with_dots_in_the_register_are_found_as_typed(full_index):
+    assert first(full_index, "MK Gandhiplein 1") == "M.K. Gandhiplein 1, 9728 TD Groningen"
+    assert [r["stage"] for r in full_index.trace("MK Gandhiplein 1")["readings"]] == ["typed"]
+
+
 def test_an_h_after_a_hyphen_is_no_den_haag(full_index):
     # Hasebroekstraat 116 in 's-Gravenhage came second: the H read as the start of Haag
     hits = full_index.suggest("Hasebroekstraat 116-H", limit=5)
