@@ -53,6 +53,14 @@ ABBREVIATIONS: dict[str, tuple[str, ...]] = {
     "nw": ("nieuw", "nieuwe"),
 }
 
+# Short forms people type for a registered word, one way only: the register also writes "OZ"
+# for oostzijde ("Mussel-A-kanaal OZ"), which must not answer to "oudezijds".
+SHORT_FORMS: dict[str, tuple[str, ...]] = {
+    # Amsterdam's OZ and NZ Voorburgwal, Achterburgwal, Kolk: as the city writes them on signs
+    "oudezyds": ("oz",),
+    "nieuwezyds": ("nz",),
+}
+
 # Ordinals, each written three ways that all mean the same (`2e`, `2de`, `tweede`): unlike an
 # abbreviation with two expansions (`pr`: prins, prinses), every spelling answers to every other.
 ORDINALS: tuple[tuple[str, ...], ...] = (
@@ -214,6 +222,8 @@ class Vocabulary:
                 # the other direction: a registered full word also answers to its abbreviation
                 self.expansions.setdefault(w, ())
                 self.expansions[w] += (abbr,)
+        for word, short in SHORT_FORMS.items():
+            self.expansions[word] = self.expansions.get(word, ()) + short
         for spellings in ORDINALS:
             # every spelling of an ordinal answers to every other (`2de` finds a `Tweede ...` street)
             for w in spellings:

@@ -75,6 +75,19 @@ def test_nwe_and_nw_for_nieuwe(sample_index):
         assert lines(sample_index, q)[0].startswith("Nieuwe Boteringestraat 1,"), q
 
 
+def test_oz_and_nz_answer_for_oudezijds_and_nieuwezijds_one_way_only():
+    """Amsterdam's OZ and NZ Voorburgwal: the registered words Oudezijds and Nieuwezijds answer
+    to oz and nz. The register also writes OZ for oostzijde ("Mussel-A-kanaal OZ"), which must
+    not answer to oudezijds: the short forms go one way."""
+    from engine.vocab import ALIAS, STREET, Vocabulary
+
+    vocab = Vocabulary()
+    oz = {e.text: e.kind for e in vocab.entries("Oudezijds Voorburgwal", STREET)}
+    assert oz["oz"] == STREET | ALIAS and oz["oudezyds"] == STREET
+    assert "nz" in {e.text for e in vocab.entries("Nieuwezijds Kolk", STREET)}
+    assert "oudezyds" not in {e.text for e in vocab.entries("Mussel-A-kanaal OZ", STREET)}
+
+
 def test_a_short_alias_answers_only_when_typed_whole(sample_index):
     # "n" starts no word of Nieuwe Boteringestraat but Nieuwe, which "nieuwe" already answers:
     # the alias nw must not stand in for it a second time

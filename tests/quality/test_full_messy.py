@@ -106,6 +106,18 @@ def test_two_initials_with_dots_in_the_register_are_found_as_typed(full_index):
     assert [r["stage"] for r in full_index.trace("MK Gandhiplein 1")["readings"]] == ["typed"]
 
 
+@pytest.mark.parametrize(("q", "want"), [
+    ("OZ Voorburgwal 1", "Oudezijds Voorburgwal 1A, 1012 EH Amsterdam"),     # each was []
+    ("NZ Voorburgwal 147", "Nieuwezijds Voorburgwal 147, 1012 RJ Amsterdam"),
+    ("oz achterburgwal 100", "Oudezijds Achterburgwal 100, 1012 DS Amsterdam"),
+    # OZ is also oostzijde: the register's own OZ stays found, and oudezijds is no OZ
+    ("Mussel-A-kanaal OZ 1", "Mussel-A-kanaal OZ 1, 9584 TD Mussel"),
+    ("Oudezijds A", "Oudezijds Voorburgwal 1A, 1012 EH Amsterdam"),
+])
+def test_amsterdams_oz_and_nz(full_index, q, want):
+    assert first(full_index, q) == want
+
+
 def test_an_h_after_a_hyphen_is_no_den_haag(full_index):
     # Hasebroekstraat 116 in 's-Gravenhage came second: the H read as the start of Haag
     hits = full_index.suggest("Hasebroekstraat 116-H", limit=5)
