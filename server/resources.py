@@ -299,7 +299,7 @@ class AsgiRoute:
         self._finish = finish
 
     async def on_get(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
-        self._respond(req, resp, req.scope["query_string"])
+        self._respond(req, resp, req.raw_query)
         self._finish(req, resp)
 
     on_head = on_get

@@ -219,3 +219,34 @@ def test_remembered_headers_never_outlive_their_key_table(tmp_path, monkeypatch)
     for k in keys * 2:
         assert auth2.authenticate(f"Bearer {k}").name.startswith("k")
     assert len(auth2._accepted[1]) == 1
+
+
+def test_falcon_does_not_read_the_query_string_the_route_reads_raw():
+    """The ASGI request hands Falcon the request without its query string (Falcon would parse
+    it into req.params, which nothing reads; PERF, issue 15 item 6) and keeps the raw bytes for
+    the routes, raw bytes above 0x7F percent-escaped as before; the scope the server gave stays
+    as it was."""
+    from server.app import AsgiRequest
+
+    async def receive():  # pragma: no cover - never awaited here
+        return {"type": "http.request"}
+
+    for raw, want in ((b"country=NLD&q=kerkstraat+1", b"country=NLD&q=kerkstraat+1"),
+                      (b"q=caf\xc3\xa9&x=\xff", b"q=caf%C3%A9&x=%FF"), (b"", b"")):
+        scope = {"type": "http", "method": "GET", "path": "/v1/address", "query_string": raw,
+                 "headers": [], "http_version": "1.1", "asgi": {"version": "3.0"}}
+        req = AsgiRequest(scope, receive)
+        assert req.raw_query == want
+        assert req.params == {} and req.query_string == ""
+        assert scope["query_string"] == raw
+
+
+@pytest.mark.parametrize(("query", "status"), [
+    (QUERY, 200),
+    ("country=NLD&q=%FF", 400),              # not UTF-8: the contract's 400, never a 500
+    ("country=NLD&limit=3", 400),            # q missing
+])
+def test_the_address_route_judges_the_raw_query(index, keys, flavour, query, status):
+    client = falcon.testing.TestClient(create_app(index, Config(keystore_path=keys.path), asgi=flavour == "asgi"))
+    resp = client.simulate_get("/v1/address", query_string=query, headers={"Authorization": f"Bearer {keys.alice}"})
+    assert resp.status_code == status, resp.text
