@@ -55,7 +55,7 @@ _json.pxi; then this file's Python-facing class, then _batch.pxi.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from libc.math cimport M_PI, cos, sqrt
+from libc.math cimport M_PI, cos, log, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset

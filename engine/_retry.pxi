@@ -197,6 +197,11 @@ cdef void _near_glued(const Data* d, Search* s, const Tok* typed, int ntyped) no
         s.ntok = ntyped
 
 
+cdef inline double _piece_weight(const Data* d, int32_t tid) noexcept nogil:
+    """How likely a piece of a glued word is token tid: the log of its postings, plus one."""
+    return log(<double>(d.v_post_start[tid + 1] - d.v_post_start[tid] + 1))
+
+
 cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint prefix_end,
                   bint split, int* cuts) noexcept nogil:
     """Cut the glued word w[:L] into the fewest registered words (each a whole token of 2+
@@ -205,19 +210,31 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
     first piece may be one letter (a house letter glued between number and place: "8c" +
     "groningen"); prefix_end: when no such cutting exists, the last piece may be the start of
     a word (3+ letters, still being typed). Writes the end of each piece to cuts; returns the
-    pieces, 0 when none. split: in two or more pieces, even when the word is one."""
+    pieces, 0 when none. split: in two or more pieces, even when the word is one.
+
+    Of the cuttings into as few pieces, the likeliest: the greatest sum of the log of each
+    piece's streets and places (its postings), as a word-frequency model segments text.
+    "capelleaandenyssel" is "capelle aan den yssel", not "capelle aan denys sel";
+    "hamsterdam" after a number is "h amsterdam", not "hamster dam"; "ateteringen" is "a
+    teteringen", not "at eteringen" (the letter counts as the word it is, when it is one)."""
     cdef int best[SEG_MAX + 1]
     cdef int prev[SEG_MAX + 1]
+    cdef double score[SEG_MAX + 1]
+    cdef double sc
     cdef int i, j, k, n = 0, pbest = SEG_MAX + 1, pprev = -1, end
     cdef int32_t lo, hi, a, b
     if L > SEG_MAX:
         return 0
     for i in range(L + 1):
         best[i] = SEG_MAX + 1
+        score[i] = 0.0
     best[0] = 0
     if letter_first and L > 1:
         best[1] = 1
         prev[1] = 0
+        _prefix_range(d, w, 1, &lo, &hi)
+        if lo < hi and _tok_len(d, lo) == 1:
+            score[1] = _piece_weight(d, lo)
     for i in range(L):
         if best[i] > SEG_MAX or best[i] >= MAXCUT + 2:
             continue
@@ -238,8 +255,11 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
             if lo >= hi:
                 break
             if _tok_len(d, lo) == j - i and best[i] + 1 <= best[j] and not (split and j - i == L):
-                best[j] = best[i] + 1
-                prev[j] = i
+                sc = score[i] + _piece_weight(d, lo)
+                if best[i] + 1 < best[j] or sc >= score[j]:
+                    best[j] = best[i] + 1
+                    prev[j] = i
+                    score[j] = sc
         else:
             if prefix_end and L - i >= 3 and best[i] + 1 < pbest:
                 pbest = best[i] + 1
@@ -276,7 +296,36 @@ cdef bint _glued_words(const char* w, const int* cuts, int pieces) noexcept nogi
     return long_one
 
 
-cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int split, char* buf) noexcept nogil:
+cdef bint _weak_reading(const Search* s) noexcept nogil:
+    """Did the reading just read find only groups that its words match loosely: a word by its
+    start, a registered street word not typed, a word out of order (text_pen of at least
+    UNMATCHED_PEN; an everyday name or an abbreviation costs less)?"""
+    cdef int i
+    for i in range(s.npool):
+        if s.pool[i].text_pen < UNMATCHED_PEN:
+            return False
+    return s.npool > 0
+
+
+cdef bint _slipped_word(const Data* d, Search* s, int ti) noexcept nogil:
+    """Is typed word ti, which starts no token, more likely a slip than words glued? When a
+    token is one slip from it ("moleenstraat" is Molenstraat, not "mole en straat";
+    "hendrikaan" Hendriklaan, not "hendrik aan"), and, when it is the last word (perhaps
+    still being typed), when it starts a token with one slip undone ("tongelee" starts
+    Tongelaer; it is not "tonge lee")."""
+    cdef const char* w = s.q + s.tok[ti].start
+    cdef int n = s.tok[ti].len
+    if _one_slip_token(d, w, n):
+        return True
+    if ti != s.ntok - 1:
+        return False
+    if s.slip_n[ti] < 0:
+        _prefix_slips(d, s, ti)
+    return s.slip_n[ti] > 0
+
+
+cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int split, char* buf,
+                     int* cut) noexcept nogil:
     """The query with its glued words cut (`_glue_reading`) into buf; its length, or -1 when
     no word is glued. broad: also cut the words of 8+ letters that start a registered word
     as typed but are two or more whole ones ("oudemolenweg"), when some word is glued. split
@@ -293,6 +342,7 @@ cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int
         w = s.q + t.start
         last = i == s.ntok - 1
         pieces = 0
+        cut[i] = 0
         at = t.digits
         if t.digits == 0 and t.len >= 5 and words:
             _prefix_range_block(d, w, t.len, &lo, &hi)
@@ -300,6 +350,7 @@ cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int
                 pieces = _segment(d, w, t.len, False, last and lo >= hi, lo < hi, cuts)
                 if pieces < 2 or not _glued_words(w, cuts, pieces):
                     pieces = 0
+                cut[i] = lo >= hi and pieces >= 2
                 glued += lo >= hi and pieces >= 2
         elif 0 < t.digits <= 5 and (t.len - t.digits >= 5 or (
                 t.len - t.digits >= 3 and not _addition_prefix(d, w + at, t.len - at))):
@@ -343,13 +394,16 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
     number that are more than an addition has or start none ("6curk"), are cut into
     registered words (`_segment`), and the query so respelled is read as typed; when it finds
     something, that answers (a slip in one long word, "amalia van anhaltstraat" for
-    "vanhallstraat", is a guess too far beside it). If not, the long words that are whole
-    words glued are cut too ("oudemolenweg74maastricht"); then the number glued to words is
-    read as a house number and a numeric addition glued (the last digit or two the addition:
-    "nassaustraat309enschede" is Nassaustraat 30-9). Otherwise the query stands as typed.
-    True when it answered."""
+    "vanhallstraat", is a guess too far beside it), unless all it found matches loosely
+    (`_weak_reading`) and a word cut is one slip from a registered word (`_slipped_word`). If
+    not, the long words that are whole words glued are cut too ("oudemolenweg74maastricht");
+    then the number glued to words is read as a house number and a numeric addition glued (the
+    last digit or two the addition: "nassaustraat309enschede" is Nassaustraat 30-9).
+    Otherwise the query stands as typed. True when it answered."""
     cdef char buf[QBUF]
     cdef char orig[QBUF]
+    cdef int cut[MAXT]
+    cdef bint slipped
     cdef int m, m0 = -1, broad, olen = s.qlen, max_pass = s.max_pass, tr, split = 0, digits = 0, i
     memcpy(orig, s.q, olen)
     for i in range(s.ntok):
@@ -362,7 +416,7 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
             split = digits - (tr - 1)
             if split < 1:
                 break
-        m = _glue_spell(d, s, True, broad, split, buf)
+        m = _glue_spell(d, s, True, broad, split, buf, cut)
         if m < 0:
             break
         if tr == 1 and m == m0:
@@ -373,6 +427,28 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
         _tokenise(s)
         s.max_pass = 1
         _read(d, s)
+        if s.ncand > 0 and _weak_reading(s):
+            # what the cut words found they match loosely: when a cut word is one slip from a
+            # registered word, it is that word ("moleenstraat" is Molenstraat, not "mole en" +
+            # "straat" of Kinderdijk in Molenlanden; "hekelaan" Hekkelaan, not Aan de Kleine
+            # Hekel); the query goes on as typed. ("nieuwedijk", Nieuwe Dijk as typed, is no
+            # loose reading.)
+            memcpy(s.q, orig, olen)
+            s.qlen = olen
+            _tokenise(s)
+            slipped = False
+            for i in range(s.ntok):
+                if cut[i] and _slipped_word(d, s, i):
+                    slipped = True
+                    break
+            if slipped:
+                s.max_pass = max_pass
+                s.ncand = 0
+                break
+            memcpy(s.q, buf, m)
+            s.qlen = m
+            _tokenise(s)
+            _read(d, s)
         s.max_pass = max_pass
         if s.ncand > 0:
             s.left_out = 1
@@ -384,7 +460,7 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
         # letters glued after a number are words, whatever else the query holds: it goes on from
         # them cut (slips, the nearest numbers: "kerkstraat12alphenaandenrijn", where house 12
         # is not registered). (A word that starts nothing may hold a slip instead.)
-        m = _glue_spell(d, s, False, False, 0, buf)
+        m = _glue_spell(d, s, False, False, 0, buf, cut)
         if m >= 0:
             memcpy(s.q, buf, m)
             s.qlen = m

@@ -229,6 +229,34 @@ cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n,
     _typo_checks(d, s, ti, ks, nk, maxd, ts)
 
 
+cdef bint _one_slip_token(const Data* d, const char* p, int n) noexcept nogil:
+    """Is some token one slip from the whole word p[:n] (5 to 38 letters)? Probes the typo
+    table with the word and each of its forms with a letter left out."""
+    cdef uint64_t hs[39]
+    cdef uint64_t h, fp, k, e
+    cdef int f, nf = n + 1
+    cdef int32_t tid
+    if n < 5 or n > 38:
+        return False
+    # PERF: the home slots fetched together (the misses overlap), as `_typo_variants` does
+    for f in range(nf):
+        hs[f] = _fnv(p, n) if f == 0 else _fnv_skip(p, n, f - 1, -1)
+        _prefetch(&d.del_slot[_del_home(hs[f], d.n_home)])
+    for f in range(nf):
+        h = hs[f]
+        fp = h >> DEL_TOK_BITS
+        k = _del_home(h, d.n_home)
+        e = d.del_slot[k]
+        while e != 0:
+            if e >> DEL_TOK_BITS == fp:
+                tid = <int32_t>(e & ((<uint64_t>1 << DEL_TOK_BITS) - 1)) - 1
+                if _dl_distance(p, n, <const char*>(d.v_blob + d.v_off[tid]), _tok_len(d, tid), 1) <= 1:
+                    return True
+            k += 1
+            e = d.del_slot[k]
+    return False
+
+
 cdef void _typo_checks(const Data* d, Search* s, int ti, const int32_t* ks, int nk, int maxd,
                        TypoSet* ts) noexcept nogil:
     """Measure the tokens ks against word ti, in order (their text fetched together first; their

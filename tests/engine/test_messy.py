@@ -116,6 +116,27 @@ def test_spaces_missing_anywhere(sample_index, q, want):
     assert lines(sample_index, q)[0] == want
 
 
+@pytest.mark.parametrize(("q", "want"), [
+    # the house letter glued between number and place: "25b sgravenhage" as much as "25 bs
+    # gravenhage" is two pieces; the likelier words win (it answered nothing, or house 69
+    # without its letter)
+    ("laanvanmeerdervoort25bsgravenhage", "Laan van Meerdervoort 25B, 2517 AC 's-Gravenhage"),
+    ("loosduinseweg69bsgravenhage", "Loosduinseweg 69B, 2571 AA 's-Gravenhage"),
+    ("hinthamereinde49hshertogenbosch", "Hinthamereinde 49H, 5211 PM 's-Hertogenbosch"),
+])
+def test_glued_words_are_cut_into_the_likeliest_words(sample_index, q, want):
+    assert lines(sample_index, q)[0] == want
+
+
+def test_a_slip_comes_before_glued_words_that_match_loosely(sample_index):
+    # "hekel aan" is Aan de Kleine Hekel, its words out of order and two of them not typed:
+    # "hekelaan" is one slip from Hekkelaan (and Hekellaan)
+    assert lines(sample_index, "hekelaan 5")[:2] == ["Hekkelaan 5, 2511 XB 's-Gravenhage",
+                                                     "Hekellaan 50, 5211 LZ 's-Hertogenbosch"]
+    # glued words that name a street as typed stay before a slip (Nieuwendijk, in Rosmalen)
+    assert lines(sample_index, "nieuwedijk 2")[0] == "Nieuwe Dijk 2, 5216 VV 's-Hertogenbosch"
+
+
 def test_glued_words_come_before_a_slip_in_one_long_word(sample_index):
     # "vanderduynstraat" is Van der Duynstraat, not a street two slips from one long word
     hit = sample_index.suggest("vanderduynstraat11", limit=1)[0]

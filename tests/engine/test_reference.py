@@ -221,7 +221,10 @@ def _queries(arrays) -> list[str]:
            "here straat 500 groningen", "heres traat 500", "folkinge straat 500 groningen",
            "heres traat 500 's-gravenhage", "oude boteringe straat 100 groningen",
            # initials typed glued; a hyphen before an addition
-           "jw frisostraat 1 sneek", "jp coenstraat 1", "hj melgersstraat", "acacialaan 1-r", "herestraat 14-h"]
+           "jw frisostraat 1 sneek", "jp coenstraat 1", "hj melgersstraat", "acacialaan 1-r", "herestraat 14-h",
+           # glued words cut into the likeliest words
+           "laanvanmeerdervoort25bsgravenhage", "loosduinseweg69bsgravenhage", "herestraat12agroningen",
+           "hekelaan 5", "nieuwedijk 2", "boschcoor", "lestraat"]
     return qs
 
 

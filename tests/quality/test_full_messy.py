@@ -38,6 +38,31 @@ def test_messy_input_finds_its_address(full_index, q, want):
     assert first(full_index, q) == want
 
 
+@pytest.mark.parametrize(("q", "want"), [
+    # as few pieces either way: "capelle aan denys sel" and "hamster dam" are words too, rarer
+    ("agnietenhof1capelleaandenijssel", "Agnietenhof 1, 2907 WG Capelle aan den IJssel"),
+    ("linde49krimpenaandenijssel", "Linde 49, 2925 CE Krimpen aan den IJssel"),
+    ("theseusstraat16hamsterdam", "Theseusstraat 16-H, 1076 XL Amsterdam"),
+    ("kerkstraat3ateteringen", "Kerkstraat 3A, 4847 RM Teteringen"),
+    ("plantsoen111aleiden", "Plantsoen 111A, 2311 KM Leiden"),
+])
+def test_glued_words_are_cut_into_the_likeliest_words(full_index, q, want):
+    assert first(full_index, q) == want
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    # a word one slip from a street, and glued words that match only loosely ("prins hendrik"
+    # + "aan" of Alphen aan den Rijn, "wester have straat" of Job van der Havestraat)
+    ("prins hendrikaan 5", "Prins Hendriklaan 5, 1075 AX Amsterdam"),
+    ("moleenstraat 1", "Molenstraat 1, 2513 BH 's-Gravenhage"),
+    ("westerhavestraat 4", "Westerhavenstraat 4, 9718 AL Groningen"),
+    ("mesdaglan 8", "Mesdaglaan 8, 6813 GP Arnhem"),
+    ("hofzichtaan 4", "Hofzichtlaan 4, 2594 CB 's-Gravenhage"),
+])
+def test_a_slip_comes_before_glued_words_that_match_loosely(full_index, q, want):
+    assert first(full_index, q) == want
+
+
 def test_a_street_typed_glued_comes_before_two_slips_in_one_long_word(full_index):
     # it was Amalia van Anhaltstraat 12, Eindhoven
     assert full_index.suggest("vanhallstraat 12", limit=1)[0].street == "Van Hallstraat"
