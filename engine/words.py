@@ -30,11 +30,13 @@ REGION_PROVINCE = {"friesland": "Friesland", "fryslan": "Friesland", "fr": "Frie
 # ("Nummer" is also a street)
 NUMBER_WORDS = ("nr", "no", "nummer", "huisnummer", "hnr", "number", "num")
 # words that say which floor or part of a house, typed after its number ("damrak 1 3 hoog",
-# "1 huis", "2 boven"): left out with the letters and additions the house may not have
+# "1 huis", "2 boven", "7 III": the third floor, a whole word of the register as in Willem III
+# straat, so never left out as a word that matches nothing; "II" and "IV" are short enough to
+# be read as an addition): left out with the letters and additions the house may not have
 FLOOR_WORDS = ("hoog", "huis", "hs", "boven", "beneden", "bg", "bis", "etage", "verdieping",
                "verd", "vd", "bel", "sous", "souterrain", "zolder", "achter", "voor", "links",
                "rechts", "app", "appartement", "kamer", "unit", "achterhuis", "voorhuis",
-               "bovenhuis", "benedenhuis", "bovenwoning", "benedenwoning")
+               "bovenhuis", "benedenhuis", "bovenwoning", "benedenwoning", "iii")
 # words of a form that label what follows ("adres: ...", "gemeente amsterdam", "postcode
 # 1017 gl"); dropped, wherever they stand, only when the query finds nothing
 LABEL_WORDS = ("adres", "address", "postcode", "pc", "gemeente", "gem", "woonplaats", "plaats",

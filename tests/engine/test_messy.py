@@ -153,6 +153,17 @@ def test_a_number_and_its_numeric_addition_glued_between_street_and_place(sample
     assert lines(sample_index, "praediniussingel102groningen")[0] == "Praediniussingel 10-2, 9711 AG Groningen"
 
 
+@pytest.mark.parametrize(("q", "want"), [
+    ("Schoolstraat 20 III Arum", "Schoolstraat 20, 8822 VP Arum"),
+    ("Washuisterweg 9 III Ten Boer", "Washuisterweg 9, 9791 TE Ten Boer"),
+])
+def test_a_floor_in_roman_numerals(sample_index, q, want):
+    # "III" is a whole word of the register (Willem III straat), so it was never left out
+    assert lines(sample_index, q)[0] == want
+    # ... and an address with that addition still has it
+    assert lines(sample_index, "walperterwei 47 iii")[0] == "Walperterwei 47-III, 8731 CD Wommels"
+
+
 @pytest.mark.parametrize("q", ["herestraat 12 9711 lj 3 hoog", "herestraat 12 9711lj 3 hoog",
                                "herestraat 12 9711 lj groningen 2e etage"])
 def test_a_floor_typed_after_the_postcode(sample_index, q):
