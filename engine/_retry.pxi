@@ -12,6 +12,7 @@
 # 1/RETRY_SHARE of it more (`_search`). No query of the public set comes near it (see
 # benchmarks/fuzz.py).
 cdef int64_t _work_budget = 25000
+DEF GLUED_DIGITS = 7    # a number glued to words: the house number and a numeric addition
 DEF INITIALS_POSTINGS = 200  # a whole word with more postings is no initials typed glued
 DEF RETRY_SHARE = 4     # the retries after a reading that spent the budget: 1/RETRY_SHARE more
 
@@ -352,7 +353,7 @@ cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int
                     pieces = 0
                 cut[i] = lo >= hi and pieces >= 2
                 glued += lo >= hi and pieces >= 2
-        elif 0 < t.digits <= 5 and (t.len - t.digits >= 5 or (
+        elif 0 < t.digits <= GLUED_DIGITS and (t.len - t.digits >= 5 or (
                 t.len - t.digits >= 3 and not _addition_prefix(d, w + at, t.len - at))):
             pieces = _segment(d, w + at, t.len - at, True, last, False, cuts)
             glued += pieces > 0
@@ -397,9 +398,10 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
     "vanhallstraat", is a guess too far beside it), unless all it found matches loosely
     (`_weak_reading`) and a word cut is one slip from a registered word (`_slipped_word`). If
     not, the long words that are whole words glued are cut too ("oudemolenweg74maastricht");
-    then the number glued to words is read as a house number and a numeric addition glued (the
-    last digit or two the addition: "nassaustraat309enschede" is Nassaustraat 30-9).
-    Otherwise the query stands as typed. True when it answered."""
+    then the number glued to words (of up to GLUED_DIGITS digits) is read as a house number (of
+    at most 5) and a numeric addition (at most 4), the addition one digit, then two, and so on
+    ("nassaustraat309enschede" is Nassaustraat 30-9, "velperweg139312arnhem" Velperweg
+    139-312). Otherwise the query stands as typed. True when it answered."""
     cdef char buf[QBUF]
     cdef char orig[QBUF]
     cdef int cut[MAXT]
@@ -407,15 +409,18 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
     cdef int m, m0 = -1, broad, olen = s.qlen, max_pass = s.max_pass, tr, split = 0, digits = 0, i
     memcpy(orig, s.q, olen)
     for i in range(s.ntok):
-        if 2 <= s.tok[i].digits <= 5 and s.tok[i].len > s.tok[i].digits:
+        if 2 <= s.tok[i].digits <= GLUED_DIGITS and s.tok[i].len > s.tok[i].digits:
             digits = s.tok[i].digits
             break
-    for tr in range(4):
+    for tr in range(1 + GLUED_DIGITS):
         broad = tr == 1
         if tr >= 2:
+            # a house number of at most 5 digits, an addition of at most 4 characters (BAG)
             split = digits - (tr - 1)
-            if split < 1:
+            if split < 1 or split < digits - 4:
                 break
+            if split > 5:
+                continue
         m = _glue_spell(d, s, True, broad, split, buf, cut)
         if m < 0:
             break

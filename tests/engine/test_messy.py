@@ -148,9 +148,17 @@ def test_a_glued_street_that_does_not_exist_finds_nothing(sample_index):
 
 
 
-def test_a_number_and_its_numeric_addition_glued_between_street_and_place(sample_index):
+@pytest.mark.parametrize(("q", "want"), [
     # "102" glued to words: no house 102 there, so house 10 with addition 2
-    assert lines(sample_index, "praediniussingel102groningen")[0] == "Praediniussingel 10-2, 9711 AG Groningen"
+    ("praediniussingel102groningen", "Praediniussingel 10-2, 9711 AG Groningen"),
+    # an addition of two or three digits (it answered the nearest numbers, or nothing; six
+    # digits were never cut)
+    ("grootzand51102sneek", "Grootzand 51-102, 8601 AT Sneek"),
+    ("hoogeweg3329groningen", "Hoogeweg 3-329, 9746 TN Groningen"),
+    ("friesestraatweg181233groningen", "Friesestraatweg 181-233, 9743 AB Groningen"),
+])
+def test_a_number_and_its_numeric_addition_glued_between_street_and_place(sample_index, q, want):
+    assert lines(sample_index, q)[0] == want
 
 
 @pytest.mark.parametrize(("q", "want"), [

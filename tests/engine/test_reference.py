@@ -224,7 +224,8 @@ def _queries(arrays) -> list[str]:
            "jw frisostraat 1 sneek", "jp coenstraat 1", "hj melgersstraat", "acacialaan 1-r", "herestraat 14-h",
            # glued words cut into the likeliest words
            "laanvanmeerdervoort25bsgravenhage", "loosduinseweg69bsgravenhage", "herestraat12agroningen",
-           "hekelaan 5", "nieuwedijk 2", "boschcoor", "lestraat"]
+           "hekelaan 5", "nieuwedijk 2", "boschcoor", "lestraat", "schoolstraat 20 iii arum",
+           "grootzand51102sneek", "friesestraatweg181233groningen", "herestraat1234567groningen"]
     return qs
 
 

@@ -18,6 +18,7 @@ def first(index, q):
     ("vanspeykstraat8cgroningen", "Van Speykstraat 8c, 9726 BL Groningen"),
     ("desteege97zieuwent", "de Steege 97, 7136 MN Zieuwent"),
     ("nassaustraat309enschede", "Nassaustraat 30-9, 7513 BX Enschede"),
+    ("velperweg139312arnhem", "Velperweg 139-312, 6824 HK Arnhem"),
     ("Kerkstraat 4, Hillegom (achterom)", "Kerkstraat 4, 2181 JE Hillegom"),
     ("t.a.v. J. Jansen, Damrak 1, Amsterdam", "Damrak 1, 1012 LG Amsterdam"),
     ("A. de Boer, Van Speykstraat 8c, Groningen", "Van Speykstraat 8c, 9726 BL Groningen"),
