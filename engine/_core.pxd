@@ -49,6 +49,7 @@ cdef enum:
     PREFIX_SLIP = 9      # TypoSet mark of a token that the word, one slip undone, starts
     PREFIX_SLIP_MAX = 32  # ... kept only when the undone word starts at most this many tokens
     PREFIX_SLIP_LEN = 30  # ... looked for in words of at most this many letters
+    SLIP_SCAN_MAX = 256  # ... by one walk over the tokens that start as the word, when so few
     SAME_NUMBER_CAP = 4096  # addresses of one house number looked at in one run (a
                             # marina or holiday park has hundreds: 100K-K029)
 

@@ -97,6 +97,7 @@ TOKEN_CAP_MIN = SIZES["TOKEN_CAP_MIN"]
 PC_PREFIX_CAP = SIZES["PC_PREFIX_CAP"]  # addresses scanned for a postcode prefix
 PREFIX_SLIP_MAX = SIZES["PREFIX_SLIP_MAX"]  # a slip-undone word starting more tokens counts for none
 PREFIX_SLIP_LEN = SIZES["PREFIX_SLIP_LEN"]  # slips in words still being typed: at most this long
+SLIP_SCAN_MAX = SIZES["SLIP_SCAN_MAX"]  # ... undone by one walk over at most this many tokens
 SAME_NUMBER_CAP = SIZES["SAME_NUMBER_CAP"]  # addresses with the typed number looked at in one run
 MAX_TYPO_WORD = 38             # typos are looked for in words of at most 38 letters
 MAX_DL_LEN = 78                # the C distance (and the deletion index) stop at 78 letters
@@ -549,7 +550,8 @@ class ReferenceIndex:
     def prefix_slips(self, text: str) -> list[int]:
         """The tokens that `text` starts with one edit undone, when it starts none as typed:
         edits at the last three positions up to k, the length of its longest start that some
-        token has, then earlier a letter too many, two swapped or the key beside (NEAR_KEYS);
+        token has, then earlier a letter too many, two swapped or the key beside (NEAR_KEYS),
+        an ij made of a typed j spelt y;
         an undone word that starts more than PREFIX_SLIP_MAX tokens counts for none;
         the first MAX_SLIP tokens in the order found."""
         hit = self._slip_cache.get(text)
@@ -564,8 +566,8 @@ class ReferenceIndex:
             k += 1
         out: list[int] = []
 
-        def add(v: str) -> None:
-            lo, hi = self.prefix_range(v)
+        def add(v: str, fold: bool) -> None:
+            lo, hi = self.prefix_range(v.replace("ij", "y") if fold else v)
             if hi - lo > PREFIX_SLIP_MAX:
                 return
             for tid in range(lo, hi):
@@ -574,21 +576,30 @@ class ReferenceIndex:
                 if tid not in out:
                     out.append(tid)
 
+        def fold_at(i: int) -> bool:
+            # an ij an edit at i made of a typed j is spelt y, as the tokens are ("virjheidsh"
+            # is "vryheidsh"): the C code looks such edits up one by one, and walks the few
+            # tokens that start with text[:i] for the others (_slip_scan), where it is not
+            lo, hi = self.prefix_range(text[:i])
+            return not (i >= 2 and hi - lo <= SLIP_SCAN_MAX and "j" not in text[max(i - 1, 0):i + 3])
+
         letters = "abcdefghijklmnopqrstuvwxyz"
         for i in range(k - 2 if k > 2 else 0, k + 1):
-            add(text[:i] + text[i + 1:])                                  # a letter too many
+            f = fold_at(i)
+            add(text[:i] + text[i + 1:], f)                                  # a letter too many
             if i + 1 < n:
-                add(text[:i] + text[i + 1] + text[i] + text[i + 2:])      # two swapped
+                add(text[:i] + text[i + 1] + text[i] + text[i + 2:], f)      # two swapped
             for c in letters:
                 if c != text[i]:
-                    add(text[:i] + c + text[i + 1:])                      # a wrong letter
+                    add(text[:i] + c + text[i + 1:], f)                      # a wrong letter
             for c in letters:
-                add(text[:i] + c + text[i:])                              # one left out
-        for i in range(k - 2 if k > 2 else 0):                            # earlier: fewer
-            add(text[:i] + text[i + 1:])
-            add(text[:i] + text[i + 1] + text[i] + text[i + 2:])
+                add(text[:i] + c + text[i:], f)                              # one left out
+        for i in range(k - 2 if k > 2 else 0):                               # earlier: fewer
+            f = fold_at(i)
+            add(text[:i] + text[i + 1:], f)
+            add(text[:i] + text[i + 1] + text[i] + text[i + 2:], f)
             for c in NEAR_KEYS.get(text[i], ""):
-                add(text[:i] + c + text[i + 1:])
+                add(text[:i] + c + text[i + 1:], f)
         self._slip_cache[text] = out
         return out
 

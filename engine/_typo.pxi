@@ -291,9 +291,33 @@ cdef bint _slip_emit(Search* s, int ti, int32_t first, int32_t count) noexcept n
 cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, const char* v,
                       int m) noexcept nogil:
     """Remember the tokens that v starts, when there are at most PREFIX_SLIP_MAX; [a, hi0)
-    holds every token that could."""
-    cdef int32_t b = hi0
+    holds every token that could. An ij that the edit made is spelt y, as the tokens are
+    ("virjheidsh", two letters swapped, is "vrijheidsh": Vrijheidshof); then every token
+    could."""
+    cdef int32_t b
     cdef int32_t lo, hi, ba, bb
+    cdef char f[PREFIX_SLIP_LEN + 2]
+    cdef int j, k = 0
+    cdef bint ij = False
+    for j in range(m - 1):
+        if v[j] == 105 and v[j + 1] == 106:
+            ij = True
+            break
+    if ij:
+        j = 0
+        while j < m:
+            if j + 1 < m and v[j] == 105 and v[j + 1] == 106:
+                f[k] = 121
+                j += 2
+            else:
+                f[k] = v[j]
+                j += 1
+            k += 1
+        v = f
+        m = k
+        a = 0
+        hi0 = d.n_tok
+    b = hi0
     # PERF: the word's key decides most comparisons without reading a token's text
     cdef uint64_t wk = _word_key(v, m), mask = _key_mask(m)
     # PERF: the tokens that start with v's first three (or two) characters are one known block
@@ -329,7 +353,7 @@ cdef const char* _NEAR_KEYS = (
 # with the letters before it: a thousand comparisons of a query with a street that does not
 # exist, most of them cache misses. When those tokens are few (from the third letter on), one
 # walk over them finds the tokens of every edit at once; they are remembered in the same order.
-DEF SLIP_SCAN_MAX = 256
+# (SLIP_SCAN_MAX, _core.pxd, is the most tokens so walked.)
 
 cdef void _slip_scan(const Data* d, Search* s, int ti, int32_t lo, int32_t hi, const char* p,
                      int n, int i, bint near) noexcept nogil:
@@ -391,6 +415,16 @@ cdef void _slip_scan(const Data* d, Search* s, int ti, int32_t lo, int32_t hi, c
             return
 
 
+cdef inline bint _ij_near(const char* p, int n, int i) noexcept nogil:
+    """Could an edit at position i of p make an ij of a j typed (a j within p[i-1:i+3])? Then
+    the edits are looked up one by one (`_slip_start` spells it y), not by `_slip_scan`."""
+    cdef int j
+    for j in range(i - 1 if i > 0 else 0, i + 3 if i + 3 < n else n):
+        if p[j] == 106:
+            return True
+    return False
+
+
 cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
     """A word still being typed with a slip in it ("ruysdeal", "stationssqra"): the tokens
     that the word starts with one edit undone (s.slip_tid[ti], once per token of a query).
@@ -421,7 +455,7 @@ cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
     for i in range(k - 2 if k > 2 else 0, k + 1):
         lo = rlo[i]
         hi = rhi[i]
-        if i >= 2 and hi - lo <= SLIP_SCAN_MAX:
+        if i >= 2 and hi - lo <= SLIP_SCAN_MAX and not _ij_near(p, n, i):
             _slip_scan(d, s, ti, lo, hi, p, n, i, False)
             continue
         memcpy(v, p, i)
@@ -450,7 +484,7 @@ cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
     for i in range(k - 2 if k > 2 else 0):
         lo = rlo[i]
         hi = rhi[i]
-        if i >= 2 and hi - lo <= SLIP_SCAN_MAX:
+        if i >= 2 and hi - lo <= SLIP_SCAN_MAX and not _ij_near(p, n, i):
             _slip_scan(d, s, ti, lo, hi, p, n, i, True)
             continue
         memcpy(v, p, i)

@@ -128,6 +128,12 @@ def test_glued_words_are_cut_into_the_likeliest_words(sample_index, q, want):
     assert lines(sample_index, q)[0] == want
 
 
+@pytest.mark.parametrize("q", ["kjikduinse", "kikjduinse"])
+def test_a_slip_in_a_word_being_typed_that_makes_an_ij(sample_index, q):
+    # two letters swapped undone make "kijk", which the register's words spell "kyk"
+    assert lines(sample_index, q)[0].startswith("Kijkduinsestraat ")
+
+
 def test_a_slip_comes_before_glued_words_that_match_loosely(sample_index):
     # "hekel aan" is Aan de Kleine Hekel, its words out of order and two of them not typed:
     # "hekelaan" is one slip from Hekkelaan (and Hekellaan)

@@ -225,7 +225,9 @@ def _queries(arrays) -> list[str]:
            # glued words cut into the likeliest words
            "laanvanmeerdervoort25bsgravenhage", "loosduinseweg69bsgravenhage", "herestraat12agroningen",
            "hekelaan 5", "nieuwedijk 2", "boschcoor", "lestraat", "schoolstraat 20 iii arum",
-           "grootzand51102sneek", "friesestraatweg181233groningen", "herestraat1234567groningen"]
+           "grootzand51102sneek", "friesestraatweg181233groningen", "herestraat1234567groningen",
+           # a slip in a word being typed that makes an ij undone
+           "virjheidsh", "vrjiheidsh 1", "kjikduinse", "kikjduinse 8", "rhujnl", "lejyweg"]
     return qs
 
 
