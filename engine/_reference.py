@@ -553,10 +553,22 @@ class ReferenceIndex:
         token has, then earlier a letter too many, two swapped or the key beside (NEAR_KEYS),
         an ij made of a typed j spelt y;
         an undone word that starts more than PREFIX_SLIP_MAX tokens counts for none;
-        the first MAX_SLIP tokens in the order found."""
+        the first MAX_SLIP tokens in the order found. None found and letter k an i that, as
+        y, continues a token's start: the same of the word with that i spelt y."""
         hit = self._slip_cache.get(text)
         if hit is not None:
             return hit
+        out, k = self._prefix_slips_of(text)
+        if not out and k < len(text) - 1 and text[k] == "i":
+            ij = text[:k] + "y" + text[k + 1:]
+            lo, hi = self.prefix_range(ij[:k + 1])
+            if lo < hi:
+                out, _ = self._prefix_slips_of(ij)
+        self._slip_cache[text] = out
+        return out
+
+    def _prefix_slips_of(self, text: str) -> tuple[list[int], int]:
+        """`prefix_slips` of text as it is, and k."""
         n = len(text)
         k = 0
         while k < n - 1:
@@ -600,8 +612,7 @@ class ReferenceIndex:
             add(text[:i] + text[i + 1] + text[i] + text[i + 2:], f)
             for c in NEAR_KEYS.get(text[i], ""):
                 add(text[:i] + c + text[i + 1:], f)
-        self._slip_cache[text] = out
-        return out
+        return out, k
 
     def _typo_candidates(self, text: str, maxd: int) -> list[int]:
         """Token ids that may lie within maxd edits of text, in its own or its ij spelling:

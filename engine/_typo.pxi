@@ -433,15 +433,31 @@ cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
     token has. The slip lies at or before letter k; every edit at the last three positions up
     to k is tried, then (PERF: fewer) earlier a letter too many, two letters swapped or the
     key beside the one meant; each looked up among the tokens that start with the letters
-    before it, as typed."""
+    before it, as typed. When that finds nothing and letter k is an i that, as ij (y),
+    continues a token's start, the same again with that i spelt y ("jasminjh": "jasmynjh",
+    a j too many, starts Jasmijnhof; the j was typed after the n)."""
     cdef Tok* t = &s.tok[ti]
     cdef const char* p = s.q + t.start
-    cdef int n = t.len, i, k, c
+    cdef int n = t.len, k
+    cdef char w[PREFIX_SLIP_LEN + 2]
+    cdef int32_t lo, hi
+    s.slip_n[ti] = 0
+    k = _prefix_slips_of(d, s, ti, p, n)
+    if s.slip_n[ti] == 0 and k < n - 1 and p[k] == 105:
+        memcpy(w, p, n)
+        w[k] = 121
+        _prefix_range(d, w, k + 1, &lo, &hi)
+        if lo < hi:
+            _prefix_slips_of(d, s, ti, w, n)
+
+
+cdef int _prefix_slips_of(const Data* d, Search* s, int ti, const char* p, int n) noexcept nogil:
+    """`_prefix_slips` of the word p[:n], no token starting with it, for word ti; returns k."""
+    cdef int i, k, c
     cdef char v[PREFIX_SLIP_LEN + 2]
     cdef int32_t lo, hi
     cdef int32_t rlo[PREFIX_SLIP_LEN + 1]
     cdef int32_t rhi[PREFIX_SLIP_LEN + 1]
-    s.slip_n[ti] = 0
     rlo[0] = 0
     rhi[0] = d.n_tok
     k = 0
@@ -501,6 +517,7 @@ cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
                     break
                 v[i] = _NEAR_KEYS[(p[i] - 97) * 7 + c]
                 _slip_start(d, s, ti, lo, hi, v, n)
+    return k
 
 
 cdef int _add_slips(const Data* d, Search* s, int ti) noexcept nogil:

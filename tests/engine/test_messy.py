@@ -134,6 +134,16 @@ def test_a_slip_in_a_word_being_typed_that_makes_an_ij(sample_index, q):
     assert lines(sample_index, q)[0].startswith("Kijkduinsestraat ")
 
 
+@pytest.mark.parametrize(("q", "want"), [
+    # no token starts "baginj" nor "bagini": the i was the start of ij (y), the j typed late
+    ("baginjes", "Bagijnestraat 1, 2511 CK 's-Gravenhage"),
+    ("aquamarinjst", "Aquamarijnstraat 1, 9743 PA Groningen"),
+    ("anderlinjst", "Anderlijnstraat 1, 5213 TG 's-Hertogenbosch"),
+])
+def test_an_i_typed_for_ij_with_the_j_after_the_next_letter(sample_index, q, want):
+    assert lines(sample_index, q)[0] == want
+
+
 def test_a_slip_comes_before_glued_words_that_match_loosely(sample_index):
     # "hekel aan" is Aan de Kleine Hekel, its words out of order and two of them not typed:
     # "hekelaan" is one slip from Hekkelaan (and Hekellaan)

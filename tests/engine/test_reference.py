@@ -227,7 +227,9 @@ def _queries(arrays) -> list[str]:
            "hekelaan 5", "nieuwedijk 2", "boschcoor", "lestraat", "schoolstraat 20 iii arum",
            "grootzand51102sneek", "friesestraatweg181233groningen", "herestraat1234567groningen",
            # a slip in a word being typed that makes an ij undone
-           "virjheidsh", "vrjiheidsh 1", "kjikduinse", "kikjduinse 8", "rhujnl", "lejyweg"]
+           "virjheidsh", "vrjiheidsh 1", "kjikduinse", "kikjduinse 8", "rhujnl", "lejyweg",
+           "kijkduinsestraat 8", "kikduinse", "kiykduinse", "kikduinjse",
+           "baginjes", "aquamarinjst 1", "anderlinjst", "anrooisjtr", "baginjes groningen"]
     return qs
 
 
