@@ -64,6 +64,18 @@ def test_a_slip_comes_before_glued_words_that_match_loosely(full_index, q, want)
     assert first(full_index, q) == want
 
 
+@pytest.mark.parametrize(("q", "want"), [
+    # the README's examples (How a query is understood)
+    ("hekelaan 5", "Hekkelaan 5, 2511 XB 's-Gravenhage"),
+    ("kjikduinse", "Kijkduinsestraat 801, 2554 AA 's-Gravenhage"),
+    ("baginjes", "Bagijnestraat 1, 2511 CK 's-Gravenhage"),
+    ("Schoolstraat 20 III Arum", "Schoolstraat 20, 8822 VP Arum"),
+    ("walperterwei 47 iii", "Walperterwei 47-III, 8731 CD Wommels"),
+])
+def test_the_readme_examples_of_slips_glued_words_and_floors(full_index, q, want):
+    assert first(full_index, q) == want
+
+
 def test_a_street_typed_glued_comes_before_two_slips_in_one_long_word(full_index):
     # it was Amalia van Anhaltstraat 12, Eindhoven
     assert full_index.suggest("vanhallstraat 12", limit=1)[0].street == "Van Hallstraat"
