@@ -553,13 +553,13 @@ class ReferenceIndex:
         token has, then earlier a letter too many, two swapped or the key beside (NEAR_KEYS),
         an ij made of a typed j spelt y;
         an undone word that starts more than PREFIX_SLIP_MAX tokens counts for none;
-        the first MAX_SLIP tokens in the order found. None found and letter k an i that, as
-        y, continues a token's start: the same of the word with that i spelt y."""
+        the first MAX_SLIP tokens in the order found. None found, letter k an i that, as y,
+        continues a token's start, and a j after it: the same of the word with that i spelt y."""
         hit = self._slip_cache.get(text)
         if hit is not None:
             return hit
         out, k = self._prefix_slips_of(text)
-        if not out and k < len(text) - 1 and text[k] == "i":
+        if not out and k < len(text) - 1 and text[k] == "i" and "j" in text[k + 1:]:
             ij = text[:k] + "y" + text[k + 1:]
             lo, hi = self.prefix_range(ij[:k + 1])
             if lo < hi:

@@ -433,9 +433,9 @@ cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
     token has. The slip lies at or before letter k; every edit at the last three positions up
     to k is tried, then (PERF: fewer) earlier a letter too many, two letters swapped or the
     key beside the one meant; each looked up among the tokens that start with the letters
-    before it, as typed. When that finds nothing and letter k is an i that, as ij (y),
-    continues a token's start, the same again with that i spelt y ("jasminjh": "jasmynjh",
-    a j too many, starts Jasmijnhof; the j was typed after the n)."""
+    before it, as typed. When that finds nothing, letter k is an i that, as ij (y),
+    continues a token's start, and a j follows, the same again with that i spelt y
+    ("jasminjh": "jasmynjh", a j too many, starts Jasmijnhof; the j was typed after the n)."""
     cdef Tok* t = &s.tok[ti]
     cdef const char* p = s.q + t.start
     cdef int n = t.len, k
@@ -443,7 +443,7 @@ cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
     cdef int32_t lo, hi
     s.slip_n[ti] = 0
     k = _prefix_slips_of(d, s, ti, p, n)
-    if s.slip_n[ti] == 0 and k < n - 1 and p[k] == 105:
+    if s.slip_n[ti] == 0 and k < n - 1 and p[k] == 105 and memchr(p + k + 1, 106, n - k - 1) != NULL:
         memcpy(w, p, n)
         w[k] = 121
         _prefix_range(d, w, k + 1, &lo, &hi)
