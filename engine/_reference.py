@@ -551,7 +551,8 @@ class ReferenceIndex:
         """The tokens that `text` starts with one edit undone, when it starts none as typed:
         edits at the last three positions up to k, the length of its longest start that some
         token has, then earlier a letter too many, two swapped or the key beside (NEAR_KEYS),
-        an ij made of a typed j spelt y;
+        an ij an edit makes spelt y (except where the C code walks the few tokens that start
+        as the word, _slip_scan: no j typed near the edit, where no ij is made of one);
         an undone word that starts more than PREFIX_SLIP_MAX tokens counts for none;
         the first MAX_SLIP tokens in the order found. None found, letter k an i that, as y,
         continues a token's start, and a j after it: the same of the word with that i spelt y."""
@@ -589,9 +590,9 @@ class ReferenceIndex:
                     out.append(tid)
 
         def fold_at(i: int) -> bool:
-            # an ij an edit at i made of a typed j is spelt y, as the tokens are ("virjheidsh"
-            # is "vryheidsh"): the C code looks such edits up one by one, and walks the few
-            # tokens that start with text[:i] for the others (_slip_scan), where it is not
+            # an ij an edit at i makes is spelt y, as the tokens are ("virjheidsh" is
+            # "vryheidsh", "rikswe" with a j left out "rykswe"), except where the C code walks
+            # the few tokens that start with text[:i] (_slip_scan: no j typed near i)
             lo, hi = self.prefix_range(text[:i])
             return not (i >= 2 and hi - lo <= SLIP_SCAN_MAX and "j" not in text[max(i - 1, 0):i + 3])
 
