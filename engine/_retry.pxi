@@ -352,7 +352,7 @@ cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int
                 if pieces < 2 or not _glued_words(w, cuts, pieces):
                     pieces = 0
                 cut[i] = lo >= hi and pieces >= 2
-                glued += lo >= hi and pieces >= 2
+                glued += cut[i]
         elif 0 < t.digits <= GLUED_DIGITS and (t.len - t.digits >= 5 or (
                 t.len - t.digits >= 3 and not _addition_prefix(d, w + at, t.len - at))):
             pieces = _segment(d, w + at, t.len - at, True, last, False, cuts)

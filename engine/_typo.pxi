@@ -297,22 +297,16 @@ cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, 
     cdef int32_t b
     cdef int32_t lo, hi, ba, bb
     cdef char f[PREFIX_SLIP_LEN + 2]
-    cdef int j, k = 0
-    cdef bint ij = False
-    for j in range(m - 1):
-        if v[j] == 105 and v[j + 1] == 106:
-            ij = True
-            break
-    if ij:
-        j = 0
-        while j < m:
-            if j + 1 < m and v[j] == 105 and v[j + 1] == 106:
-                f[k] = 121
-                j += 2
-            else:
-                f[k] = v[j]
-                j += 1
-            k += 1
+    cdef int j = 0, k = 0
+    while j < m:
+        if j + 1 < m and v[j] == 105 and v[j + 1] == 106:
+            f[k] = 121
+            j += 2
+        else:
+            f[k] = v[j]
+            j += 1
+        k += 1
+    if k < m:  # an ij was spelt y
         v = f
         m = k
         a = 0
