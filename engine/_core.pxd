@@ -50,6 +50,9 @@ cdef enum:
     PREFIX_SLIP_MAX = 32  # ... kept only when the undone word starts at most this many tokens
     PREFIX_SLIP_LEN = 30  # ... looked for in words of at most this many letters
     SLIP_SCAN_MAX = 256  # ... by one walk over the tokens that start as the word, when so few
+    PFX_BITS = 20        # the filter of the tokens' starts: 2^20 bits (128 KB) ...
+    PFX_MIN = 4          # ... a bit per start of this many bytes ...
+    PFX_MAX = 8          # ... to this many
     SAME_NUMBER_CAP = 4096  # addresses of one house number looked at in one run (a
                             # marina or holiday park has hundreds: 100K-K029)
 
@@ -97,6 +100,7 @@ cdef struct Data:
     int32_t block2[1297]    # first token id of each two-character start (0-9a-z), then n_tok
     int32_t* block3         # the same for each three-character start (46,656 + 1), or NULL
     uint64_t* tok_key       # each token's first 8 bytes, big-endian, zero-padded (_tok_keys)
+    uint64_t* pfx_bits      # a bit per start of PFX_MIN to PFX_MAX bytes of a token (_pfx_filter), or NULL
     const int32_t* a_group
     const int32_t* a_number
     const uint8_t* a_letter

@@ -419,6 +419,7 @@ cdef class Index:
             raise MemoryError(f"no memory for the keys of {d.n_tok:,} tokens")
         _fill_blocks(d)
         d.block3 = _block3(d)
+        d.pfx_bits = _pfx_filter(d)
 
     def __dealloc__(self):
         self._free_tables()
@@ -427,6 +428,8 @@ cdef class Index:
         """Free the tables this process made when it opened the index (not the arrays)."""
         free(self.d.block3)
         self.d.block3 = NULL
+        free(self.d.pfx_bits)
+        self.d.pfx_bits = NULL
         free(self.d.tok_key)
         self.d.tok_key = NULL
 

@@ -252,6 +252,8 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
                     lo = a
                 if b < hi:
                     hi = b
+            if not _may_start(d, w + i, j - i):
+                break
             _range_within(d, lo, hi, w + i, j - i, &lo, &hi)
             if lo >= hi:
                 break
@@ -600,6 +602,8 @@ cdef inline int _probe(const Data* d, Respace* r, const char* w, int n) noexcept
     """1 when w[:n] starts a token, 2 when it also is one, 0 otherwise."""
     cdef int32_t lo, hi
     r.probes -= 1
+    if not _may_start(d, w, n):
+        return 0
     _prefix_range(d, w, n, &lo, &hi)
     if lo >= hi:
         return 0

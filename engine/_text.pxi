@@ -415,6 +415,75 @@ cdef int32_t* _block3(const Data* d) noexcept nogil:
     return b
 
 
+# PERF: a slip in a word still being typed is looked for as some 160 edited words, each a
+# binary search among the tokens of its first three characters (`_slip_start`), and a glued
+# word is cut by the starts of tokens found at each of its letters (`_segment`, `_cut_word`):
+# nearly all of those words are the start of no token, and each search read 8 or so tokens'
+# keys to say so, a cache miss each. A bit per start of 4 to 8 bytes of every token (a
+# filter of 128 KB, set when the index opens, in a few ms) says at once that no token starts
+# with most of them: a clear bit is certain (each start's bit is set), a set one may be
+# another start's, and the search decides.
+cdef inline uint64_t _pfx_step(uint64_t h, char c) noexcept nogil:
+    """The filter's hash of a start, one byte longer (FNV-1a)."""
+    return (h ^ <uint8_t>c) * 0x100000001b3ULL
+
+
+cdef inline uint64_t _pfx_slot(uint64_t h) noexcept nogil:
+    return (h * 0x9E3779B97F4A7C15ULL) >> (64 - PFX_BITS)
+
+
+cdef uint64_t* _pfx_filter(const Data* d) noexcept nogil:
+    """The bits of every token's starts of PFX_MIN to PFX_MAX bytes (malloc'd; NULL when out
+    of memory: the searches decide alone)."""
+    cdef uint64_t* bits = <uint64_t*>calloc((<size_t>1 << PFX_BITS) // 64, sizeof(uint64_t))
+    cdef uint64_t h[PFX_MAX + 1]
+    cdef uint64_t k
+    cdef int32_t t
+    cdef int i, n, same = 0, m
+    cdef const char* p
+    cdef const char* prev = NULL
+    if bits == NULL:
+        return NULL
+    h[0] = 0xcbf29ce484222325ULL
+    for t in range(d.n_tok):
+        p = <const char*>(d.v_blob + d.v_off[t])
+        n = _tok_len(d, t)
+        m = n if n < PFX_MAX else PFX_MAX
+        # the tokens are sorted: the starts this one shares with the one before are set
+        same = 0
+        if prev != NULL:
+            while same < m and same < _tok_len(d, t - 1) and p[same] == prev[same]:
+                same += 1
+        for i in range(same, m):
+            h[i + 1] = _pfx_step(h[i], p[i])
+            if i + 1 >= PFX_MIN:
+                k = _pfx_slot(h[i + 1])
+                bits[k >> 6] |= (<uint64_t>1) << (k & 63)
+        prev = p
+    return bits
+
+
+cdef inline bint _may_start(const Data* d, const char* w, int n) noexcept nogil:
+    """False when no token starts with w[:n] (certain); True when one may."""
+    cdef uint64_t h = 0xcbf29ce484222325ULL, k
+    cdef int i
+    if d.pfx_bits == NULL or n < PFX_MIN:
+        return True
+    for i in range(n if n < PFX_MAX else PFX_MAX):
+        h = _pfx_step(h, w[i])
+        if i + 1 >= PFX_MIN:
+            k = _pfx_slot(h)
+            if not (d.pfx_bits[k >> 6] >> (k & 63)) & 1:
+                return False
+    return True
+
+
+def _may_start_word(Index index, bytes w):
+    """`_may_start` of a folded word: False when no token of the index starts with it (tests)."""
+    index._check_open()
+    return _may_start(&index.d, w, len(w))
+
+
 cdef int _blob_lower_bound(const uint8_t* blob, const int64_t* off, int count, const char* w,
                            int n) noexcept nogil:
     """The first of `count` byte-sorted strings (blob[off[i]:off[i+1]]) not below w[:n]."""

@@ -314,6 +314,25 @@ def test_the_bound_beside_each_posting():
     assert [bool(m & 0x80) for m in meta] == [False, False, False, False, False, True]
 
 
+def test_the_filter_of_starts_never_turns_away_a_start_of_a_token(sample_index):
+    """The per-process filter that spares the searches for a word no token starts with
+    (`_may_start`, slips in a word being typed, glued words cut): every start of every token
+    passes it, and most words that start none do not."""
+    from engine import _core
+    a = sample_index.arrays
+    blob, off = bytes(a["v_blob"]), a["v_off"]
+    tokens = [blob[off[k]:off[k + 1]] for k in range(len(off) - 1)]
+    starts = {t[:n] for t in tokens for n in range(1, len(t) + 1)}
+    for w in sorted(starts):
+        assert _core._may_start_word(sample_index, w), w
+    # each start with its letters from the fourth on changed: the start of no token
+    others = {w[:3] + bytes((97 + (c - 97 + 13) % 26) if 97 <= c <= 122 else c for c in w[3:])
+              for w in starts if len(w) >= 5} - starts
+    assert len(others) > 1000
+    turned = sum(not _core._may_start_word(sample_index, w) for w in others)
+    assert turned > 0.9 * len(others), (turned, len(others))
+
+
 def test_stored_answers_are_what_the_search_answers(sample_index):
     """One-word queries that scan the most are answered from the index (build._stored_answers):
     at every limit, in any case and spacing, exactly what the search computes without them;
