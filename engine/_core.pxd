@@ -32,6 +32,7 @@ cdef enum:
     EXACT_CAP = 128      # groups of the complete word taken before a short-prefix list
     DEL_TOK_BITS = 22    # the typo table's entry: the hash's top 42 bits, then token id + 1
     DEL_TAIL = 4096      # slots past the last home slot, so that a run never wraps around
+    DEL_BUCKET = 8       # slots of a cache line: every home slot starts one
     UNFOLD_MAX = 96
     MAX_CONSIDER = 2000  # groups scored per interpretation at most
     WORK_PER_GROUP = 16  # a group scored costs this many postings walked (_retry.pxi _spent)

@@ -70,6 +70,9 @@ def query_tokens(q: str) -> list[str]:
 def deletion_index(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(hashes uint64, token ids int32) of every token with up to 1 (2 for 7+ letters) deleted."""
 
+def _form_hashes(w: bytes) -> list[int]:
+    """The typo table's hashes of w, w with letter i left out, w with letters i < j left out."""
+
 def deletion_table(hashes: np.ndarray, toks: np.ndarray) -> np.ndarray:
     """The typo table (uint64 slots, linear probing) of `deletion_index`'s hashes and tokens."""
 

@@ -31,10 +31,10 @@ AddressIndex.open maps them, `Index.__init__` points `Data` (_core.pxd) at them)
 * Stored answers `sa_*`: the answers of the one-word queries with many postings (build.py
   ANSWER_MIN) at each limit 1..10,
   `sa_addr[sa_start[k * 10 + L - 1] .. sa_start[k * 10 + L]]` (no focus point).
-* Typo table `del_slot`: the FNV-1a hash of every token of 4+ letters with up to one (two for
-  tokens of 7+ letters) letters deleted, with the token, in one open-addressing table (linear
-  probing; `deletion_table` in _text.pxi says how; symmetric deletion: a word within one or two
-  edits of a token shares a hash with it).
+* Typo table `del_slot`: the hash (`_form_hash`) of every token of 4+ letters with up to one
+  (two for tokens of 7+ letters) letters deleted, with the token, in one open-addressing table
+  (linear probing from the start of a cache line; `deletion_table` in _text.pxi says how;
+  symmetric deletion: a word within one or two edits of a token shares a hash with it).
 * Stored slips `slip_*`: for each token a query can type as one whole word, the tokens within
   one slip (k = 2 t) and two (k = 2 t + 1) that the typo table finds for it, in the order found,
   `slip_tok/slip_dist[slip_start[k] .. slip_start[k+1]]`, and the work the look-up counts
@@ -138,7 +138,7 @@ SIZES = {
     "RESPACE_PROBES": RESPACE_PROBES, "MAXCUT": MAXCUT, "SEG_MAX": SEG_MAX, "PREFIX_SLIP_MAX": PREFIX_SLIP_MAX,
     "PREFIX_SLIP_LEN": PREFIX_SLIP_LEN, "SLIP_SCAN_MAX": SLIP_SCAN_MAX, "TWO_SLIP_LEN": TWO_SLIP_LEN,
     "TWO_SLIP_TYPED": TWO_SLIP_TYPED,
-    "DEL_TOK_BITS": DEL_TOK_BITS, "DEL_TAIL": DEL_TAIL,
+    "DEL_TOK_BITS": DEL_TOK_BITS, "DEL_TAIL": DEL_TAIL, "DEL_BUCKET": DEL_BUCKET,
 }
 
 # the kinds of a group token and the bits of a posting's meta byte (_core.pxd), for build.py and

@@ -170,16 +170,18 @@ cdef void _typo_variants(const Data* d, Search* s, int ti, const char* p, int n,
     cdef uint16_t seen[1 << TYPO_SEEN_BITS]
     cdef int nf = 0, i, j, f, nk = 0, bits
     cdef uint64_t h, e, fp, k
-    hs[nf] = _fnv(p, n)
+    cdef uint64_t F[FORM_MAX + 1]
+    _form_prep(p, n, F)
+    hs[nf] = _form_hash(F, n, -1, -1)
     nf += 1
     if depth > 0:
         for i in range(n):
-            hs[nf] = _fnv_skip(p, n, i, -1)
+            hs[nf] = _form_hash(F, n, i, -1)
             nf += 1
             if depth == 2:
                 for j in range(i + 1, n):
                     if nf < TYPO_FORMS:
-                        hs[nf] = _fnv_skip(p, n, i, j)
+                        hs[nf] = _form_hash(F, n, i, j)
                         nf += 1
     for f in range(nf if nf < PROBE_AHEAD else PROBE_AHEAD):
         _prefetch(&d.del_slot[_del_home(hs[f], d.n_home)])
@@ -236,11 +238,13 @@ cdef bint _one_slip_token(const Data* d, const char* p, int n) noexcept nogil:
     cdef uint64_t h, fp, k, e
     cdef int f, nf = n + 1
     cdef int32_t tid
+    cdef uint64_t F[FORM_MAX + 1]
     if n < 5 or n > 38:
         return False
+    _form_prep(p, n, F)
     # PERF: the home slots fetched together (the misses overlap), as `_typo_variants` does
     for f in range(nf):
-        hs[f] = _fnv(p, n) if f == 0 else _fnv_skip(p, n, f - 1, -1)
+        hs[f] = _form_hash(F, n, f - 1, -1)
         _prefetch(&d.del_slot[_del_home(hs[f], d.n_home)])
     for f in range(nf):
         h = hs[f]

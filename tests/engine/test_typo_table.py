@@ -13,13 +13,14 @@ from engine import _core
 
 TOK_BITS = _core.SIZES["DEL_TOK_BITS"]
 TAIL = _core.SIZES["DEL_TAIL"]
+BUCKET = _core.SIZES["DEL_BUCKET"]
 
 
 def _find(table: np.ndarray, h: int) -> list[int]:
     """The tokens of hash h, read as the search reads them: the run of slots from its home slot
     to the first empty one, the entries whose top bits are the hash's."""
     n_home = len(table) - TAIL
-    k = ((h >> 32) * n_home) >> 32
+    k = (((h >> 32) * n_home) >> 32) & ~(BUCKET - 1)
     out = []
     while table[k]:
         e = int(table[k])
@@ -52,6 +53,29 @@ def test_every_form_finds_its_tokens_in_order(sample_index, vocabulary):
         h = rng.getrandbits(64)
         if h not in by_hash:
             assert _find(table, h) == []
+
+
+def test_a_form_hashes_as_its_own_text_whichever_letters_were_left_out(vocabulary):
+    """The forms of a word are hashed from its prefix hashes: each must be the hash of the
+    form's text, or a slip would not meet the token that has the same form ("kerkstrat"
+    without its t and "kerkstraat" without an a are both "kerkstrat" less a letter)."""
+    rng = random.Random(3)
+    words = [w.encode() for w in rng.sample(vocabulary, 300)] + [b"abcd", b"aaaaaaaa", b"x" * 80]
+    for w in words:
+        n = len(w)
+        forms = [w] + [w[:i] + w[i + 1:] for i in range(n)]
+        forms += [w[:i] + w[i + 1:j] + w[j + 1:] for i in range(n) for j in range(i + 1, n)]
+        assert _core._form_hashes(w) == [_core._form_hashes(f)[0] for f in forms], w
+    # different texts, different hashes (of all the forms of these words)
+    seen: dict[int, bytes] = {}
+    for w in words[:100]:
+        n = len(w)
+        forms = [w] + [w[:i] + w[i + 1:] for i in range(n)]
+        forms += [w[:i] + w[i + 1:j] + w[j + 1:] for i in range(n) for j in range(i + 1, n)]
+        for f, h in zip(forms, _core._form_hashes(w), strict=True):
+            assert seen.setdefault(h, f) == f
+    with pytest.raises(ValueError):
+        _core._form_hashes(b"x" * 81)
 
 
 def test_a_table_that_cannot_hold_its_entries_is_refused():
