@@ -26,10 +26,15 @@ cdef inline int _grow(Buf* b, Py_ssize_t extra) noexcept nogil:
     return 0
 
 
+cdef inline void _raw(Buf* b, const void* s, Py_ssize_t n) noexcept nogil:
+    """Copy n bytes into a buffer with room made for them."""
+    memcpy(b.p + b.n, s, n)
+    b.n += n
+
+
 cdef inline void _put(Buf* b, const char* s, Py_ssize_t n) noexcept nogil:
     if _grow(b, n) == 0:
-        memcpy(b.p + b.n, s, n)
-        b.n += n
+        _raw(b, s, n)
 
 
 cdef inline void _puts(Buf* b, const char* s) noexcept nogil:
@@ -39,10 +44,11 @@ cdef inline void _puts(Buf* b, const char* s) noexcept nogil:
     _put(b, s, n)
 
 
-cdef inline void _put_int(Buf* b, int64_t v) noexcept nogil:
+cdef inline void _raw_int(Buf* b, int64_t v) noexcept nogil:
+    """An integer in decimal, into a buffer with room made for it (20 bytes)."""
     cdef char tmp[24]
     cdef int n = 0, i
-    cdef int neg = v < 0
+    cdef bint neg = v < 0
     if neg:
         v = -v
     while True:
@@ -54,36 +60,55 @@ cdef inline void _put_int(Buf* b, int64_t v) noexcept nogil:
     if neg:
         tmp[n] = 45
         n += 1
-    if _grow(b, n) == 0:
-        for i in range(n):
-            b.p[b.n + i] = tmp[n - 1 - i]
-        b.n += n
+    for i in range(n):
+        b.p[b.n + i] = tmp[n - 1 - i]
+    b.n += n
+
+
+cdef inline void _put_int(Buf* b, int64_t v) noexcept nogil:
+    if _grow(b, 20) == 0:
+        _raw_int(b, v)
+
+
+cdef inline void _raw_micro(Buf* b, int32_t v) noexcept nogil:
+    """Micro-degrees as a decimal with 6 places (52376053 -> 52.376053), into a buffer with
+    room made for it (20 bytes)."""
+    cdef int64_t x = v
+    cdef int i
+    if x < 0:
+        b.p[b.n] = 45
+        b.n += 1
+        x = -x
+    _raw_int(b, x // 1000000)
+    x = x % 1000000
+    b.p[b.n] = 46
+    for i in range(6, 0, -1):
+        b.p[b.n + i] = <char>(48 + x % 10)
+        x //= 10
+    b.n += 7
 
 
 cdef inline void _put_micro(Buf* b, int32_t v) noexcept nogil:
-    """Micro-degrees as a decimal with 6 places: 52376053 -> 52.376053."""
-    cdef int64_t x = v
-    cdef char frac[6]
-    cdef int i
-    if x < 0:
-        _put(b, "-", 1)
-        x = -x
-    _put_int(b, x // 1000000)
-    x = x % 1000000
-    for i in range(5, -1, -1):
-        frac[i] = <char>(48 + x % 10)
-        x //= 10
-    _put(b, ".", 1)
-    _put(b, frac, 6)
+    if _grow(b, 20) == 0:
+        _raw_micro(b, v)
+
+
+cdef inline const char* _name(const Data* d, int32_t sid, Py_ssize_t* n) noexcept nogil:
+    """Name sid of the names table; its length into n."""
+    n[0] = d.s_off[sid + 1] - d.s_off[sid]
+    return <const char*>(d.s_blob + d.s_off[sid])
 
 
 cdef inline void _put_str(Buf* b, const Data* d, int32_t sid) noexcept nogil:
-    _put(b, <const char*>(d.s_blob + d.s_off[sid]), d.s_off[sid + 1] - d.s_off[sid])
+    cdef Py_ssize_t n
+    cdef const char* p = _name(d, sid, &n)
+    _put(b, p, n)
 
 
-cdef inline void _put_postcode(Buf* b, int32_t code) noexcept nogil:
-    cdef char pc[7]
+cdef inline void _raw_postcode(Buf* b, int32_t code) noexcept nogil:
+    """A postcode ("1234 AB"), into a buffer with room made for it (7 bytes)."""
     cdef int digits = code // 676, r = code % 676
+    cdef char* pc = b.p + b.n
     pc[0] = <char>(48 + digits // 1000)
     pc[1] = <char>(48 + digits // 100 % 10)
     pc[2] = <char>(48 + digits // 10 % 10)
@@ -91,7 +116,12 @@ cdef inline void _put_postcode(Buf* b, int32_t code) noexcept nogil:
     pc[4] = 32
     pc[5] = <char>(65 + r // 26)
     pc[6] = <char>(65 + r % 26)
-    _put(b, pc, 7)
+    b.n += 7
+
+
+cdef inline void _put_postcode(Buf* b, int32_t code) noexcept nogil:
+    if _grow(b, 7) == 0:
+        _raw_postcode(b, code)
 
 
 # PERF: a hit's JSON was some 45 small copies, each of a literal whose length was counted byte
@@ -141,64 +171,6 @@ cdef extern from *:
     void _lit "J_LIT"(Buf* b, const char* s) noexcept nogil
 
 
-cdef inline void _raw(Buf* b, const void* s, Py_ssize_t n) noexcept nogil:
-    """Copy n bytes into a buffer with room made for them."""
-    memcpy(b.p + b.n, s, n)
-    b.n += n
-
-
-cdef inline void _raw_int(Buf* b, int64_t v) noexcept nogil:
-    """`_put_int` into a buffer with room made for it (20 bytes)."""
-    cdef char tmp[24]
-    cdef int n = 0, i
-    cdef bint neg = v < 0
-    if neg:
-        v = -v
-    while True:
-        tmp[n] = <char>(48 + v % 10)
-        n += 1
-        v //= 10
-        if v == 0:
-            break
-    if neg:
-        tmp[n] = 45
-        n += 1
-    for i in range(n):
-        b.p[b.n + i] = tmp[n - 1 - i]
-    b.n += n
-
-
-cdef inline void _raw_micro(Buf* b, int32_t v) noexcept nogil:
-    """`_put_micro` into a buffer with room made for it (20 bytes)."""
-    cdef int64_t x = v
-    cdef int i
-    if x < 0:
-        b.p[b.n] = 45
-        b.n += 1
-        x = -x
-    _raw_int(b, x // 1000000)
-    x = x % 1000000
-    b.p[b.n] = 46
-    for i in range(6, 0, -1):
-        b.p[b.n + i] = <char>(48 + x % 10)
-        x //= 10
-    b.n += 7
-
-
-cdef inline void _raw_postcode(Buf* b, int32_t code) noexcept nogil:
-    """`_put_postcode` into a buffer with room made for it (7 bytes)."""
-    cdef int digits = code // 676, r = code % 676
-    cdef char* pc = b.p + b.n
-    pc[0] = <char>(48 + digits // 1000)
-    pc[1] = <char>(48 + digits // 100 % 10)
-    pc[2] = <char>(48 + digits // 10 % 10)
-    pc[3] = <char>(48 + digits % 10)
-    pc[4] = 32
-    pc[5] = <char>(65 + r // 26)
-    pc[6] = <char>(65 + r % 26)
-    b.n += 7
-
-
 cdef void _put_hit(Buf* b, const Data* d, int32_t a) noexcept nogil:
     cdef int32_t g = d.a_group[a]
     cdef char letter = <char>d.a_letter[a]
@@ -206,14 +178,11 @@ cdef void _put_hit(Buf* b, const Data* d, int32_t a) noexcept nogil:
     cdef int64_t ao = d.add_off[add]
     cdef Py_ssize_t alen = d.add_off[add + 1] - ao
     cdef int32_t number = d.a_number[a], postcode = d.a_postcode[a]
-    cdef const char* street = <const char*>(d.s_blob + d.s_off[d.g_street[g]])
-    cdef Py_ssize_t nstreet = d.s_off[d.g_street[g] + 1] - d.s_off[d.g_street[g]]
-    cdef const char* place = <const char*>(d.s_blob + d.s_off[d.g_locality[g]])
-    cdef Py_ssize_t nplace = d.s_off[d.g_locality[g] + 1] - d.s_off[d.g_locality[g]]
-    cdef const char* muni = <const char*>(d.s_blob + d.s_off[d.g_municipality[g]])
-    cdef Py_ssize_t nmuni = d.s_off[d.g_municipality[g] + 1] - d.s_off[d.g_municipality[g]]
-    cdef const char* prov = <const char*>(d.s_blob + d.s_off[d.g_province[g]])
-    cdef Py_ssize_t nprov = d.s_off[d.g_province[g] + 1] - d.s_off[d.g_province[g]]
+    cdef Py_ssize_t nstreet, nplace, nmuni, nprov
+    cdef const char* street = _name(d, d.g_street[g], &nstreet)
+    cdef const char* place = _name(d, d.g_locality[g], &nplace)
+    cdef const char* muni = _name(d, d.g_municipality[g], &nmuni)
+    cdef const char* prov = _name(d, d.g_province[g], &nprov)
     # the fixed parts, the names (street and place twice), the addition twice, at most 20
     # bytes for each of the 6 numbers written (number and postcode twice, lat, lon) and 8 for
     # the single ones (the letter twice, the spaces, the hyphen)

@@ -504,7 +504,7 @@ cdef uint64_t* _pfx_filter(const Data* d) noexcept nogil:
     cdef uint64_t h[PFX_MAX + 1]
     cdef uint64_t k
     cdef int32_t t
-    cdef int i, n, same = 0, m
+    cdef int i, same, m, prev_m = 0
     cdef const char* p
     cdef const char* prev = NULL
     if bits == NULL:
@@ -512,19 +512,21 @@ cdef uint64_t* _pfx_filter(const Data* d) noexcept nogil:
     h[0] = 0xcbf29ce484222325ULL
     for t in range(d.n_tok):
         p = <const char*>(d.v_blob + d.v_off[t])
-        n = _tok_len(d, t)
-        m = n if n < PFX_MAX else PFX_MAX
-        # the tokens are sorted: the starts this one shares with the one before are set
+        m = _tok_len(d, t)
+        if m > PFX_MAX:
+            m = PFX_MAX
+        # the tokens are sorted: the starts this one shares with the one before are set, and
+        # h holds their hashes
         same = 0
-        if prev != NULL:
-            while same < m and same < _tok_len(d, t - 1) and p[same] == prev[same]:
-                same += 1
+        while same < m and same < prev_m and p[same] == prev[same]:
+            same += 1
         for i in range(same, m):
             h[i + 1] = _pfx_step(h[i], p[i])
             if i + 1 >= PFX_MIN:
                 k = _pfx_slot(h[i + 1])
                 bits[k >> 6] |= (<uint64_t>1) << (k & 63)
         prev = p
+        prev_m = m
     return bits
 
 
