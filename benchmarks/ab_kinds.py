@@ -24,7 +24,6 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -55,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     sys.path[:0] = [str(HERE), str(HERE.parent)]
     from benchlib import percentile
-    from input_kinds import kinds
+    from input_kinds import kinds, least_times
 
     with tempfile.TemporaryDirectory(prefix="ab-kinds-") as tmp:
         sys.path.insert(0, tmp)
@@ -68,7 +67,6 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             print(f"unknown kinds {unknown}; there are {sorted(by_kind)}", file=sys.stderr)
             return 2
-        clock = time.perf_counter_ns
         print(f"A: {args.tree_a} on {args.index_a}\nB: {args.tree_b} on {args.index_b}\n"
               f"limit {args.limit}, least of {args.repeats} per query, µs")
         print(f"{'kind':22} {'n':>5}  {'median A':>8} {'B':>6} {'B/A':>5}  {'p99 A':>7} {'B':>7} {'B/A':>5}  "
@@ -78,13 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             best = {"A": [1 << 62] * len(queries), "B": [1 << 62] * len(queries)}
             for r in range(args.repeats):
                 for name in ("A", "B") if r % 2 == 0 else ("B", "A"):
-                    call, least = index[name].suggest_json, best[name]
-                    for i, q in enumerate(queries):
-                        t0 = clock()
-                        call(q, limit=args.limit)
-                        dt = clock() - t0
-                        if dt < least[i]:
-                            least[i] = dt
+                    best[name] = list(map(min, best[name], least_times(index[name], queries, args.limit, 1)))
             fig = {}
             for name in ("A", "B"):
                 s = sorted(best[name])
