@@ -138,8 +138,9 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g, uint32_t 
 
 # PERF: scoring a group reads its tokens and its addresses, two cache misses or more each on a
 # cold query (the whole-country arrays are hundreds of MB). A walk fetches them ahead: the group
-# of a posting GROUP_AHEAD further on (its token and address bounds), and the tokens and middle
-# house number of one half as far on, whose bounds were fetched by then.
+# of a posting GROUP_AHEAD further on (its token and address bounds), and the tokens and the
+# first line of house numbers (where `_lower_bound_number` starts) of one half as far on, whose
+# bounds were fetched by then.
 DEF GROUP_AHEAD = 8
 
 
@@ -151,7 +152,7 @@ cdef inline void _fetch_group(const Data* d, int32_t g) noexcept nogil:
 
 cdef inline void _fetch_group_rows(const Data* d, int32_t g) noexcept nogil:
     _prefetch(&d.g_rec[d.g_tok_start[g]])
-    _prefetch(&d.a_number[(d.g_start[g] + d.g_start[g + 1]) >> 1])
+    _prefetch(&d.a_number[d.g_start[g]])
 
 
 cdef inline bint _worth_fetching(const Search* s, const Interp* it, const uint64_t* sig,

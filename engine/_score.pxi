@@ -91,8 +91,24 @@ cdef inline int _addr_at(const Data* d, int pos, bint is_pc) noexcept nogil:
     return d.pc_addr[pos] if is_pc else pos
 
 
+# PERF: a group scored is searched for the typed number, and a typed number is mostly low in
+# its run (1, 2, 12 of a street of hundreds): halving from the middle read a cache line a step
+# (one more miss each, cold), where a search that gallops from the run's start reads its first
+# line (fetched ahead by the scan: `_fetch_group_rows`) for numbers up to the 16th address,
+# then lines in steps that double ("i1": 0.7 of the time in `_addresses`).
 cdef int _lower_bound_number(const Data* d, int lo, int hi, int number, bint is_pc) noexcept nogil:
-    cdef int mid
+    """The first position of the run [lo, hi), sorted by number, whose number is not below
+    `number` (hi when none is)."""
+    cdef int mid, step = 1
+    if lo >= hi or d.a_number[_addr_at(d, lo, is_pc)] >= number:
+        return lo
+    # the number at lo is below: gallop until one at lo + step is not, or the run ends
+    while lo + step < hi and d.a_number[_addr_at(d, lo + step, is_pc)] < number:
+        lo += step
+        step <<= 1
+    if lo + step < hi:
+        hi = lo + step
+    lo += 1
     while lo < hi:
         mid = (lo + hi) >> 1
         if d.a_number[_addr_at(d, mid, is_pc)] < number:
@@ -100,6 +116,12 @@ cdef int _lower_bound_number(const Data* d, int lo, int hi, int number, bint is_
         else:
             hi = mid
     return lo
+
+
+def _number_lower_bound(Index index, int lo, int hi, int number, bint is_pc=False):
+    """`_lower_bound_number` on an open index (for the tests)."""
+    index._check_open()
+    return _lower_bound_number(&index.d, lo, hi, number, is_pc)
 
 
 cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int32_t g) noexcept nogil:

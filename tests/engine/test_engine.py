@@ -333,6 +333,35 @@ def test_the_filter_of_starts_never_turns_away_a_start_of_a_token(sample_index):
     assert turned > 0.9 * len(others), (turned, len(others))
 
 
+def test_the_search_for_a_house_number_finds_its_first_address_in_any_run(sample_index):
+    """`_lower_bound_number` (galloping from a run's start, then halving) finds where a number
+    is or would be in every kind of run: a street's addresses and a postcode's (through
+    pc_addr), a number below, inside and above the run, present or missing, at its first or
+    last address, in runs of one address and of none."""
+    from engine import _core
+    a = sample_index.arrays
+    num, g_start = a["a_number"], a["g_start"]
+    pc_start, pc_num = a["pc_start"], a["a_number"][a["pc_addr"]]
+    rng = random.Random(7)
+    runs = [(int(g_start[g]), int(g_start[g + 1]), False) for g in rng.sample(range(len(g_start) - 1), 400)]
+    runs += [(int(pc_start[p]), int(pc_start[p + 1]), True) for p in rng.sample(range(len(pc_start) - 1), 200)]
+    longest = max(range(len(g_start) - 1), key=lambda g: g_start[g + 1] - g_start[g])
+    runs.append((int(g_start[longest]), int(g_start[longest + 1]), False))
+    runs += [(5, 5, False), (7, 8, False), (3, 3, True)]
+    checked = 0
+    for lo, hi, is_pc in runs:
+        vals = (pc_num if is_pc else num)[lo:hi]
+        assert (np.diff(vals) >= 0).all()
+        wanted = {0, 1, 2, 99999} | {int(v) + d for v in vals[:: max(1, len(vals) // 9)] for d in (-1, 0, 1)}
+        if len(vals):
+            wanted |= {int(vals[0]), int(vals[-1]), int(vals[-1]) + 1}
+        for number in wanted:
+            got = _core._number_lower_bound(sample_index, lo, hi, number, is_pc)
+            assert got == lo + int(np.searchsorted(vals, number, "left")), (lo, hi, is_pc, number)
+            checked += 1
+    assert checked > 5000
+
+
 def test_stored_answers_are_what_the_search_answers(sample_index):
     """One-word queries that scan the most are answered from the index (build._stored_answers):
     at every limit, in any case and spacing, exactly what the search computes without them;
