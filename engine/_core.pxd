@@ -86,14 +86,17 @@ cdef enum:
     NUM_LOW_BITS = 15        # v_post_num: the lowest house number in the low bits (capped) ...
     NUM_HIGH_MAX = 131071    # ... the highest above them (capped here: 17 bits)
     PC_DIGIT_BITS = 14       # v_post_pcr: the highest four postcode digits in the low bits
+    TLEN_LONG = 255          # TokRec.tlen of a token this long or longer (its length is in v_off)
 
 
 cdef struct TokRec:
     # one group token as stored in g_tokrec (two little-endian uint64 words per token):
-    # token id in the low 32 bits of the first word, its kind in the next byte; cover second
+    # token id in the low 32 bits of the first word, its kind in the next byte, its length in
+    # bytes in the next (TLEN_LONG when it is that long or longer); cover second
     int32_t tok
     uint8_t kind
-    uint8_t pad[3]
+    uint8_t tlen
+    uint8_t pad[2]
     uint64_t cover
 
 

@@ -11,7 +11,8 @@ AddressIndex.open maps them, `Index.__init__` points `Data` (_core.pxd) at them)
 * Groups `g_*` (G rows): one per (street, locality, municipality); the string ids of
   their names, a prior in [0, PRIOR_MAX], the mean point, and their tokens
   `g_tokrec[2 * g_tok_start[g] ..]` (TokRec: token id, kind = street / locality /
-  municipality with the ALIAS flag, and the real street words the token covers as a bit mask).
+  municipality with the ALIAS flag, the token's length (up to TLEN_LONG), and the real street
+  words the token covers as a bit mask).
 * Strings `s_blob/s_off`: every name, JSON-escaped UTF-8; additions `add_blob/add_off` as
   registered, `addl_blob/addl_off` the distinct lower-case ones, sorted (a typed part that only
   starts an addition).
@@ -147,7 +148,8 @@ BITS = {"K_STREET": K_STREET, "K_LOCALITY": K_LOCALITY, "K_MUNICIPALITY": K_MUNI
         "K_ALIAS": K_ALIAS, "K_KIND": K_KIND, "META_UNCOVERED": META_UNCOVERED,
         "META_GLUED": META_GLUED, "META_LOCALITY": META_LOCALITY, "META_ALIAS": META_ALIAS,
         "META_MUNICIPALITY": META_MUNICIPALITY, "META_PLACE": META_PLACE,
-        "NUM_LOW_BITS": NUM_LOW_BITS, "NUM_HIGH_MAX": NUM_HIGH_MAX, "PC_DIGIT_BITS": PC_DIGIT_BITS}
+        "NUM_LOW_BITS": NUM_LOW_BITS, "NUM_HIGH_MAX": NUM_HIGH_MAX, "PC_DIGIT_BITS": PC_DIGIT_BITS,
+        "TLEN_LONG": TLEN_LONG}
 
 
 class QueryError(ValueError):

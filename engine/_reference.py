@@ -317,7 +317,8 @@ def typo_distance(word: str, token: str, maxd: int) -> int:
 def group_token_arrays(g_tokrec: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(token id int32, kind uint8, cover uint64) of every group token, from the index's
     interleaved records (TokRec in _core.pxd: token id in the low 32 bits of the first word, its
-    kind in the next byte; the cover in the second word). The index stores only the records."""
+    kind in the next byte, its length in the next; the cover in the second word). The index
+    stores only the records."""
     first = g_tokrec[0::2]
     tok = (first & np.uint64(0xFFFFFFFF)).astype(np.int32)
     kind = ((first >> np.uint64(32)) & np.uint64(0xFF)).astype(np.uint8)

@@ -6,10 +6,12 @@
 # matching and scoring
 
 
-cdef inline float _match_word(const Data* d, Search* s, int wi, int32_t t, uint8_t kind) noexcept nogil:
-    """Penalty for word wi matching group token t, or -1 when it does not match."""
+cdef inline float _match_word(const Data* d, Search* s, int wi, const TokRec* rec) noexcept nogil:
+    """Penalty for word wi matching the group token of `rec`, or -1 when it does not match."""
     cdef Word* w = &s.word[wi]
-    cdef int r, k, a
+    cdef int32_t t = rec.tok
+    cdef uint8_t kind = rec.kind
+    cdef int r, k, a, tlen = rec.tlen if rec.tlen < TLEN_LONG else _tok_len(d, t)
     cdef float best = -1, p
     for r in range(w.first_typo + 1 if s.typo_mode and w.first_typo < w.nr else w.first_typo):
         k = r
@@ -24,10 +26,10 @@ cdef inline float _match_word(const Data* d, Search* s, int wi, int32_t t, uint8
                 p = w.base[k]
             elif t == w.exact:
                 p = 0
-            elif kind & K_ALIAS and _tok_len(d, t) <= ALIAS_WHOLE_LEN:
+            elif kind & K_ALIAS and tlen <= ALIAS_WHOLE_LEN:
                 continue
             else:
-                p = w.base[k] + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>s.tok[wi].len) / _tok_len(d, t))
+                p = w.base[k] + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>s.tok[wi].len) / tlen)
             if kind & K_ALIAS:
                 p += STREET_ALIAS_PEN if (kind & K_KIND) == K_STREET else ALIAS_PEN
             if (kind & K_KIND) == K_MUNICIPALITY:
@@ -61,7 +63,7 @@ cdef bint _group_text(const Data* d, Search* s, const Interp* it, int32_t g, flo
             # one token answers one word: "driehuizen 3 driehuizen" needs the street and the place
             if j - a < 64 and (used >> (j - a)) & 1:
                 continue
-            p = _match_word(d, s, it.words[wi], d.g_rec[j].tok, d.g_rec[j].kind)
+            p = _match_word(d, s, it.words[wi], &d.g_rec[j])
             if p >= 0 and it.words[wi] > it.place_after and (d.g_rec[j].kind & K_KIND) == K_STREET:
                 p += ORDER_PEN
             elif p >= 0 and it.words[wi] < it.street_until and (d.g_rec[j].kind & K_KIND) != K_STREET:
@@ -164,7 +166,7 @@ cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int
         for j in range(a, b):
             if it.place_after < MAXT and (d.g_rec[j].kind & K_KIND) == K_STREET:
                 continue
-            wp = _match_word(d, s, it.part_tok[i], d.g_rec[j].tok, d.g_rec[j].kind)
+            wp = _match_word(d, s, it.part_tok[i], &d.g_rec[j])
             if wp >= 0 and (bp < 0 or wp < bp):
                 bp = wp
         if bp < 0:
@@ -462,7 +464,7 @@ cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
                 for wi in range(it.nwords):
                     bp = -1
                     for jj in range(d.g_tok_start[g], d.g_tok_start[g + 1]):
-                        wp = _match_word(d, s, it.words[wi], d.g_rec[jj].tok, d.g_rec[jj].kind)
+                        wp = _match_word(d, s, it.words[wi], &d.g_rec[jj])
                         if wp >= 0 and (bp < 0 or wp < bp):
                             bp = wp
                     if bp < 0 and _names_elsewhere(s, it.words[wi]):

@@ -243,11 +243,15 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     g_tok_kind = np.array(tok_kind, dtype=np.uint8)
     g_tok_cover = np.array(tok_cover, dtype=np.uint64)
     v_blob, v_off = _blob([w.encode() for w in words])
-    # PERF: the token, its kind and its cover interleaved (TokRec in _core.pxd): scoring a group
-    # reads one run of memory instead of three. Only this is written (the twin and the tests read
-    # the three back from it: engine/_reference.py `group_token_arrays`)
+    # PERF: the token, its kind, its length and its cover interleaved (TokRec in _core.pxd):
+    # scoring a group reads one run of memory instead of three, and a word typed as the start
+    # of a token is scored by the token's length (`_match_word`) without reading the
+    # vocabulary's offsets. Only this is written (the twin and the tests read the token, kind
+    # and cover back from it: engine/_reference.py `group_token_arrays`)
+    g_tok_len = np.minimum(np.diff(v_off)[g_tok], BITS["TLEN_LONG"]).astype(np.uint64)
     g_tokrec = np.empty(2 * len(g_tok), dtype=np.uint64)
-    g_tokrec[0::2] = g_tok.astype(np.uint64) | (g_tok_kind.astype(np.uint64) << np.uint64(32))
+    g_tokrec[0::2] = (g_tok.astype(np.uint64) | (g_tok_kind.astype(np.uint64) << np.uint64(32))
+                      | (g_tok_len << np.uint64(40)))
     g_tokrec[1::2] = g_tok_cover
 
     # postings: for each token the groups that hold it, best prior first

@@ -362,6 +362,27 @@ def test_the_search_for_a_house_number_finds_its_first_address_in_any_run(sample
     assert checked > 5000
 
 
+def test_every_group_record_holds_its_tokens_length(sample_index):
+    """The scoring reads a token's length from the group's record (TokRec.tlen, build.py), not
+    from the vocabulary: it must be the length of the token's text, or TLEN_LONG when that
+    long or longer."""
+    from engine import _core
+    a = sample_index.arrays
+    first = a["g_tokrec"][0::2]
+    tok = (first & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    tlen = ((first >> np.uint64(40)) & np.uint64(0xFF)).astype(np.int64)
+    lengths = np.diff(a["v_off"])[tok]
+    assert len(tok) > 1000 and lengths.min() >= 1
+    assert (tlen == np.minimum(lengths, _core.BITS["TLEN_LONG"])).all()
+    # the sample's longest tokens are short of the cap: the fallback is read on a copy that
+    # says so for every token, and the answers stay the same
+    capped = a["g_tokrec"].copy()
+    capped[0::2] |= np.uint64(0xFF) << np.uint64(40)
+    long_ = _core.Index({**a, "g_tokrec": capped})
+    for q in ("kerkstr 1", "s gr", "gron", "heerenveen", "st jansstr 2"):
+        assert long_.search_ids(q, limit=10) == sample_index.search_ids(q, limit=10), q
+
+
 def test_stored_answers_are_what_the_search_answers(sample_index):
     """One-word queries that scan the most are answered from the index (build._stored_answers):
     at every limit, in any case and spacing, exactly what the search computes without them;
