@@ -467,9 +467,14 @@ def _stored_answers(arrays: dict, words: list[str], v_post_start: np.ndarray) ->
     """The answers, at every limit, of the one-word queries that scan the most: every prefix
     (up to SHORT_PREFIX letters) of the vocabulary whose postings exceed ANSWER_MIN (`s`, `ke`,
     `delft`). They are what the search itself answers, computed here by the search on the
-    finished arrays; a query that is exactly one such word (and no focus point) is then a copy."""
+    finished arrays; a query that is exactly one such word (and no focus point) is then a copy.
+
+    Also the four digits of every postcode area (`9781`), the first half of a postcode being
+    typed: it reads as every postcode of the area (a few hundred), the first address of each
+    and its group's prior a cache miss or two apiece (40 us at the median, 85 at the p99)."""
     keys, _, total = _prefix_postings(words, v_post_start)
-    texts = sorted((w for w, k in keys.items() if total[k] > ANSWER_MIN), key=str.encode)
+    areas = {str(area) for area in np.unique(arrays["pc_code"] // 676).tolist()}
+    texts = sorted({w for w, k in keys.items() if total[k] > ANSWER_MIN} | areas, key=str.encode)
     empty = {"sa_blob": np.zeros(0, np.uint8), "sa_off": np.zeros(1, np.int64),
              "sa_start": np.zeros(1, np.int32), "sa_addr": np.zeros(0, np.int32)}
     index = _core.Index({**arrays, **empty})      # no stored answers: the search proper

@@ -384,9 +384,10 @@ def test_every_group_record_holds_its_tokens_length(sample_index):
 
 
 def test_stored_answers_are_what_the_search_answers(sample_index):
-    """One-word queries that scan the most are answered from the index (build._stored_answers):
-    at every limit, in any case and spacing, exactly what the search computes without them;
-    a focus point or a second word goes past them."""
+    """One-word queries that scan the most, and the four digits of each postcode area, are
+    answered from the index (build._stored_answers): at every limit, in any case and spacing,
+    exactly what the search computes without them; a focus point or a second word goes past
+    them."""
     from engine import _core
     a = sample_index.arrays
     n = len(a["sa_off"]) - 1
@@ -396,6 +397,9 @@ def test_stored_answers_are_what_the_search_answers(sample_index):
     blob, off = bytes(a["sa_blob"]), a["sa_off"]
     words = [blob[off[k]:off[k + 1]].decode() for k in range(n)]
     assert "s" in words and "groningen" in words
+    # ... and the four digits of every postcode area
+    areas = {str(c // 676) for c in a["pc_code"].tolist()}
+    assert areas and areas <= set(words)
     for w in words:
         for limit in range(1, 11):
             for q in (w, f" {w.upper()} "):
