@@ -9,6 +9,8 @@ Kinds:
   `synthetic_quality.synthetic_queries(..., messy=True)`: glued words, notes, addressee lines,
   the country in other languages, floor words, slips (two in one word), postcodes being typed,
   and streets that do not exist (`wrong_street`);
+- postcode_start: the four digits of a random address's postcode, as a person typing it has
+  them before the letters (`9781`);
 - garbage: random text (`fuzz.random_query`), public queries mutated (`fuzz.mutate`), and long
   real words with slips (`fuzz.slipped_words`).
 
@@ -51,6 +53,8 @@ def kinds(source: str, seed: int, n: int) -> dict[str, list[str]]:
             out.setdefault(form, []).append(q)
     rng = random.Random(seed + 7)
     out["wrong_street"] = [wrong_street(t, rng) for _ in range(n)]
+    area = random.Random(seed + 11)   # its own generator: the kinds before and after stay as they were
+    out["postcode_start"] = [str(int(t.postcode[area.randrange(len(t.postcode))]) // 676) for _ in range(n)]
     words = sorted({w for s in t.streets for w in s.lower().split() if len(w) >= 8})
     public = out["clean"]
     out["garbage"] = ([random_query(rng) for _ in range(n)] + [mutate(rng.choice(public), rng) for _ in range(n)]
