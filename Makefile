@@ -18,7 +18,12 @@ $(STAMP): pyproject.toml setup.py engine/*.pyx engine/*.pxd engine/*.pxi
 	$(PYTHON) -m pip install -q -e ".[server,test,docs]"
 	mkdir -p build && touch $(STAMP)
 
-$(INDEX_DIR)/manifest.json: $(STAMP)
+# (re)build when the engine or the build changes (a change of build alone, such as more stored
+# answers, would otherwise leave the old index served)
+INDEX_INPUTS := engine/build.py engine/params.py engine/source.py engine/vocab.py engine/normalize.py \
+	engine/lvbag.py engine/gpkg.py engine/municipalities.py
+
+$(INDEX_DIR)/manifest.json: $(STAMP) $(INDEX_INPUTS)
 	$(PYTHON) -m engine build $(ADDRESS_SOURCE) $(INDEX_DIR)
 
 index: install $(INDEX_DIR)/manifest.json
