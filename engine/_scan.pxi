@@ -226,7 +226,7 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
         if d.sp_toklen[p] == t.len:
             s.tok_pen = 0
         else:
-            s.tok_pen = PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>t.len) / d.sp_toklen[p])
+            s.tok_pen = _prefix_cost(0, t.len, d.sp_toklen[p])
         if _out_of_reach(d, s, d.sp_group[p], d.sp_prior[p], d.sp_meta[p], d.sp_xsig[p], d.sp_first[p]):
             continue
         _consider_group(d, s, ii, d.sp_group[p], d.sp_num[p], d.sp_sfx[p], d.sp_first[p], d.sp_pcr[p])
@@ -240,7 +240,7 @@ cdef inline float _tok_pen(const Data* d, Search* s, int wi, int r, int32_t t) n
         return w.base[r]
     if t == w.exact:
         return 0
-    return w.base[r] + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>s.tok[wi].len) / _tok_len(d, t))
+    return _prefix_cost(w.base[r], s.tok[wi].len, _tok_len(d, t))
 
 
 cdef float _min_pen(Search* s, Interp* it, int driver) noexcept nogil:

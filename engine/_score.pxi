@@ -6,6 +6,13 @@
 # matching and scoring
 
 
+cdef inline float _prefix_cost(float base, int typed, int tlen) noexcept nogil:
+    """The penalty of a word of `typed` letters that is only the start of a token of `tlen`:
+    `base` (its range's: 0, or a slip's) and a prefix's, more the less of the token it typed
+    (the twin: engine/_reference.py, PREFIX_FRAC)."""
+    return base + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>typed) / tlen)
+
+
 cdef inline float _match_word(const Data* d, Search* s, int wi, const TokRec* rec) noexcept nogil:
     """Penalty for word wi matching the group token of `rec`, or -1 when it does not match."""
     cdef Word* w = &s.word[wi]
@@ -29,7 +36,7 @@ cdef inline float _match_word(const Data* d, Search* s, int wi, const TokRec* re
             elif kind & K_ALIAS and tlen <= ALIAS_WHOLE_LEN:
                 continue
             else:
-                p = w.base[k] + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>s.tok[wi].len) / tlen)
+                p = _prefix_cost(w.base[k], s.tok[wi].len, tlen)
             if kind & K_ALIAS:
                 p += STREET_ALIAS_PEN if (kind & K_KIND) == K_STREET else ALIAS_PEN
             if (kind & K_KIND) == K_MUNICIPALITY:

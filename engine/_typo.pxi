@@ -539,7 +539,7 @@ cdef int _add_slips(const Data* d, Search* s, int ti) noexcept nogil:
         tid = s.slip_tid[ti][i]
         if _in_typo(w, tid):
             continue
-        _push_typo(d, w, tid, TYPO_PEN + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>n) / _tok_len(d, tid)))
+        _push_typo(d, w, tid, _prefix_cost(TYPO_PEN, n, _tok_len(d, tid)))
         added += 1
     return added
 
