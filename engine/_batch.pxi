@@ -86,8 +86,8 @@ def _search_scored(Index index, q, limit, lat, lon):
 
 cdef str _string(const Data* d, int32_t sid):
     """A string of the table (stored JSON-escaped) as a str."""
-    cdef const char* p = <const char*>(d.s_blob + d.s_off[sid])
-    cdef Py_ssize_t n = d.s_off[sid + 1] - d.s_off[sid]
+    cdef Py_ssize_t n
+    cdef const char* p = _name(d, sid, &n)
     if memchr(p, 92, n) == NULL:
         return PyUnicode_DecodeUTF8(p, n, NULL)
     return json.loads(b'"' + p[:n] + b'"')
@@ -234,6 +234,8 @@ def _csv_fields(Index index, list ids, str sep):
     cdef char c = <char>ord(sep)
     cdef char letter
     cdef bint ok
+    cdef const char* name
+    cdef Py_ssize_t nname
     cdef list out = []
     index._check_open()
     b.cap = 1024
@@ -252,8 +254,8 @@ def _csv_fields(Index index, list ids, str sep):
             add = d.a_addition[a]
             letter = <char>d.a_letter[a]
             b.n = 0
-            ok = _put_csv(&b, <const char*>(d.s_blob + d.s_off[d.g_street[g]]),
-                          d.s_off[d.g_street[g] + 1] - d.s_off[d.g_street[g]], c)
+            name = _name(d, d.g_street[g], &nname)
+            ok = _put_csv(&b, name, nname, c)
             _put(&b, &c, 1)
             _put_int(&b, d.a_number[a])
             _put(&b, &c, 1)
@@ -266,7 +268,8 @@ def _csv_fields(Index index, list ids, str sep):
             _put_postcode(&b, d.a_postcode[a])
             for k in (d.g_locality[g], d.g_municipality[g], d.g_province[g]):
                 _put(&b, &c, 1)
-                ok = ok and _put_csv(&b, <const char*>(d.s_blob + d.s_off[k]), d.s_off[k + 1] - d.s_off[k], c)
+                name = _name(d, k, &nname)
+                ok = ok and _put_csv(&b, name, nname, c)
             _put(&b, &c, 1)
             _put_micro(&b, d.a_lat[a])
             _put(&b, &c, 1)
