@@ -13,7 +13,11 @@ goes through all the kind's queries before one comes again). A machine that slow
 speeds up during the run slows both alike: where two runs of `input_kinds.py` a few minutes
 apart differ by 10-30 % on this shared machine, the ratios here hold to a few per cent.
 
-Prints per kind the median, p99, max and mean of each build (µs) and the ratios B / A.
+Prints per kind the median, p99, max and mean of each build (µs) and the ratios B / A, then how
+each index is mapped: how much of it in 2 MiB pages (engine/__init__.py, ``_HUGEPAGE``). The
+same tree on two copies of one index measures the page size alone: a copy made with ``cp -r``
+sits in the page cache in small pages, an index just built (or passed through ``python -m server
+switch-index``) is read in 2 MiB ones.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
     sys.path[:0] = [str(HERE), str(HERE.parent)]
-    from benchlib import percentile
+    from benchlib import mapped_pages, percentile
     from input_kinds import kinds, least_times
 
     with tempfile.TemporaryDirectory(prefix="ab-kinds-") as tmp:
@@ -85,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
             (ma, pa, xa, mna), (mb, pb, xb, mnb) = fig["A"], fig["B"]
             print(f"{kind:22} {len(queries):5d}  {ma:8.1f} {mb:6.1f} {mb / ma:5.2f}  {pa:7.1f} {pb:7.1f} "
                   f"{pb / pa:5.2f}  {xa:6.0f} {xb:6.0f}  {mna:6.1f} {mnb:6.1f}")
-        for x in index.values():
+        for name, x in index.items():
+            print(f"{name}: {mapped_pages(x.path)}")
             x.close()
     return 0
 

@@ -173,6 +173,28 @@ def index_size(index_dir: str | os.PathLike) -> dict:
             "disk_bytes": sum(p.stat().st_blocks * 512 for p in files)}
 
 
+def mapped_pages(index_dir: str | os.PathLike) -> str:
+    """How this process maps the index in `index_dir` (Linux): its bytes resident in the maps,
+    and how many of them in 2 MiB pages (engine/__init__.py, ``_HUGEPAGE``), from
+    /proc/self/smaps; "" elsewhere."""
+    smaps = Path("/proc/self/smaps")
+    if not smaps.exists():
+        return ""
+    directory = os.path.realpath(index_dir)
+    rss = pmd = 0
+    inside = False
+    for line in smaps.read_text().splitlines():
+        head = line.split(maxsplit=5)
+        if "-" in head[0] and not head[0].endswith(":"):  # a map begins
+            inside = len(head) == 6 and os.path.dirname(head[5]) == directory
+        elif inside and head[0] == "Rss:":
+            rss += int(head[1]) * 1024
+        elif inside and head[0] == "FilePmdMapped:":
+            pmd += int(head[1]) * 1024
+    share = f" ({pmd / rss:.0%})" if rss else ""
+    return f"{directory}: {rss / 2**20:,.0f} MiB mapped in, {pmd / 2**20:,.0f} MiB of it in 2 MiB pages{share}"
+
+
 def _child_env() -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))

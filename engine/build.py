@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from . import _core
+from . import _core, release_page_cache
 from ._core import BITS
 from .params import FORMAT_VERSION, PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
 from .source import ParsedTable, SourceError, read_source
@@ -361,6 +361,9 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr), allow_pickle=False)
         manifest["build_seconds"] = round(time.perf_counter() - t0, 1)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        # on disk before it is renamed into place, and out of the page cache, which holds what
+        # was just written in small pages: the first map of it reads it in 2 MiB ones
+        release_page_cache(tmp)
         for file in tmp.iterdir():  # served memory-mapped: a write or truncation is a SIGBUS
             file.chmod(0o444)
         if not force:

@@ -82,10 +82,13 @@ def _switch_index(args: argparse.Namespace) -> int:
 
     target = os.path.realpath(args.directory)
     try:
-        engine.AddressIndex.open(target)
+        engine.AddressIndex.open(target).close()
     except engine.IndexOpenError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    # an index copied here (rsync, cp) sits in the page cache in small pages: on disk and out
+    # of the cache, the workers that open it map it in 2 MiB pages (engine._HUGEPAGE)
+    engine.release_page_cache(target)
     link = args.link
     os.makedirs(os.path.dirname(link) or ".", exist_ok=True)
     if os.path.exists(link) and not os.path.islink(link):
