@@ -1,11 +1,13 @@
 """The index in 2 MiB pages: every map advised MADV_HUGEPAGE, and a new index on disk and out of
 the page cache (the build, ``python -m server switch-index``), which the kernel then reads in
-2 MiB pages for such a map (engine/__init__.py, ``_HUGEPAGE``)."""
+2 MiB pages for such a map (engine/__init__.py, ``_HUGEPAGE``); and `AddressIndex.warm`, which
+reads it all in before a process serves."""
 
 from __future__ import annotations
 
 import shutil
 
+import pytest
 from pagecache import THP, droppable, maps_of, resident_pages
 
 import engine
@@ -53,3 +55,23 @@ def test_release_page_cache_keeps_every_byte(sample_index_dir, tmp_path):
     if droppable(copy):
         assert sum(resident_pages(f) for f in copy.iterdir()) == 0
     assert {f.name: f.read_bytes() for f in copy.iterdir()} == before
+
+
+def test_warm_reads_the_whole_index_into_memory(sample_index_dir, tmp_path):
+    """A process that serves reads the index in before it serves (the service does in each
+    worker): on a cold page cache the first queries would wait for the disk."""
+    copy = tmp_path / "cold"
+    shutil.copytree(sample_index_dir, copy)
+    engine.release_page_cache(copy)
+    arrays = sorted(f for f in copy.glob("*.npy") if f.stat().st_size > 128)
+    index = engine.AddressIndex.open(copy)
+    try:
+        if droppable(copy):
+            assert sum(resident_pages(f) for f in arrays) < sum(-(-f.stat().st_size // 4096) for f in arrays)
+        index.warm()
+        assert {f.name: resident_pages(f) for f in arrays} == {f.name: -(-f.stat().st_size // 4096) for f in arrays}
+        assert b"Hooistraat 2" in index.suggest_json("hooistraat 2", limit=1)
+    finally:
+        index.close()
+    with pytest.raises(engine.IndexClosedError):
+        index.warm()

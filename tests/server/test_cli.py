@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from pagecache import droppable, resident_pages
@@ -55,3 +56,22 @@ def test_switch_index_leaves_a_copied_index_on_disk_and_out_of_the_page_cache(tm
     if droppable(copy):
         assert {f.name: resident_pages(f) for f in copy.iterdir()} == {f.name: 0 for f in copy.iterdir()}
     assert {f.name: f.read_bytes() for f in copy.iterdir()} == before
+
+
+def test_every_worker_reads_the_index_in_before_it_serves(live_server, index_dir, tmp_path):
+    """A new index (just built or switched to) is not in the page cache: each worker reads it
+    in before its first request (server/app.py ``_warm``), so no query waits for the disk and
+    no key is charged for it (the try-it page's demo key ran out on such first queries)."""
+    copy = tmp_path / "cold"
+    shutil.copytree(index_dir, copy)
+    engine.release_page_cache(copy)
+    arrays = sorted(f for f in copy.glob("*.npy") if f.stat().st_size > 128)
+    live = live_server(index=copy)  # ready: /readyz answered, no search asked
+    if droppable(copy):
+        assert {f.name: resident_pages(f) for f in arrays} == {
+            f.name: -(-f.stat().st_size // 4096) for f in arrays}
+    deadline = time.monotonic() + 30
+    while live.log.read_text().count(f"index {copy} in memory in") < 2:  # both workers
+        assert time.monotonic() < deadline, live.log.read_text()
+        time.sleep(0.1)
+    assert live.address("hooistraat 2", limit=1)[0] == 200
