@@ -175,24 +175,13 @@ def index_size(index_dir: str | os.PathLike) -> dict:
 
 def mapped_pages(index_dir: str | os.PathLike) -> str:
     """How this process maps the index in `index_dir` (Linux): its bytes resident in the maps,
-    and how many of them in 2 MiB pages (engine/__init__.py, ``_HUGEPAGE``), from
-    /proc/self/smaps; "" elsewhere."""
-    smaps = Path("/proc/self/smaps")
-    if not smaps.exists():
+    and how many of them in 2 MiB pages (engine/__init__.py, ``_HUGEPAGE``); "" elsewhere."""
+    if not os.path.exists("/proc/self/smaps"):
         return ""
-    directory = os.path.realpath(index_dir)
-    rss = pmd = 0
-    inside = False
-    for line in smaps.read_text().splitlines():
-        head = line.split(maxsplit=5)
-        if "-" in head[0] and not head[0].endswith(":"):  # a map begins
-            inside = len(head) == 6 and os.path.dirname(head[5]) == directory
-        elif inside and head[0] == "Rss:":
-            rss += int(head[1]) * 1024
-        elif inside and head[0] == "FilePmdMapped:":
-            pmd += int(head[1]) * 1024
+    m = smaps(os.getpid(), index_dir)
+    rss, pmd = m["index_rss_kb"] / 1024, m["index_pmd_kb"] / 1024
     share = f" ({pmd / rss:.0%})" if rss else ""
-    return f"{directory}: {rss / 2**20:,.0f} MiB mapped in, {pmd / 2**20:,.0f} MiB of it in 2 MiB pages{share}"
+    return f"{os.path.realpath(index_dir)}: {rss:,.0f} MiB mapped in, {pmd:,.0f} MiB of it in 2 MiB pages{share}"
 
 
 def _child_env() -> dict:
@@ -259,7 +248,8 @@ sys.stdin.read()
 
 
 def smaps(pid: int, index_dir: str | os.PathLike) -> dict:
-    """kB of Rss / Pss of the whole process (smaps_rollup) and of its mappings of index files."""
+    """kB of Rss / Pss of the whole process (smaps_rollup) and of its mappings of index files
+    (and how much of those in 2 MiB pages: FilePmdMapped)."""
     d = os.path.realpath(index_dir)
     total = {}
     with open(f"/proc/{pid}/smaps_rollup") as f:
@@ -267,7 +257,7 @@ def smaps(pid: int, index_dir: str | os.PathLike) -> dict:
             key, _, rest = line.partition(":")
             if key in ("Rss", "Pss"):
                 total[key] = int(rest.split()[0])
-    idx = {"Rss": 0, "Pss": 0, "Shared_Clean": 0, "Private_Clean": 0, "maps": 0}
+    idx = {"Rss": 0, "Pss": 0, "Shared_Clean": 0, "Private_Clean": 0, "FilePmdMapped": 0, "maps": 0}
     inside = False
     with open(f"/proc/{pid}/smaps") as f:
         for line in f:
@@ -282,7 +272,7 @@ def smaps(pid: int, index_dir: str | os.PathLike) -> dict:
     return {"total_rss_kb": total["Rss"], "total_pss_kb": total["Pss"],
             "index_rss_kb": idx["Rss"], "index_pss_kb": idx["Pss"],
             "index_shared_kb": idx["Shared_Clean"], "index_private_kb": idx["Private_Clean"],
-            "index_maps": idx["maps"]}
+            "index_pmd_kb": idx["FilePmdMapped"], "index_maps": idx["maps"]}
 
 
 def shared_pages(index_dir: str | os.PathLike) -> dict:
