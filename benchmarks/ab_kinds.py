@@ -89,8 +89,10 @@ def main(argv: list[str] | None = None) -> int:
             (ma, pa, xa, mna), (mb, pb, xb, mnb) = fig["A"], fig["B"]
             print(f"{kind:22} {len(queries):5d}  {ma:8.1f} {mb:6.1f} {mb / ma:5.2f}  {pa:7.1f} {pb:7.1f} "
                   f"{pb / pa:5.2f}  {xa:6.0f} {xb:6.0f}  {mna:6.1f} {mnb:6.1f}")
+        same = index["A"].path == index["B"].path  # one index: its maps are counted together
         for name, x in index.items():
-            print(f"{name}: {mapped_pages(x.path)}")
+            if not same or name == "B":
+                print(f"{'A and B' if same else name}: {mapped_pages(x.path)}")
             x.close()
     return 0
 
