@@ -913,9 +913,14 @@ class ReferenceIndex:
                 continue
             total = self.range_cost(r.lo, r.hi)
             # a short prefix with a precomputed list; NOTE: only for the first range (the
-            # word's own prefix range when it has one)
+            # word's own prefix range when it has one) and for the `...y` range of a word that
+            # ends in i (its list, without the complete word's groups)
+            variant = s.tokens[best].text[:-1] + "y"
             if total > budget and k == 0 and self.short_prefix_groups(s, best) is not None:
                 consider(self.short_prefix_groups(s, best))
+            elif (total > budget and k > 0 and not r.typo and r.base == IJ_VARIANT_PEN
+                  and variant in self.short_prefix):
+                consider(self.short_prefix[variant])
             elif total <= budget:
                 consider(self.postings(r.lo, r.hi))
             else:

@@ -352,3 +352,18 @@ def test_the_banded_distance_is_the_whole_table_within_its_band():
             assert _core._distance(a.encode(), b.encode(), maxd) == want, (a, b, maxd)
             checked += 1
     assert checked >= 16000
+
+
+def test_the_twins_agree_on_a_word_ending_in_i_with_a_long_y_range(sample_index, reference):
+    """A word ending in i may be on its way to "ij" (folded "y"): "i 3", "ri 12", "i1b". Where
+    the `...y` range has too many postings to walk, both scan the stored list of that prefix's
+    best groups (as for the word's own prefix), not every token capped."""
+    a = sample_index.arrays
+    blob, off = a["sp_blob"].tobytes(), a["sp_off"]
+    lists = {blob[off[k]:off[k + 1]].decode() for k in range(len(off) - 1)}
+    variants = sorted(p[:-1] + "i" for p in lists if p.endswith("y"))
+    assert variants  # the sample's: "fri" ("fry..." of Friesland's names)
+    queries = [f"{v}{sep}{n}{tail}" for v in variants for n in (1, 2, 3, 12) for sep in (" ", "")
+               for tail in ("", "b", " c", " s", " d")]
+    n, bad = _compare(sample_index, reference, queries)
+    assert not bad, f"{len(bad)} of {n} comparisons differ:\n" + "\n".join(bad[:30])
