@@ -48,6 +48,12 @@ cdef void _tokenise(Search* s) noexcept nogil:
         s.ntok += 1
 
 
+cdef inline void _ij_variant(const char* p, int n, char* alt) noexcept nogil:
+    """alt[:n]: word p[:n], which ends in i, with that i as "y" (on its way to "ij", folded)."""
+    memcpy(alt, p, n)
+    alt[n - 1] = 121
+
+
 cdef void _word_ranges(const Data* d, Search* s, int ti) noexcept nogil:
     """Fill the prefix ranges of token ti: the word itself, and `...y` for a word ending in i."""
     cdef Word* w = &s.word[ti]
@@ -73,8 +79,7 @@ cdef void _word_ranges(const Data* d, Search* s, int ti) noexcept nogil:
         w.nr = 1
         w.cost += d.v_post_start[hi] - d.v_post_start[lo]
     if t.len >= 1 and p[t.len - 1] == 105:  # typing "ri" may be on its way to "rij" -> "ry"
-        memcpy(alt, p, t.len)
-        alt[t.len - 1] = 121
+        _ij_variant(p, t.len, alt)
         _prefix_range(d, alt, t.len, &lo, &hi)
         if lo < hi:
             w.lo[w.nr] = lo

@@ -918,8 +918,7 @@ class ReferenceIndex:
             variant = s.tokens[best].text[:-1] + "y"
             if total > budget and k == 0 and self.short_prefix_groups(s, best) is not None:
                 consider(self.short_prefix_groups(s, best))
-            elif (total > budget and k > 0 and not r.typo and r.base == IJ_VARIANT_PEN
-                  and variant in self.short_prefix):
+            elif total > budget and k > 0 and not r.typo and variant in self.short_prefix:
                 consider(self.short_prefix[variant])
             elif total <= budget:
                 consider(self.postings(r.lo, r.hi))

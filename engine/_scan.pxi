@@ -242,8 +242,7 @@ cdef bint _variant_list(const Data* d, Search* s, int ii, int wi, uint64_t need)
     """`_scan_short_prefix` of the `...y` variant of word wi (which ends in i)."""
     cdef Tok* t = &s.tok[wi]
     cdef char alt[QBUF]
-    memcpy(alt, s.q + t.start, t.len)
-    alt[t.len - 1] = 121
+    _ij_variant(s.q + t.start, t.len, alt)
     return _scan_short_prefix(d, s, ii, wi, need, alt, True)
 
 
@@ -365,9 +364,8 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
             continue
         # PERF: the `...y` range of a word ending in i ("i 1": every token of "y", "ij" folded,
         # was walked capped one by one, 35-47 us where "s 1" took 11-16) has the list of its
-        # best groups too
-        if total > budget and r > 0 and not w.typo[r] and w.base[r] == IJ_VARIANT_PEN and _variant_list(
-                d, s, ii, best, need):
+        # best groups too; it is the prefix range after the word's own (`_word_ranges`)
+        if total > budget and 0 < r < w.first_typo and _variant_list(d, s, ii, best, need):
             continue
         if total <= budget:
             # each token's postings are in prior order: stop a token once out of reach
