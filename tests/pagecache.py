@@ -31,6 +31,17 @@ def maps_of(directory: Path) -> dict[str, str]:
     return flags
 
 
+def array_files(directory: Path) -> list[Path]:
+    """The `.npy` files of an index that hold data (the engine maps those; an empty array's
+    file is its 128-byte header alone)."""
+    return sorted(f for f in directory.glob("*.npy") if f.stat().st_size > 128)
+
+
+def pages(file: Path) -> int:
+    """How many pages `file` spans (what `resident_pages` counts when all of it is cached)."""
+    return -(-file.stat().st_size // mmap.PAGESIZE)
+
+
 def resident_pages(file: Path) -> int:
     """How many of `file`'s pages the page cache holds (mincore(2) on a map of it that reads
     nothing)."""
@@ -40,7 +51,7 @@ def resident_pages(file: Path) -> int:
         addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
         assert addr not in (None, ctypes.c_void_p(-1).value), os.strerror(ctypes.get_errno())
         try:
-            vec = ctypes.create_string_buffer((size + mmap.PAGESIZE - 1) // mmap.PAGESIZE)
+            vec = ctypes.create_string_buffer(pages(file))
             assert libc.mincore(addr, size, vec) == 0, os.strerror(ctypes.get_errno())
             return sum(b & 1 for b in vec.raw)
         finally:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from pagecache import THP, droppable, maps_of, resident_pages
+from pagecache import THP, array_files, droppable, maps_of, pages, resident_pages
 
 import engine
 from engine.__main__ import main
@@ -20,8 +20,7 @@ def test_every_map_of_an_index_asks_for_2_mib_pages(sample_index_dir, tmp_path):
     index = engine.AddressIndex.open(own)
     try:
         flags = maps_of(own)
-        mapped = sorted(p.name for p in own.glob("*.npy") if p.stat().st_size > 128)
-        assert sorted(flags) == mapped  # one map per array that holds anything
+        assert sorted(flags) == [f.name for f in array_files(own)]  # one map per array that holds anything
         if THP.exists():  # a kernel with transparent huge pages: each map says so ("hg")
             assert {name for name, f in flags.items() if "hg" not in f.split()} == set()
         else:  # without: the madvise fails, the index is opened anyway in 4 KiB pages
@@ -63,13 +62,13 @@ def test_warm_reads_the_whole_index_into_memory(sample_index_dir, tmp_path):
     copy = tmp_path / "cold"
     shutil.copytree(sample_index_dir, copy)
     engine.release_page_cache(copy)
-    arrays = sorted(f for f in copy.glob("*.npy") if f.stat().st_size > 128)
+    arrays = array_files(copy)
     index = engine.AddressIndex.open(copy)
     try:
         if droppable(copy):
-            assert sum(resident_pages(f) for f in arrays) < sum(-(-f.stat().st_size // 4096) for f in arrays)
+            assert sum(resident_pages(f) for f in arrays) < sum(pages(f) for f in arrays)
         index.warm()
-        assert {f.name: resident_pages(f) for f in arrays} == {f.name: -(-f.stat().st_size // 4096) for f in arrays}
+        assert {f.name: resident_pages(f) for f in arrays} == {f.name: pages(f) for f in arrays}
         assert b"Hooistraat 2" in index.suggest_json("hooistraat 2", limit=1)
     finally:
         index.close()

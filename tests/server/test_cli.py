@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from pagecache import droppable, resident_pages
+from pagecache import array_files, droppable, pages, resident_pages
 from testdata import REPO
 
 import engine
@@ -65,11 +65,10 @@ def test_every_worker_reads_the_index_in_before_it_serves(live_server, index_dir
     copy = tmp_path / "cold"
     shutil.copytree(index_dir, copy)
     engine.release_page_cache(copy)
-    arrays = sorted(f for f in copy.glob("*.npy") if f.stat().st_size > 128)
+    arrays = array_files(copy)
     live = live_server(index=copy)  # ready: /readyz answered, no search asked
     if droppable(copy):
-        assert {f.name: resident_pages(f) for f in arrays} == {
-            f.name: -(-f.stat().st_size // 4096) for f in arrays}
+        assert {f.name: resident_pages(f) for f in arrays} == {f.name: pages(f) for f in arrays}
     deadline = time.monotonic() + 30
     while live.log.read_text().count(f"index {copy} in memory in") < 2:  # both workers
         assert time.monotonic() < deadline, live.log.read_text()
