@@ -16,7 +16,9 @@ letters; one slip in the place name; two slips in a street word of 9+ letters; a
 street word still being typed (cut two letters short) with the place cut to 4 letters; `ij`
 and `ei` swapped in the street; a slip in the postcode typed after the street and number; the
 postcode's four digits (and its first letter) still being typed after the street and number;
-a letter or addition the house does not have (`12-h`, `12 bis`, `12a` for a plain 12).
+a letter or addition the house does not have (`12-h`, `12 bis`, `12a` for a plain 12); one
+ei, ij, au or ou written the other way (`kijzerstraat`), in the street, in the street still
+being typed (`kijzerst 192 utre`) and in the place (`alphen aan den rein`).
 With `--messy`, the forms of issue 14 too: the whole address glued (`stationsstraat5bergenopzoom`),
 the street glued to the number, a place of several words glued, a note in brackets, an
 addressee line first, the country in other languages, words for a floor after the number; and
@@ -82,6 +84,17 @@ def messy_forms(street: str, number: str, place: str, postcode: str, plain: bool
     return forms
 
 
+def _respelt_once(text: str, rng: random.Random) -> tuple[str, int] | None:
+    """text with one ei, ij, au or ou, at random, written the other way (one sound, two
+    spellings: `Keizerstraat` as `Kijzerstraat`), and where; None when it has none."""
+    spots = [(m.start(), m.group()) for m in re.finditer("ij|ei|au|ou", text)]
+    if not spots:
+        return None
+    i, sound = rng.choice(spots)
+    other = {"ij": "ei", "ei": "ij", "au": "ou", "ou": "au"}[sound]
+    return text[:i] + other + text[i + 2:], i
+
+
 def wrong_street(t, rng: random.Random) -> str:
     """A street that no place has, with a real number and place: "Zorplimstraat 12, Utrecht"
     (a person who typed it must not be answered with another street)."""
@@ -103,6 +116,7 @@ def synthetic_queries(t, seed: int, n: int, *, messy: bool = False):
     pc_rng = random.Random(seed + 1)   # its own stream: the other forms stay as they were
     add_rng = random.Random(seed + 2)  # ... and this one's
     marker_rng = random.Random(seed + 3)
+    sound_rng = random.Random(seed + 6)
     for r in rng.sample(range(len(t.number)), n):
         street, place = t.streets[t.street[r]], t.localities[t.locality[r]]
         letter = chr(t.letter[r]) if t.letter[r] else ""
@@ -170,6 +184,16 @@ def synthetic_queries(t, seed: int, n: int, *, messy: bool = False):
         # the postcode still being typed after the street and number
         forms["postcode_typing"] = f"{street} {number} {postcode[:4]}"
         forms["postcode_typing_letter"] = f"{street} {number} {postcode[:4]} {postcode[4]}".lower()
+        # one sound written the other way (ei for ij, ou for au, and back): in the street, in
+        # the street still being typed (cut after it) with the place cut to 4 letters, in the place
+        respelt = _respelt_once(street.lower(), sound_rng)
+        if respelt:
+            text, i = respelt
+            forms["sound_street"] = f"{text} {number} {place}".lower()
+            forms["sound_typing"] = f"{text[:max(i + 3, len(text) * 2 // 3)]} {number} {place[:4]}".lower()
+        respelt = _respelt_once(place.lower(), sound_rng)
+        if respelt:
+            forms["sound_place"] = f"{street} {number} {respelt[0]}".lower()
         if messy:
             forms.update(messy_forms(street, number, place, postcode, not letter and not addition, messy_rng))
         yield target, forms

@@ -45,6 +45,7 @@ on a word's typo tokens, "typo", are mirrored: the twin cuts the same lists.)
 from __future__ import annotations
 
 import math
+import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
@@ -250,6 +251,25 @@ def sound_variants(word: str) -> list[str]:
     for a, b in (("ei", "y"), ("y", "ei"), ("au", "ou"), ("ou", "au")):
         v = word.replace(a, b)
         out.append(v if v != word and len(v) <= MAX_TYPO_WORD else "")
+    return out
+
+
+SOUND_EACH = 4   # a sound written 2+ times: each of its first this many respelt alone too
+
+
+def sound_respellings(word: str) -> list[str]:
+    """Every other spelling of the word's sounds that a person may have meant: per sound (in
+    `sound_variants`' order) every one respelt, then, when the word has it twice or more, each
+    alone ("vreiheid" is Vrijheid..., "heindeik" Heindijk). In the C order
+    (`_sound_respellings`)."""
+    out = []
+    for a, b in (("ei", "y"), ("y", "ei"), ("au", "ou"), ("ou", "au")):
+        spots = [m.start() for m in re.finditer(a, word)]
+        if not spots:
+            continue
+        out.append(word.replace(a, b))
+        if len(spots) >= 2:
+            out += [word[:i] + b + word[i + len(a):] for i in spots[:SOUND_EACH]]
     return out
 
 
@@ -479,7 +499,11 @@ class ReferenceIndex:
         word, tok = s.words[ti], s.tokens[ti]
         text = tok.text
         typed_len = len(unfold_ij(text))  # "zuije" (folded "zuye") is a 5-letter word
-        if typed_len < 5 or tok.digits > 0 or len(text) > MAX_TYPO_WORD:
+        if tok.digits > 0 or len(text) > MAX_TYPO_WORD:
+            return 0
+        if typed_len < 5:
+            if typed_len >= 3 and word.typo_done == 0 and s.max_pass > 2:
+                return self.sound_ranges(word, text)
             return 0
         maxd = 2 if typed_len >= TWO_SLIP_TYPED and max_edits >= 2 else 1
         look = 2 if max_edits >= 2 else 1
@@ -530,6 +554,32 @@ class ReferenceIndex:
             word.slips = not remembered and not as_typed and bool(self.prefix_slips(text))
         return 1
 
+    def sound_ranges(self, word: Word, text: str) -> int:
+        """The typo ranges of a word of 3 or 4 letters as typed, too short for a slip of a key
+        ("rein", "mij"): the other spelling of a sound in it (`sound_respellings`: Rijn, Mei), the
+        token so spelt and, when at most PREFIX_SLIP_MAX, the tokens that start so (as a word's
+        start). Looked at once; 1 when it added a range."""
+        word.typo_done = 2
+        added = 0
+        for v in sound_respellings(text):
+            lo, hi = self.prefix_range(v)
+            if hi - lo > PREFIX_SLIP_MAX:
+                hi = lo + 1 if self.vocab[lo] == v else lo      # too many: only the token itself
+            for tid in range(lo, hi):
+                if len(word.ranges) >= MAX_RANGES:
+                    break
+                if any(r.typo and r.lo == tid for r in word.ranges):
+                    continue
+                if len(self.vocab[tid]) == len(v):
+                    base = TYPO_PEN
+                else:   # C: float + float + float * (double 1.0 - float share), into a float
+                    share = f32(len(v)) / f32(len(self.vocab[tid]))
+                    base = f32(float(TYPO_PEN + PREFIX_PEN) + float(PREFIX_FRAC) * (1.0 - float(share)))
+                word.ranges.append(Range(tid, tid + 1, base, True))
+                word.cost += self.range_cost(tid, tid + 1)
+                added += 1
+        return int(added > 0)
+
     def add_slips(self, word: Word, text: str) -> int:
         """Add the tokens `text` starts with one slip undone that are not typo tokens of the
         word yet, while ranges are left; return how many were added."""
@@ -555,22 +605,42 @@ class ReferenceIndex:
         an ij an edit makes spelt y (except where the C code walks the few tokens that start
         as the word, _slip_scan: no j typed near the edit, where no ij is made of one);
         an undone word that starts more than PREFIX_SLIP_MAX tokens counts for none;
-        the first MAX_SLIP tokens in the order found. None found, letter k an i that, as y,
-        continues a token's start, and a j after it: the same of the word with that i spelt y."""
+        the first MAX_SLIP tokens in the order found. First of all, the tokens that the other
+        spelling of a sound in it starts (ei, ij, au, ou: `sound_respellings`). No edit found,
+        letter k an i that, as y, continues a token's start, and a j after it: the same of the
+        word with that i spelt y."""
         hit = self._slip_cache.get(text)
         if hit is not None:
             return hit
-        out, k = self._prefix_slips_of(text)
-        if not out and k < len(text) - 1 and text[k] == "i" and "j" in text[k + 1:]:
+        out: list[int] = []
+        # first the tokens that the other spelling of a sound in it starts ("kijzerst")
+        for v in sound_respellings(text):
+            if len(v) <= PREFIX_SLIP_LEN:
+                self._slip_add(out, v, True)
+        sound = len(out)
+        k = self._prefix_slips_of(text, out)
+        if len(out) == sound and k < len(text) - 1 and text[k] == "i" and "j" in text[k + 1:]:
             ij = text[:k] + "y" + text[k + 1:]
             lo, hi = self.prefix_range(ij[:k + 1])
             if lo < hi:
-                out, _ = self._prefix_slips_of(ij)
+                self._prefix_slips_of(ij, out)
         self._slip_cache[text] = out
         return out
 
-    def _prefix_slips_of(self, text: str) -> tuple[list[int], int]:
-        """`prefix_slips` of text as it is, and k."""
+    def _slip_add(self, out: list[int], v: str, fold: bool) -> None:
+        """Add to `out` the tokens v starts (an ij in it spelt y when `fold`), unless more than
+        PREFIX_SLIP_MAX; at most MAX_SLIP in all, each once."""
+        lo, hi = self.prefix_range(v.replace("ij", "y") if fold else v)
+        if hi - lo > PREFIX_SLIP_MAX:
+            return
+        for tid in range(lo, hi):
+            if len(out) >= MAX_SLIP:
+                return
+            if tid not in out:
+                out.append(tid)
+
+    def _prefix_slips_of(self, text: str, out: list[int]) -> int:
+        """`prefix_slips` of text as it is, added to `out`; returns k."""
         n = len(text)
         k = 0
         while k < n - 1:
@@ -578,17 +648,9 @@ class ReferenceIndex:
             if lo >= hi:
                 break
             k += 1
-        out: list[int] = []
 
         def add(v: str, fold: bool) -> None:
-            lo, hi = self.prefix_range(v.replace("ij", "y") if fold else v)
-            if hi - lo > PREFIX_SLIP_MAX:
-                return
-            for tid in range(lo, hi):
-                if len(out) >= MAX_SLIP:
-                    return
-                if tid not in out:
-                    out.append(tid)
+            self._slip_add(out, v, fold)
 
         def fold_at(i: int) -> bool:
             # an ij an edit at i makes is spelt y, as the tokens are ("virjheidsh" is
@@ -614,7 +676,7 @@ class ReferenceIndex:
             add(text[:i] + text[i + 1] + text[i] + text[i + 2:], f)
             for c in NEAR_KEYS.get(text[i], ""):
                 add(text[:i] + c + text[i + 1:], f)
-        return out, k
+        return k
 
     def _typo_candidates(self, text: str, maxd: int) -> list[int]:
         """Token ids that may lie within maxd edits of text, in its own or its ij spelling:

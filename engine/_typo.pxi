@@ -24,19 +24,38 @@ cdef int _sound_variant(const char* w, int n, int kind, char* out) noexcept nogi
     """The word with every ei spelt ij (kind 0; folded y), every ij (y) spelt ei (1), every
     au spelt ou (2), every ou spelt au (3): the sounds Dutch spelling writes two ways. Its
     length, or 0 when the word has none (or the result would not fit UNFOLD_MAX)."""
-    cdef int i = 0, k = 0, hit = 0
+    return _sound_respelt(w, n, kind, -1, out)
+
+
+cdef int _sound_respelt(const char* w, int n, int kind, int occ, char* out) noexcept nogil:
+    """`_sound_variant`, with only the occ-th (from 0, left to right) of the sound respelt, or
+    every one (occ -1); 0 when the word has no such one."""
+    cdef int i = 0, k = 0, hit = 0, seen = 0
     cdef char a = (101 if kind == 0 else 97 if kind == 2 else 111)
     cdef char b = (105 if kind == 0 else 117)
+    cdef bint at
     while i < n:
         if k + 2 > UNFOLD_MAX:
             return 0
-        if kind == 1 and w[i] == 121:
+        at = (w[i] == 121) if kind == 1 else (i + 1 < n and w[i] == a and w[i + 1] == b)
+        if at and occ >= 0 and seen != occ:
+            seen += 1
+            out[k] = w[i]
+            k += 1
+            i += 1
+            if kind != 1:
+                out[k] = w[i]
+                k += 1
+                i += 1
+        elif at and kind == 1:
+            seen += 1
             out[k] = 101
             out[k + 1] = 105
             k += 2
             i += 1
             hit = 1
-        elif kind != 1 and i + 1 < n and w[i] == a and w[i + 1] == b:
+        elif at:
+            seen += 1
             if kind == 0:
                 out[k] = 121
                 k += 1
@@ -51,6 +70,31 @@ cdef int _sound_variant(const char* w, int n, int kind, char* out) noexcept nogi
             k += 1
             i += 1
     return k if hit else 0
+
+
+DEF SOUND_EACH = 4  # a sound written 2+ times: each of its first this many respelt alone too
+
+cdef int _sound_respellings(const char* w, int n, char* out, int* lens) noexcept nogil:
+    """Every other spelling of the word's sounds that a person may have meant, into
+    out[i * UNFOLD_MAX:] and lens[i] (room for 4 * (SOUND_EACH + 1)); how many. Per sound
+    (`_sound_variant`'s order), every one respelt, then, when the word has it twice or more,
+    each alone ("vreiheid" is Vrijheid..., "heindeik" Heindijk)."""
+    cdef int kind, j, m, c = 0
+    for kind in range(4):
+        m = _sound_respelt(w, n, kind, -1, out + c * UNFOLD_MAX)
+        if m == 0:
+            continue
+        lens[c] = m
+        c += 1
+        if _sound_respelt(w, n, kind, 1, out + c * UNFOLD_MAX) == 0:
+            continue  # the sound once: respelt above
+        for j in range(SOUND_EACH):
+            m = _sound_respelt(w, n, kind, j, out + c * UNFOLD_MAX)
+            if m == 0:
+                break
+            lens[c] = m
+            c += 1
+    return c
 
 
 cdef inline int _typed_len(const char* w, int n) noexcept nogil:
@@ -438,15 +482,26 @@ cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
     key beside the one meant; each looked up among the tokens that start with the letters
     before it, as typed. When that finds nothing, letter k is an i that, as ij (y),
     continues a token's start, and a j follows, the same again with that i spelt y
-    ("jasminjh": "jasmynjh", a j too many, starts Jasmijnhof; the j was typed after the n)."""
+    ("jasminjh": "jasmynjh", a j too many, starts Jasmijnhof; the j was typed after the n).
+    Before all these, the tokens that the other spelling of a sound in it starts."""
     cdef Tok* t = &s.tok[ti]
     cdef const char* p = s.q + t.start
     cdef int n = t.len, k
     cdef char w[PREFIX_SLIP_LEN + 2]
     cdef int32_t lo, hi
+    cdef char v[4 * (SOUND_EACH + 1) * UNFOLD_MAX]
+    cdef int lens[4 * (SOUND_EACH + 1)]
+    cdef int j, nv, sound
     s.slip_n[ti] = 0
+    # first the other spelling of a sound, which a person who hears the word is the likeliest
+    # to get wrong ("kijzerst", "reinm": Keizerstraat, Rijnmond; `_sound_respellings`)
+    nv = _sound_respellings(p, n, v, lens)
+    for j in range(nv):
+        if lens[j] <= PREFIX_SLIP_LEN:
+            _slip_start(d, s, ti, 0, d.n_tok, v + j * UNFOLD_MAX, lens[j])
+    sound = s.slip_n[ti]
     k = _prefix_slips_of(d, s, ti, p, n)
-    if s.slip_n[ti] == 0 and k < n - 1 and p[k] == 105 and memchr(p + k + 1, 106, n - k - 1) != NULL:
+    if s.slip_n[ti] == sound and k < n - 1 and p[k] == 105 and memchr(p + k + 1, 106, n - k - 1) != NULL:
         memcpy(w, p, n)
         w[k] = 121
         _prefix_range(d, w, k + 1, &lo, &hi)
@@ -755,7 +810,11 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     cdef TypoSet* ts
     # the length as the person typed it: "zuije" (folded "zuye") is a 5-letter word
     ulen = _typed_len(p, n)
-    if ulen < 5 or t.digits > 0 or n > 38:
+    if t.digits > 0 or n > 38:
+        return 0
+    if ulen < 5:
+        if ulen >= 3 and w.typo_done == 0 and s.max_pass > 2:
+            return _sound_ranges(d, s, ti)
         return 0
     # two slips in a word of 9+ letters, which two left-out letters may have made 7 long
     maxd = 2 if ulen >= TWO_SLIP_TYPED and max_edits >= 2 else 1
@@ -809,6 +868,36 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     free(ts)
     _sort_typo_ranges(w)
     return 1
+
+
+cdef int _sound_ranges(const Data* d, Search* s, int ti) noexcept nogil:
+    """The typo ranges of word ti of 3 or 4 letters as typed, too short for a slip of a key
+    ("rein", "mij", "zijs"): the other spelling of a sound in it (`_sound_respellings`: Rijn, Mei,
+    Zeis), the token so spelt and, when at most PREFIX_SLIP_MAX, the tokens that start so (as
+    a word's start, `_prefix_cost`). Looked at once; return 1 when it added a range."""
+    cdef Word* w = &s.word[ti]
+    cdef Tok* t = &s.tok[ti]
+    cdef char v[4 * (SOUND_EACH + 1) * UNFOLD_MAX]
+    cdef int lens[4 * (SOUND_EACH + 1)]
+    cdef int j, nv, m, tl, added = 0
+    cdef int32_t lo, hi, tid
+    w.typo_done = 2
+    nv = _sound_respellings(s.q + t.start, t.len, v, lens)
+    for j in range(nv):
+        m = lens[j]
+        _prefix_range(d, v + j * UNFOLD_MAX, m, &lo, &hi)
+        if hi - lo > PREFIX_SLIP_MAX:
+            hi = lo + 1 if _tok_len(d, lo) == m else lo  # too many: only the token itself
+        for tid in range(lo, hi):
+            if w.nr >= MAXR:
+                break
+            if _in_typo(w, tid):
+                continue
+            tl = _tok_len(d, tid)
+            _push_typo(d, w, tid, TYPO_PEN if tl == m else _prefix_cost(TYPO_PEN, m, tl))
+            added += 1
+    _sort_typo_ranges(w)
+    return added > 0
 
 
 cdef inline bint _in_typo(const Word* w, int32_t tid) noexcept nogil:

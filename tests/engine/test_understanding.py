@@ -465,3 +465,23 @@ def test_ei_and_ij_mixed_up(sample_index, q, want):
     """Dutch writes one sound both as ei and as ij; writing the other is one slip, also in a
     word too short for two (`fitterei` is two edits from `fitterij`)."""
     assert lines(sample_index, q)[0] == want
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    # a word of 3 or 4 letters, too short for a slip of a key
+    ("tweede rijt 15", "Tweede Reit 15, 5233 JN 's-Hertogenbosch"),
+    ("ald rei 2 witmarsum", "Ald Rij 2, 8748 BC Witmarsum"),
+    ("zijs 1 nuland", "Zeis 1, 5391 CH Nuland"),
+    # a word still being typed
+    ("neiverheidsw 2 ten boer", "Nijverheidsweg 2, 9791 DA Ten Boer"),
+    ("groendeiksterz 2", "Groendijksterzijl 2, 8604 EV Sneek"),
+    ("einstijnstr 1 sneek", "Einsteinstraat 1, 8606 JE Sneek"),
+    ("reiswijksew 101", "Rijswijkseweg 101, 2516 HA 's-Gravenhage"),
+    # a word with the sound twice, one of them written the other way
+    ("laan van de vreiheid 3", "Laan van de Vrijheid 3, 9728 GA Groningen"),
+    ("rijgereil 1", "Reigereiland 1, 9613 AN Meerstad"),
+])
+def test_ei_and_ij_mixed_up_in_short_words_and_words_being_typed(sample_index, q, want):
+    """The same slip in a word too short for a slip of a key (Reit, Rij, Zeis), in a word still
+    being typed, and in one of two ei/ij of a word: the other spelling is one slip there too."""
+    assert lines(sample_index, q)[0] == want

@@ -76,6 +76,23 @@ def test_the_readme_examples_of_slips_glued_words_and_floors(full_index, q, want
     assert first(full_index, q) == want
 
 
+@pytest.mark.parametrize(("q", "want"), [
+    # the README's examples (a slip of a key: the other spelling of a sound)
+    ("tweede rijt 15", "Tweede Reit 15, 5233 JN 's-Hertogenbosch"),
+    ("zijs 1 nuland", "Zeis 1, 5391 CH Nuland"),
+    ("kijzerst 192 utre", "Keizerstraat 192, 3512 EB Utrecht"),
+    ("neiverheidsw 2 ten boer", "Nijverheidsweg 2, 9791 DA Ten Boer"),
+    ("laan van de vreiheid 3 groningen", "Laan van de Vrijheid 3, 9728 GA Groningen"),
+    # words that were [] before: a short word, a word being typed, a place
+    ("nije wij 54 angeren", "Nije Wei 54, 6687 EC Angeren"),
+    ("weik de brabander 80 cadzand", "Wijk de Brabander 80, 4506 JC Cadzand"),
+    ("reinm 137 katw", "Rijnmond 137, 2225 VR Katwijk"),
+    ("tweinders 116 weer", "Twijnderstraat 116, 6006 NW Weert"),
+])
+def test_the_other_spelling_of_ei_ij_in_short_words_and_words_being_typed(full_index, q, want):
+    assert first(full_index, q) == want
+
+
 def test_a_street_typed_glued_comes_before_two_slips_in_one_long_word(full_index):
     # it was Amalia van Anhaltstraat 12, Eindhoven
     assert full_index.suggest("vanhallstraat 12", limit=1)[0].street == "Van Hallstraat"
