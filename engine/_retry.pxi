@@ -357,7 +357,13 @@ cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int
                 glued += cut[i]
         elif 0 < t.digits <= GLUED_DIGITS and (t.len - t.digits >= 5 or (
                 t.len - t.digits >= 3 and not _addition_prefix(d, w + at, t.len - at))):
-            pieces = _segment(d, w + at, t.len - at, True, last, False, cuts)
+            # a registered word as typed is no number with words glued to it: the ordinals
+            # "1ste", "8ste", "10de" (`engine.vocab.ORDINALS`)
+            _prefix_range_block(d, w, t.len, &lo, &hi)
+            if lo < hi and _tok_len(d, lo) == t.len:
+                pieces = 0
+            else:
+                pieces = _segment(d, w + at, t.len - at, True, last, False, cuts)
             glued += pieces > 0
         if m + t.len + pieces + 3 >= QBUF - 2:
             return -1

@@ -70,6 +70,15 @@ def test_an_ordinal_in_any_of_its_spellings(sample_index, q, street):
     assert lines(sample_index, q)[0].startswith(street)
 
 
+@pytest.mark.parametrize(("q", "spellings"), [
+    ("1ste", ("1e ", "1ste ", "Eerste ")), ("8ste", ("8e ", "8ste ", "Achtste ")),
+])
+def test_an_ordinal_typed_alone_is_no_number_with_a_word_glued(sample_index, q, spellings):
+    """`1ste`, `8ste` are registered words (the ordinals' spellings), not house number 1 or 8
+    with `ste` glued to it (Stevinstraat 1, Steijnlaan 8)."""
+    assert all(line.startswith(spellings) for line in lines(sample_index, q))
+
+
 def test_nwe_and_nw_for_nieuwe(sample_index):
     for q in ["nwe boteringestraat 1 groningen", "nw boteringestraat 1", "Nwe. Boteringestraat 1"]:
         assert lines(sample_index, q)[0].startswith("Nieuwe Boteringestraat 1,"), q

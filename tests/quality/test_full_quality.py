@@ -181,6 +181,10 @@ def test_the_registers_own_spelling_comes_before_an_expansion(full_index):
 
 @pytest.mark.parametrize(("q", "want"), [
     ("2de hugo de grootstraat 10", "Tweede Hugo de Grootstraat 10-1, 1052 LC Amsterdam"),
+    # "1ste", "8ste": a registered word, not the number 1 with "ste" glued (it was [])
+    ("1ste hunzestraat 1 groningen", "Eerste Hunzestraat 1, 9715 BH Groningen"),
+    ("1ste graaf van hollanddijk 25 hoef en haag", "1ste Graaf van Hollanddijk 25, 4125 TK Hoef en Haag"),
+    ("8ste buitenpepers 1", "Achtste Buitenpepers 1, 5231 LH 's-Hertogenbosch"),
     ("nwe binnenweg 10a rotterdam", "Nieuwe Binnenweg 10A, 3015 BA Rotterdam"),
 ])
 def test_ordinals_and_nwe_in_the_whole_country(full_index, q, want):
