@@ -254,6 +254,14 @@ def sound_variants(word: str) -> list[str]:
     return out
 
 
+def prefix_cost(base: np.float32, typed: int, tlen: int) -> np.float32:
+    """A word of `typed` letters that is only the start of a token of `tlen`: `base` and a
+    prefix's penalty, more the less of the token it typed (C `_prefix_cost`: float + float +
+    float * (double 1.0 - float share), stored into a float)."""
+    share = f32(typed) / f32(tlen)
+    return f32(float(base + PREFIX_PEN) + float(PREFIX_FRAC) * (1.0 - float(share)))
+
+
 SOUND_EACH = 4   # a sound written 2+ times: each of its first this many respelt alone too
 
 
@@ -570,11 +578,8 @@ class ReferenceIndex:
                     break
                 if any(r.typo and r.lo == tid for r in word.ranges):
                     continue
-                if len(self.vocab[tid]) == len(v):
-                    base = TYPO_PEN
-                else:   # C: float + float + float * (double 1.0 - float share), into a float
-                    share = f32(len(v)) / f32(len(self.vocab[tid]))
-                    base = f32(float(TYPO_PEN + PREFIX_PEN) + float(PREFIX_FRAC) * (1.0 - float(share)))
+                tlen = len(self.vocab[tid])
+                base = TYPO_PEN if tlen == len(v) else prefix_cost(TYPO_PEN, len(v), tlen)
                 word.ranges.append(Range(tid, tid + 1, base, True))
                 word.cost += self.range_cost(tid, tid + 1)
                 added += 1
@@ -590,9 +595,7 @@ class ReferenceIndex:
                 break
             if tid in typos:
                 continue
-            # C: float + float + float * (double 1.0 - float share), stored into a float
-            share = f32(len(text)) / f32(len(self.vocab[tid]))
-            base = f32(float(TYPO_PEN + PREFIX_PEN) + float(PREFIX_FRAC) * (1.0 - float(share)))
+            base = prefix_cost(TYPO_PEN, len(text), len(self.vocab[tid]))
             word.ranges.append(Range(tid, tid + 1, base, True))
             word.cost += self.range_cost(tid, tid + 1)
             added += 1
@@ -715,9 +718,7 @@ class ReferenceIndex:
             elif kind & ALIAS and len(self.vocab[t]) <= ALIAS_WHOLE_LEN:
                 continue    # a short alias answers only when typed whole
             else:
-                # C: float + float + float * (double 1.0 - float share), stored into a float
-                share = f32(len(s.tokens[ti].text)) / f32(len(self.vocab[t]))
-                p = f32(float(r.base + PREFIX_PEN) + float(PREFIX_FRAC) * (1.0 - float(share)))
+                p = prefix_cost(r.base, len(s.tokens[ti].text), len(self.vocab[t]))
             if kind & ALIAS:
                 p = p + (STREET_ALIAS_PEN if kind & KIND == STREET else ALIAS_PEN)
             if kind & KIND == MUNICIPALITY:

@@ -79,21 +79,22 @@ cdef int _sound_respellings(const char* w, int n, char* out, int* lens) noexcept
     out[i * UNFOLD_MAX:] and lens[i] (room for 4 * (SOUND_EACH + 1)); how many. Per sound
     (`_sound_variant`'s order), every one respelt, then, when the word has it twice or more,
     each alone ("vreiheid" is Vrijheid..., "heindeik" Heindijk)."""
-    cdef int kind, j, m, c = 0
+    cdef int kind, j, m, c = 0, first
     for kind in range(4):
         m = _sound_respelt(w, n, kind, -1, out + c * UNFOLD_MAX)
         if m == 0:
             continue
         lens[c] = m
         c += 1
-        if _sound_respelt(w, n, kind, 1, out + c * UNFOLD_MAX) == 0:
-            continue  # the sound once: respelt above
+        first = c
         for j in range(SOUND_EACH):
             m = _sound_respelt(w, n, kind, j, out + c * UNFOLD_MAX)
             if m == 0:
                 break
             lens[c] = m
             c += 1
+        if c - first == 1:
+            c = first  # the sound once: that one alone is every one, respelt above
     return c
 
 
