@@ -20,6 +20,7 @@ cdef enum:
                        # in "straat" is within two slips of up to ~140 tokens)
     TWO_SLIP_LEN = 9   # a word of this many letters may hold two slips ...
     TWO_SLIP_TYPED = 7  # ... and may be typed this short with them (two letters left out)
+    TWO_SLIP_WORDS = 3  # words of a query looked up afresh within two slips, at most
     MEMO_MAX = 16      # words whose slips a query remembers (Search.memo) ...
     MEMO_POOL = 4096   # ... and their tokens, in all
     MAXSLIP = 96       # tokens a word still being typed starts with one slip undone
@@ -353,6 +354,7 @@ cdef struct Search:
                         # are read after the typed words' (`_respace_retry`, `_search`)
     int near_number     # the last retry: no address has the typed house number, so the
                         # nearest numbers of each street (_near_numbers)
+    int two_slip_words  # words this query looked up afresh within two slips (TWO_SLIP_WORDS)
     int64_t slip_work   # slips looked up for the whole query: SLIP_PER_PROBE per deletion
                         # hash probed, SLIP_PER_CHECK per token measured (_typo_lookup)
     int nmemo           # the words whose slips this query looked up (_typo_ranges): a word

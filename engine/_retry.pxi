@@ -34,6 +34,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     cdef char layout[QBUF]
     s.work = 0
     s.slip_work = 0
+    s.two_slip_words = 0
     s.nmemo = 0
     s.memo_used = 0
     s.left_out = 0

@@ -808,6 +808,7 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     cdef Tok* t = &s.tok[ti]
     cdef const char* p = s.q + t.start
     cdef int n = t.len, i, maxd, look, dist, ulen
+    cdef bint capped, found
     cdef TypoSet* ts
     # the length as the person typed it: "zuije" (folded "zuye") is a 5-letter word
     ulen = _typed_len(p, n)
@@ -845,9 +846,24 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     if ts == NULL:
         return 1
     ts.n = 0
-    if not _memo_get(s, p, n, maxd, ts) and not _slips_spent(s):
+    capped = False
+    found = _memo_get(s, p, n, maxd, ts)
+    # PERF: an address has few words, and fewer that are two slips from every registered word;
+    # a query with more (a pasted list of misspelt street names, "westvjensekale meerwedespngel
+    # s kroezenboomheg wittergeg durtstwaat huyckstrgat") looked each up within two slips, and
+    # each as the start of a word with a slip, about 12 us a word, and then found nothing. Past
+    # TWO_SLIP_WORDS words looked up afresh within two slips (a whole token's stored look-up is
+    # no fresh one), a word keeps what one slip finds (the trace says "slips" was spent).
+    if (not found and maxd == 2 and s.two_slip_words >= TWO_SLIP_WORDS
+            and (w.exact < 0 or d.slip_work[2 * <int64_t>w.exact + 1] < 0)):
+        capped = True
+        s.spent |= SPENT_SLIPS
+        maxd = 1
+        found = _memo_get(s, p, n, maxd, ts)
+    if not found and not _slips_spent(s):
         # a whole token as typed: what its look-up finds was stored when the index was built
         if w.exact < 0 or not _stored_slips(d, s, w.exact, maxd, ts):
+            s.two_slip_words += maxd == 2
             _slip_lookup(d, s, ti, maxd, ts)
         _memo_put(s, p, n, maxd, ts)
     w.first_typo = w.nr
@@ -857,7 +873,7 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
                 continue
             _push_typo(d, w, ts.tid[i], TYPO_PEN + TYPO_EDIT * (dist - 1))
     if (((ts.n == 0 and w.first_typo == 0) or (look == 2 and (w.first_typo == 0 or w.exact < 0)))
-            and n <= PREFIX_SLIP_LEN and s.max_pass > 2):
+            and n <= PREFIX_SLIP_LEN and s.max_pass > 2 and not capped):
         # no token starts with the word, and none is one slip away (or the last look has
         # come: "oosterbcroek" is one slip from the name Oosterbroek, though the street meant
         # is Oosterbroekweg; "meere" starts Meeren...): a slip in a word still being typed.

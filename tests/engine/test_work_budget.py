@@ -70,3 +70,22 @@ def test_a_word_repeated_is_read_the_same_each_time(sample_index):
     alone = sample_index.suggest_json("wihelminastrat 1", limit=5)
     sample_index.suggest_json("wihelminastrat wihelminastrat wihelminastrat 1", limit=5)
     assert sample_index.suggest_json("wihelminastrat 1", limit=5) == alone
+
+
+# an address has few words that are two slips from every registered word: past TWO_SLIP_WORDS
+# looked up afresh within two slips, a query's words keep what one slip finds (engine/_typo.pxi)
+def test_three_words_each_with_two_slips_still_find_the_address(sample_index):
+    assert _core.SIZES["TWO_SLIP_WORDS"] == 3
+    q = "thoedrus niemyerstrat 137 gorninegn"   # Theodorus Niemeyerstraat 137, Groningen
+    hit = sample_index.suggest(q, limit=1)[0]
+    assert (hit.street, hit.number, hit.locality) == ("Theodorus Niemeyerstraat", 137, "Groningen")
+    assert all("slips" not in r["spent"] for r in sample_index.trace(q, limit=5)["readings"])
+
+
+def test_a_list_of_misspelt_streets_is_not_looked_up_word_by_word_within_two_slips(sample_index):
+    # six words, four of them two slips from their streets' words: the fourth is looked up within
+    # one slip only, long before the slip budget is spent
+    q = "thoedrus niemyerstrat verlnegde lodewjikstrat maastrihcetr heidnestrat"
+    typed = sample_index.trace(q, limit=5)["readings"][0]
+    assert typed["stage"] == "typed" and "slips" in typed["spent"]
+    assert typed["slip_work"] < 40_000
