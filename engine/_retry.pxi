@@ -255,8 +255,8 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
                     hi = b
             if not _may_start(d, w + i, j - i):
                 break
-            _range_within(d, lo, hi, w + i, j - i, &lo, &hi)
-            if lo >= hi:
+            # (the range of a longer piece lies within [lo, hi) still)
+            if not _first_within(d, lo, hi, w + i, j - i, &lo):
                 break
             if _tok_len(d, lo) == j - i and best[i] + 1 <= best[j] and not (split and j - i == L):
                 sc = score[i] + _piece_weight(d, lo)
@@ -338,7 +338,8 @@ cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int
     not more digits than that. words: 0 to cut only the letters glued to numbers."""
     cdef int cuts[SEG_MAX]
     cdef int i, k, p, m = 0, pieces, at, glued = 0, last, splits = 0
-    cdef int32_t lo, hi
+    cdef int32_t lo
+    cdef bint starts
     cdef const Tok* t
     cdef const char* w
     for i in range(s.ntok):
@@ -349,19 +350,18 @@ cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int
         cut[i] = 0
         at = t.digits
         if t.digits == 0 and t.len >= 5 and words:
-            _prefix_range_block(d, w, t.len, &lo, &hi)
-            if (lo >= hi or (broad and t.len >= 8)) and not _in_list(_region_ptr, _region_len, _n_region, w, t.len):
-                pieces = _segment(d, w, t.len, False, last and lo >= hi, lo < hi, cuts)
+            starts = _first_start(d, w, t.len, &lo)
+            if (not starts or (broad and t.len >= 8)) and not _in_list(_region_ptr, _region_len, _n_region, w, t.len):
+                pieces = _segment(d, w, t.len, False, last and not starts, starts, cuts)
                 if pieces < 2 or not _glued_words(w, cuts, pieces):
                     pieces = 0
-                cut[i] = lo >= hi and pieces >= 2
+                cut[i] = not starts and pieces >= 2
                 glued += cut[i]
         elif 0 < t.digits <= GLUED_DIGITS and (t.len - t.digits >= 5 or (
                 t.len - t.digits >= 3 and not _addition_prefix(d, w + at, t.len - at))):
             # a registered word as typed is no number with words glued to it: the ordinals
             # "1ste", "8ste", "10de" (`engine.vocab.ORDINALS`)
-            _prefix_range_block(d, w, t.len, &lo, &hi)
-            if lo < hi and _tok_len(d, lo) == t.len:
+            if _first_start(d, w, t.len, &lo) and _tok_len(d, lo) == t.len:
                 pieces = 0
             else:
                 pieces = _segment(d, w + at, t.len - at, True, last, False, cuts)

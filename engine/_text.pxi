@@ -435,6 +435,29 @@ cdef inline void _prefix_range_block(const Data* d, const char* w, int n, int32_
     _range_within(d, a, b, w, n, lo, hi)
 
 
+# PERF: `_range_within` searches twice, for the first token that starts with the word and for
+# the first past it; a caller that asks only whether some token starts with the word, and
+# which is the first (the word itself when it is a token), needs the first search alone. The
+# glued-words reading asks that of every word of 5+ letters of every query, and `_segment` of
+# every piece it walks.
+cdef inline bint _first_within(const Data* d, int32_t a, int32_t b, const char* w, int n,
+                               int32_t* lo) noexcept nogil:
+    """Whether a token within [a, b) starts with w (every such token lies there); lo: the first
+    token of [a, b) not below w, the first that starts with it when one does."""
+    cdef uint64_t wk = _word_key(w, n), mask = _key_mask(n)
+    lo[0] = _first_from_key(d, a, b, w, n, wk, mask, False)
+    return lo[0] < b and _cmp_key(d, lo[0], wk, mask, w, n) == 0
+
+
+cdef inline bint _first_start(const Data* d, const char* w, int n, int32_t* lo) noexcept nogil:
+    """`_first_within` the block of w (n >= 2; `_prefix_range_block`): whether a token starts
+    with w, and lo the first that does."""
+    cdef int32_t a, b
+    if not _block(d, w, n, &a, &b):
+        return False
+    return _first_within(d, a, b, w, n, lo)
+
+
 cdef inline void _prefix_range(const Data* d, const char* w, int n, int32_t* lo, int32_t* hi) noexcept nogil:
     """Token ids [lo, hi) whose text starts with w (PERF: within the block of its first two
     characters when it has two)."""
