@@ -611,9 +611,13 @@ cdef inline int _probe(const Data* d, Respace* r, const char* w, int n) noexcept
     r.probes -= 1
     if not _may_start(d, w, n):
         return 0
-    _prefix_range(d, w, n, &lo, &hi)
-    if lo >= hi:
-        return 0
+    if n >= 2:
+        if not _first_start(d, w, n, &lo):
+            return 0
+    else:
+        _prefix_range(d, w, n, &lo, &hi)
+        if lo >= hi:
+            return 0
     return 2 if _tok_len(d, lo) == n else 1
 
 
