@@ -689,13 +689,18 @@ cdef void _slip_lookup(const Data* d, Search* s, int ti, int maxd, TypoSet* ts) 
 # that look-up finds depends only on the word, so the build stores it for every token that a
 # query can type whole (`slip_lists`): slip_tok/slip_dist[slip_start[k]:slip_start[k + 1]] for
 # k = 2 * token + maxd - 1, and the work it counts, slip_work[k] (-1: none stored).
+cdef inline bint _slips_stored(const Data* d, int32_t tid, int maxd) noexcept nogil:
+    """Whether the look-up of token tid within maxd slips is stored."""
+    return d.slip_work[2 * <int64_t>tid + maxd - 1] >= 0
+
+
 cdef inline bint _stored_slips(const Data* d, Search* s, int32_t tid, int maxd,
                                TypoSet* ts) noexcept nogil:
     """Fill ts with the stored look-up of token tid within maxd slips; False when none is
     stored (the caller looks up)."""
     cdef int64_t k = 2 * <int64_t>tid + maxd - 1
     cdef int32_t a, n
-    if d.slip_work[k] < 0:
+    if not _slips_stored(d, tid, maxd):
         return False
     a = d.slip_start[k]
     n = d.slip_start[k + 1] - a
@@ -864,7 +869,7 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     # TWO_SLIP_WORDS words looked up afresh within two slips (a whole token's stored look-up is
     # no fresh one), a word keeps what one slip finds (the trace says "slips" was spent).
     if (not found and maxd == 2 and s.two_slip_words >= TWO_SLIP_WORDS
-            and (w.exact < 0 or d.slip_work[2 * <int64_t>w.exact + 1] < 0)):
+            and (w.exact < 0 or not _slips_stored(d, w.exact, maxd))):
         capped = True
         s.spent |= SPENT_SLIPS
         maxd = 1
