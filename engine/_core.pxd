@@ -328,8 +328,9 @@ cdef struct Search:
     int nslipped        # ... of them, those that match only through typo tokens (slips mode,
     uint64_t slipped[MAXT]  # no token starts them): a group holds one of each one's tokens
     uint32_t need_first  # first-letter bits all of them need (_scan.pxi `_may_fit`)
-    int cap_xbit        # a capped walk of the scanned word's tokens: the whole-token bit of the
-                        # word (-1: no token is the whole word; -2: not such a walk)
+    int cap_xbit        # a capped walk of the scanned word's tokens, or its `...y` variant's
+                        # list: the whole-token bit of the word (-1: no token is the whole
+                        # word; -2: not such a walk)
     int sfx_bit         # the first typed letter/addition part starts with this (_first_bit;
                         # -1: no such part, or no number to fit it to) ...
     int sfx_word        # ... or may be a word of the group starting so (-1: not: glued to
