@@ -415,10 +415,11 @@ def _signatures(words, g_tok, g_tok_start):
 def _posting_meta(g_tok_start, g_tok_kind, g_tok_cover):
     """One byte per group token, for the scan's bound (_core `_out_of_reach`): bits 0-3 the
     registered street words this token leaves uncovered; bit 4 one of the group's tokens covers
-    two of those at once (a glued form: `hc`, `thofje`), which lets one other word cover two;
-    bit 5 the token is a locality, bit 6 an alias, bit 7 a municipality. When a token could
-    cover three or more of them, or two tokens two each (never seen), or more than 15 remain,
-    the bound claims less (a lower bound)."""
+    two or more of those at once (a glued form: `hc`, `thofje`, `vd`), which lets one other word
+    cover two; bit 5 the token is a locality, bit 6 an alias, bit 7 a municipality. The scan
+    takes k other words to cover at most k of them, k + 1 with bit 4. Where tokens cover more
+    (`J.D. v.d. Waalsweg`: `jd` and `vd` two each), or more than 15 remain, the count stored is
+    lowered until that holds for every k (a lower bound)."""
     n_groups = len(g_tok_start) - 1
     n = len(g_tok_kind)
     g_of = np.repeat(np.arange(n_groups, dtype=np.int64), np.diff(g_tok_start))
@@ -429,20 +430,25 @@ def _posting_meta(g_tok_start, g_tok_kind, g_tok_cover):
     np.bitwise_or.at(all_street, g_of[real], cover[real])
     left = all_street[g_of] & ~cover
     unc = np.bitwise_count(left).astype(np.int64)
-    multi = np.zeros(n, dtype=np.int64)
-    wide = np.zeros(n, dtype=bool)
-    # tokens covering 2+ street words are rare: count them, per token of their group, in Python
+    unc = np.minimum(unc, BITS["META_UNCOVERED"])
+    glued = np.zeros(n, dtype=bool)
+    # tokens covering 2+ street words are rare: per token of their group, in Python, the most
+    # that k other words cover (the k tokens that cover most of what it leaves) against what
+    # the scan takes them to cover (k, one more with the glued bit)
     many = np.nonzero(np.bitwise_count(cover) >= 2)[0]
     for g in np.unique(g_of[many]).tolist():
         a, b = int(g_tok_start[g]), int(g_tok_start[g + 1])
         covers = [int(c) for c in cover[a:b]]
         for e in range(a, b):
             lft = int(left[e])
-            bits = [(c & lft).bit_count() for c in covers]
-            multi[e] = sum(1 for x in bits if x == 2)
-            wide[e] = any(x >= 3 for x in bits)
-    unc = np.where(wide | (multi > 1), 0, np.minimum(unc, BITS["META_UNCOVERED"]))
-    meta = unc | np.where(multi > 0, BITS["META_GLUED"], 0)
+            bits = sorted(((c & lft).bit_count() for c in covers), reverse=True)
+            glued[e] = bits[0] >= 2
+            least = most = int(unc[e])
+            for k, x in enumerate(bits, start=1):
+                most -= x
+                least = min(least, most + k + (1 if glued[e] else 0))
+            unc[e] = max(least, 0)
+    meta = unc | np.where(glued, BITS["META_GLUED"], 0)
     meta |= np.where((kind & KIND) == LOCALITY, BITS["META_LOCALITY"], 0)
     meta |= np.where((kind & ALIAS) != 0, BITS["META_ALIAS"], 0)
     meta |= np.where((kind & KIND) == MUNICIPALITY, BITS["META_MUNICIPALITY"], 0)

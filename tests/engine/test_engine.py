@@ -314,6 +314,25 @@ def test_the_bound_beside_each_posting():
     assert [bool(m & 0x80) for m in meta] == [False, False, False, False, False, True]
 
 
+def test_the_bound_beside_each_posting_with_two_glued_forms():
+    """`H.C. v.d. Pootstraat`: `hc` and `vd` each cover two street words. The scan takes k other
+    words to cover at most k + 1 of what a token leaves (with the glued bit), so the count
+    stored is the least that holds for every k; it used to be 0, and every group of a street
+    with two sets of initials was scored for a one-letter word ("d 3077 39")."""
+    from engine.build import _posting_meta
+    from engine.vocab import ALIAS, LOCALITY, STREET
+    kinds = [STREET, STREET, STREET | ALIAS, STREET, STREET, STREET | ALIAS, STREET, LOCALITY]
+    covers = [1, 2, 3, 4, 8, 12, 16, 0]    # h, c, hc, v, d, vd, pootstraat, the place
+    meta = _posting_meta(np.array([0, 8], np.int32), np.array(kinds, np.uint8),
+                         np.array(covers, np.uint64)).tolist()
+    assert [m & 15 for m in meta] == [4, 4, 3, 4, 4, 3, 3, 4]
+    assert all((m >> 4) & 1 for m in meta)
+    # the bound holds: after the place, k words cover at most 2, 4, 5 of the five street words
+    # (`hc`, `vd`, then one more), and the scan's count leaves 4 - k - 1 of them
+    for k, left in ((1, 3), (2, 1), (3, 0)):
+        assert max(0, (meta[7] & 15) - k - 1) <= left
+
+
 def test_the_filter_of_starts_never_turns_away_a_start_of_a_token(sample_index):
     """The per-process filter that spares the searches for a word no token starts with
     (`_may_start`, slips in a word being typed, glued words cut): every start of every token
