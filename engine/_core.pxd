@@ -335,6 +335,7 @@ cdef struct Search:
                         # -1: no such part, or no number to fit it to) ...
     int sfx_word        # ... or may be a word of the group starting so (-1: not: glued to
                         # the number); _scan.pxi `_may_fit`
+    uint64_t sfx_sig    # ... and then with the signature bit of its first two letters (0: any)
     int slip_n[MAXT]    # per token: the tokens its word starts with one slip undone
     int32_t slip_tid[MAXT][MAXSLIP]  # (the first MAXSLIP of them; -1: not looked for yet)
     int split_pc        # the postcode was read from two tokens ("5202 de"), or the words

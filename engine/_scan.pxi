@@ -73,9 +73,10 @@ cdef inline bint _charge_group(Search* s) noexcept nogil:
 # suffix: the scan's work budget ran out on them, at a cache miss or two a group. Beside each
 # posting are the first letters of its group's letters and additions (v_post_sfx): the first
 # typed part must start one of them, or be a word of the group (a first letter of its tokens,
-# v_post_first) when it is not glued to the number.
+# v_post_first, and for two letters or more the signature bit of its start, v_post_sig) when
+# it is not glued to the number.
 cdef inline bint _may_fit(const Search* s, const Interp* it, uint32_t numbers, uint32_t sfx,
-                          uint32_t first, uint32_t pcr) noexcept nogil:
+                          uint32_t first, uint32_t pcr, uint64_t sig) noexcept nogil:
     """False when `_addresses` finds nothing in a group for the typed number, parts and postcode
     being typed, or `_group_text` no token for a word, by what is stored beside its posting
     (`_may_hold`; the first letters of the words; the group's postcode digits against the area
@@ -89,15 +90,18 @@ cdef inline bint _may_fit(const Search* s, const Interp* it, uint32_t numbers, u
         return False
     if s.sfx_bit < 0 or (sfx >> s.sfx_bit) & 1:
         return True
-    return s.sfx_word >= 0 and (first >> s.sfx_word) & 1
+    # PERF: "m6 tgbz": "tgbz" is no addition here, so a word, and no token starts with "tg"
+    return s.sfx_word >= 0 and (first >> s.sfx_word) & 1 and (sig & s.sfx_sig) == s.sfx_sig
 
 
 cdef void _fit_part(Search* s, const Interp* it) noexcept nogil:
-    """Set what the first typed part needs of a group (s.sfx_bit, s.sfx_word: `_may_fit`)."""
+    """Set what the first typed part needs of a group (s.sfx_bit, s.sfx_word, s.sfx_sig:
+    `_may_fit`)."""
     cdef int ti
     cdef char c
     s.sfx_bit = -1
     s.sfx_word = -1
+    s.sfx_sig = 0
     # parts are fitted to the exact number only (nearest numbers leave them out)
     if it.nparts == 0 or it.number < 0 or s.near_number:
         return
@@ -110,11 +114,15 @@ cdef void _fit_part(Search* s, const Interp* it) noexcept nogil:
         if (c == 105 and s.tok[ti].len == 1) or (s.typo_mode and s.word[ti].nr > s.word[ti].first_typo):
             return
         s.sfx_word = _first_bit(c)
+        # as a word of two letters or more it starts a token with its first two (as
+        # `_need_mask`: not "ri", which may be on its way to "ry...")
+        if s.tok[ti].len > 2 or (s.tok[ti].len == 2 and s.q[s.tok[ti].start + 1] != 105):
+            s.sfx_sig = (<uint64_t>1) << _sig_bit(s.q + s.tok[ti].start, s.tok[ti].len)
     s.sfx_bit = _first_bit(c)
 
 
 cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g, uint32_t numbers,
-                          uint32_t sfx, uint32_t first, uint32_t pcr) noexcept nogil:
+                          uint32_t sfx, uint32_t first, uint32_t pcr, uint64_t sig) noexcept nogil:
     cdef float text_pen, score, prior
     cdef int loc, n
     cdef int pos[1]
@@ -125,7 +133,7 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g, uint32_t 
     if s.province >= 0 and d.g_province[g] != s.province:
         return
     # PERF: before its words are matched (it still counts as scored: the budgets run as before)
-    if not _may_fit(s, it, numbers, sfx, first, pcr):
+    if not _may_fit(s, it, numbers, sfx, first, pcr, sig):
         return
     if not _group_text(d, s, it, g, &text_pen, &loc):
         return
@@ -164,7 +172,7 @@ cdef inline void _fetch_group_rows(const Data* d, int32_t g) noexcept nogil:
 cdef inline bint _worth_fetching(const Search* s, const Interp* it, const uint64_t* sig,
                                  const uint32_t* nums, const uint32_t* sfx, const uint32_t* first,
                                  const uint32_t* pcr, int q, uint64_t need) noexcept nogil:
-    return (sig[q] & need) == need and _may_fit(s, it, nums[q], sfx[q], first[q], pcr[q])
+    return (sig[q] & need) == need and _may_fit(s, it, nums[q], sfx[q], first[q], pcr[q], sig[q])
 
 
 cdef inline void _fetch_ahead(const Data* d, const Search* s, const Interp* it, const uint64_t* sig,
@@ -203,7 +211,7 @@ cdef inline void _walk_postings(const Data* d, Search* s, int ii, int p, int pe,
             if not _out_of_reach(d, s, d.v_post[p], d.v_post_prior[p], d.v_post_meta[p],
                                  d.v_post_xsig[p], d.v_post_first[p]):
                 _consider_group(d, s, ii, d.v_post[p], d.v_post_num[p], d.v_post_sfx[p],
-                                d.v_post_first[p], d.v_post_pcr[p])
+                                d.v_post_first[p], d.v_post_pcr[p], d.v_post_sig[p])
         p += 1
 
 
@@ -246,7 +254,8 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
             s.tok_pen = _prefix_cost(0, t.len, d.sp_toklen[p])
         if _out_of_reach(d, s, d.sp_group[p], d.sp_prior[p], d.sp_meta[p], d.sp_xsig[p], d.sp_first[p]):
             continue
-        _consider_group(d, s, ii, d.sp_group[p], d.sp_num[p], d.sp_sfx[p], d.sp_first[p], d.sp_pcr[p])
+        _consider_group(d, s, ii, d.sp_group[p], d.sp_num[p], d.sp_sfx[p], d.sp_first[p], d.sp_pcr[p],
+                        d.sp_sig[p])
     s.cap_xbit = -2
     return True
 
