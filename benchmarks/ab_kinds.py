@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             best = {"A": [1 << 62] * len(queries), "B": [1 << 62] * len(queries)}
             for r in range(args.repeats):
                 for name in ("A", "B") if r % 2 == 0 else ("B", "A"):
-                    best[name] = list(map(min, best[name], least_times(index[name], queries, args.limit, 1)))
+                    best[name] = list(map(min, best[name], least_times(index[name], [(queries, args.limit)], 1)[0]))
             fig = {}
             for name in ("A", "B"):
                 s = sorted(best[name])
