@@ -224,7 +224,7 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
     cdef double score[SEG_MAX + 1]
     cdef double sc
     cdef int i, j, k, n = 0, pbest = SEG_MAX + 1, pprev = -1, end
-    cdef int32_t lo, hi, a, b
+    cdef int32_t lo, hi
     if L > SEG_MAX:
         return 0
     for i in range(L + 1):
@@ -248,11 +248,8 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
             continue
         for j in range(i + 2, L + 1):
             # (from three letters on, within the smaller block of the first three)
-            if j == i + 3 and _block(d, w + i, 3, &a, &b):
-                if a > lo:
-                    lo = a
-                if b < hi:
-                    hi = b
+            if j == i + 3:
+                _within_block(d, w + i, 3, &lo, &hi)
             if not _may_start(d, w + i, j - i):
                 break
             # (the range of a longer piece lies within [lo, hi) still)

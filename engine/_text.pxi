@@ -426,6 +426,18 @@ cdef inline bint _block(const Data* d, const char* w, int n, int32_t* a, int32_t
     return True
 
 
+cdef inline void _within_block(const Data* d, const char* w, int n, int32_t* a, int32_t* b) noexcept nogil:
+    """Narrow the token range [a, b) to the block of w's first three (or two) characters
+    (`_block`), where every token that starts with w lies; left as it is when `_block` has
+    none."""
+    cdef int32_t ba, bb
+    if _block(d, w, n, &ba, &bb):
+        if ba > a[0]:
+            a[0] = ba
+        if bb < b[0]:
+            b[0] = bb
+
+
 cdef inline void _prefix_range_block(const Data* d, const char* w, int n, int32_t* lo, int32_t* hi) noexcept nogil:
     """`_prefix_range` for a word of 2+ characters, searched within its block (`_block`)."""
     cdef int32_t a, b

@@ -344,7 +344,7 @@ cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, 
     ("virjheidsh", two letters swapped, is "vrijheidsh": Vrijheidshof); then every token
     could."""
     cdef int32_t b
-    cdef int32_t lo, hi, ba, bb
+    cdef int32_t lo, hi
     cdef char f[PREFIX_SLIP_LEN + 2]
     cdef int j = 0, k = 0
     # PERF: an ij is looked for only in a word with a j (nearly every edited word is the start
@@ -369,12 +369,8 @@ cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, 
     # PERF: the word's key decides most comparisons without reading a token's text
     cdef uint64_t wk = _word_key(v, m), mask = _key_mask(m)
     # PERF: the tokens that start with v's first three (or two) characters are one known block
-    if _block(d, v, m, &ba, &bb):
-        if ba > a:
-            a = ba
-        if bb < b:
-            b = bb
-            hi0 = b
+    _within_block(d, v, m, &a, &b)
+    hi0 = b
     # the first token not below v; PERF: when it does not start with v, none does
     lo = _first_from_key(d, a, b, v, m, wk, mask, False)
     if lo >= hi0 or _cmp_key(d, lo, wk, mask, v, m) != 0:
@@ -514,7 +510,7 @@ cdef int _prefix_slips_of(const Data* d, Search* s, int ti, const char* p, int n
     """`_prefix_slips` of the word p[:n], no token starting with it, for word ti; returns k."""
     cdef int i, k, c
     cdef char v[PREFIX_SLIP_LEN + 2]
-    cdef int32_t lo, hi, a, b, ba, bb
+    cdef int32_t lo, hi, a, b
     cdef int32_t rlo[PREFIX_SLIP_LEN + 1]
     cdef int32_t rhi[PREFIX_SLIP_LEN + 1]
     rlo[0] = 0
@@ -527,11 +523,8 @@ cdef int _prefix_slips_of(const Data* d, Search* s, int ti, const char* p, int n
         b = rhi[k]
         # PERF: the tokens of the word's first two and three letters are a known block (`_block`),
         # narrower than those of one letter fewer: fewer steps to find their range
-        if 2 <= k + 1 <= 3 and _block(d, p, k + 1, &ba, &bb):
-            if ba > a:
-                a = ba
-            if bb < b:
-                b = bb
+        if 2 <= k + 1 <= 3:
+            _within_block(d, p, k + 1, &a, &b)
         _range_within(d, a, b, p, k + 1, &lo, &hi)
         if lo >= hi:
             break
