@@ -114,10 +114,8 @@ cdef void _fit_part(Search* s, const Interp* it) noexcept nogil:
         if (c == 105 and s.tok[ti].len == 1) or (s.typo_mode and s.word[ti].nr > s.word[ti].first_typo):
             return
         s.sfx_word = _first_bit(c)
-        # as a word of two letters or more it starts a token with its first two (as
-        # `_need_mask`: not "ri", which may be on its way to "ry...")
-        if s.tok[ti].len > 2 or (s.tok[ti].len == 2 and s.q[s.tok[ti].start + 1] != 105):
-            s.sfx_sig = (<uint64_t>1) << _sig_bit(s.q + s.tok[ti].start, s.tok[ti].len)
+        # as a word it starts a token with its first two letters, as the others (`_need_mask`)
+        s.sfx_sig = _start_bit(s, ti)
     s.sfx_bit = _first_bit(c)
 
 
@@ -289,17 +287,23 @@ cdef float _min_pen(Search* s, Interp* it, int driver) noexcept nogil:
     return pen
 
 
+cdef inline uint64_t _start_bit(const Search* s, int ti) noexcept nogil:
+    """The signature bit of the first two letters of word ti, which a group's token carries when
+    the word starts it as typed; 0 for a word of one letter, or "ri", which may be on its way to
+    "ry..." (ij)."""
+    cdef const Tok* t = &s.tok[ti]
+    if t.len < 2 or (t.len == 2 and s.q[t.start + 1] == 105):
+        return 0
+    return (<uint64_t>1) << _sig_bit(s.q + t.start, t.len)
+
+
 cdef uint64_t _need_mask(Search* s, Interp* it, int driver) noexcept nogil:
     """Signature bits that every group matching all words but the driver must carry."""
     cdef uint64_t need = 0
     cdef int wi, ti, r, skip
-    cdef Tok* t
     for wi in range(it.nwords):
         ti = it.words[wi]
-        t = &s.tok[ti]
-        if ti == driver or t.len < 2:
-            continue
-        if t.len == 2 and s.q[t.start + 1] == 105:  # "ri" may be "ry..." (ij)
+        if ti == driver:
             continue
         skip = 0
         if s.typo_mode:
@@ -307,7 +311,7 @@ cdef uint64_t _need_mask(Search* s, Interp* it, int driver) noexcept nogil:
                 if s.word[ti].typo[r]:
                     skip = 1
         if not skip:
-            need |= (<uint64_t>1) << _sig_bit(s.q + t.start, t.len)
+            need |= _start_bit(s, ti)
     return need
 
 
