@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._core import ARRAYS, SIZES, Index, IndexClosedError, QueryError, _search_scored
+from ._core import ARRAYS, SIZES, Index, IndexClosedError, QueryError, _search_scored, read_plain_query
 from .hits import Hit, make_hits
 from .match import Match, match_texts
 from .params import FORMAT_VERSION
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .explain import WordMatch
 
 __all__ = ["AddressIndex", "IndexOpenError", "IndexClosedError", "QueryError", "FORMAT_VERSION", "__version__",
-           "Hit", "Match", "MAX_QUERY_LENGTH", "MAX_LIMIT", "release_page_cache"]
+           "Hit", "Match", "MAX_QUERY_LENGTH", "MAX_LIMIT", "read_plain_query", "release_page_cache"]
 
 # what a query may be (QueryError beyond): q of at most MAX_QUERY_LENGTH code points, limit from
 # 1 to MAX_LIMIT (the service states the same limits by reading these)

@@ -63,6 +63,9 @@ STAGES: dict[int, str]           # the step that made a reading of a trace ("typ
 SPENT: dict[int, str]            # the budgets a trace names when they ran out ("scan", "work", ...)
 MIRRORED: tuple[str, ...]        # ... those the Python twin cuts the same way
 
+def read_plain_query(raw: bytes) -> tuple[str, int] | None:
+    """(q, limit) of `country=NLD&q=...[&limit=N]` as the service's clients spell it, else None."""
+
 def _token_changes(typed: list[str], tokens: list[str]) -> tuple[list[str], list[str]]: ...
 def query_tokens(q: str) -> list[str]:
     """The tokens the search reads in q (folded, ij as y, digits cut from letters before them)."""

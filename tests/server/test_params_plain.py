@@ -1,13 +1,16 @@
-"""The plain spelling's shortcut of ``server.params.parse_query`` (issue 15, item 6) answers
-every query string exactly as the general path does: the same ``Query``, or the same 400
-(code, parameter and detail), whether or not the string has the plain shape."""
+"""The plain spelling's shortcut of ``server.params.parse_query`` (issue 15, item 6; read in C
+by ``engine.read_plain_query``) answers every query string exactly as the general path does:
+the same ``Query``, or the same 400 (code, parameter and detail), whether or not the string has
+the plain shape."""
 
 from __future__ import annotations
 
+import random
 from urllib.parse import quote_plus
 
 import pytest
 
+import engine
 from server import params
 from server.errors import ApiError
 
@@ -67,6 +70,22 @@ RAW = [
     b"q=damrak",
     b"",
     b"country=NLD&q=damrak+1&limit=5\n",
+    b"country=NLD&q=1%2B1%2C+a%20b&limit=5",  # escaped "+", "," and space
+    b"country=NLD&q=%c3%a9%C3%A9",  # hex digits in either case
+    b"country=NLD&q=%C2%A0damrak",  # escaped, not printable: the general path
+    b"country=NLD&q=%7F",
+    b"country=NLD&q=%00",
+    b"country=NLD&q=damrak%",
+    b"country=NLD&q=damrak%2",
+    b"country=NLD&q=%E2%82",  # a cut UTF-8 sequence
+    b"country=NLD&q=%ED%A0%80",  # a surrogate: not UTF-8
+    b"country=NLD&q=" + b"%C3%A9" * 128,
+    b"country=NLD&q=" + b"%C3%A9" * 129,
+    b"country=NLD&q=" + b"%F0%9F%8F%A0" * 129,  # more bytes than 128 code points can take
+    b"country=NLD&q=a&limit=1%30",
+    b"country=NLD&q=a&limit=10&",
+    b"country=NLD&q=a&limit=100",
+    b"country=NLD&q=a&limitx=1",
 ]
 
 
@@ -88,3 +107,31 @@ def test_the_plain_spelling_takes_the_shortcut(monkeypatch):
     params.parse_query(b"country=NLD&q=damrak&limit=5&highlight=false")
     params.parse_query(plain("\u00a0damrak"))
     assert len(calls) == 2
+
+
+def test_read_plain_query_reads_the_plain_spelling_only():
+    assert engine.read_plain_query(b"country=NLD&q=damrak+1") == ("damrak 1", 5)
+    assert engine.read_plain_query(b"country=NLD&q=damrak%2C+1&limit=10") == ("damrak, 1", 10)
+    assert engine.read_plain_query(b"country=NLD&q=1%2B1&limit=1") == ("1+1", 1)
+    assert engine.read_plain_query(b"country=NLD&q=") == ("", 5)
+    for raw in (b"q=damrak&country=NLD", b"country=NLD&q=damrak&limit=05", b"country=NLD&q=damrak&limit=",
+                b"country=NLD&q=%zz", b"country=NLD&q=%C2%A0", b"country=NLD&q=\xc3\xa9", b"country=NL"):
+        assert engine.read_plain_query(raw) is None, raw
+    with pytest.raises(TypeError):
+        engine.read_plain_query("country=NLD&q=damrak")  # type: ignore[arg-type]
+
+
+def test_the_shortcut_answers_as_the_general_path_on_random_strings():
+    """Strings of the plain head followed by what breaks a reading: escapes whole and cut,
+    "+", "&", "=", bytes above 0x7F, control characters, limits near the canonical ones."""
+    rng = random.Random(15)
+    pieces = [b"a", b"Z", b"1", b" ", b"+", b"%", b"%2", b"%20", b"%2B", b"%2b", b"%C3", b"%A9", b"%C3%A9",
+              b"%E2%82%AC", b"%FF", b"%00", b"%1F", b"%7F", b"%C2%85", b"%C2%A0", b"\xe9", b"\x7f", b"=",
+              b"&", b"&limit=", b"&limit=5", b"&limit=10", b"&limit=0", b"&lat=1", b"&highlight=true"]
+    for _ in range(3000):
+        raw = b"country=NLD&q=" + b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 12)))
+        if rng.random() < 0.3:
+            raw += rng.choice([b"&limit=1", b"&limit=10", b"&limit=11", b"&limit=5&", b""])
+        if rng.random() < 0.05:
+            raw += b"%C3%A9" * rng.randrange(120, 135)
+        assert outcome(params.parse_query, raw) == outcome(params._parse_general, raw), raw
