@@ -97,12 +97,19 @@ class AsgiRequest(falcon.asgi.Request):
         self.key_name: str | None = None
         self.origin: object = UNREAD
         query = scope.get("query_string") or b""
-        if query:
-            if not query.isascii():
-                query = _NON_ASCII.sub(lambda m: b"%%%02X" % m[0][0], query)
-            scope = {**scope, "query_string": b""}
-        self.raw_query: bytes = query
-        super().__init__(scope, receive, first_event=first_event, options=options)
+        if not query:
+            self.raw_query: bytes = b""
+            super().__init__(scope, receive, first_event=first_event, options=options)
+            return
+        # PERF: the server's scope lends Falcon an empty query string while the request is
+        # made, then has its own back (``req.scope`` is the server's, unchanged): a copy of
+        # the scope cost 0.15 us
+        scope["query_string"] = b""
+        try:
+            super().__init__(scope, receive, first_event=first_event, options=options)
+        finally:
+            scope["query_string"] = query
+        self.raw_query = query if query.isascii() else _NON_ASCII.sub(lambda m: b"%%%02X" % m[0][0], query)
 
 
 class _Service:

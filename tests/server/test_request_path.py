@@ -239,6 +239,14 @@ def test_falcon_does_not_read_the_query_string_the_route_reads_raw():
         assert req.raw_query == want
         assert req.params == {} and req.query_string == ""
         assert scope["query_string"] == raw
+        assert req.scope is scope  # lent to Falcon without its query string, not copied
+
+    # the server's scope has its query string back when Falcon fails to make the request too
+    scope = {"type": "http", "method": "GET", "path": "/v1/address", "query_string": b"q=1",
+             "headers": None, "http_version": "1.1", "asgi": {"version": "3.0"}}
+    with pytest.raises(TypeError):
+        AsgiRequest(scope, receive)
+    assert scope["query_string"] == b"q=1"
 
 
 @pytest.mark.parametrize(("query", "status"), [
