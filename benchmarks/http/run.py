@@ -3,7 +3,7 @@
     python benchmarks/http/run.py --index indexes/current [--workers uvicorn,gthread,sync]
                                   [--stores sqlite,redis] [--repeat 3] [--duration 6]
                                   [--connections 32] [--limits 1,5,10] [--profile DIR]
-                                  [--compare TREE] [--canned]
+                                  [--compare TREE] [--canned] [--perf]
 
 For each worker class it starts, under ``server/gunicorn.conf.py`` on free loopback ports, the
 service once per key store (keys, rate limits and metrics on, as in production) and a trivial
@@ -27,6 +27,13 @@ py-spy (``pip install -e ".[bench]"``) during its runs, as collapsed stacks
 the sampling costs throughput, so figures of a profiled run are not comparable, and a line
 that makes a syscall (``time.thread_time()``, a socket write) gets more than its share of
 samples: check a finding with ``inprocess.py`` before acting on it.
+
+``--perf`` samples the workers of each server with Linux ``perf`` (``perf record -F 999``,
+Debian package ``linux-perf``) during each run and splits their CPU time per request by where
+it ran: the engine (``engine/_core``), the Python interpreter (``libpython``: our code, Falcon
+and uvicorn alike), the kernel (loopback TCP, system calls, context switches), the event loop
+and HTTP parser (uvloop, httptools), the C library and the rest. The engine's share under load,
+and what is left to the interpreter, are then measured, not inferred.
 
 ``--compare TREE`` serves each store a second time from another checkout (``compared-STORE``:
 its ``server/`` and its ``engine/``, built in place), so that a change is measured against the
@@ -229,6 +236,52 @@ class Profiler:
             stop(self.proc)
 
 
+#: --perf: a shared object's name (perf's "dso") -> the part of a worker it counts for
+PERF_PARTS = (
+    ("engine", ("_core.cpython",)),
+    ("python", ("libpython", "python3")),
+    ("kernel", ("[kernel",)),
+    ("loop+http", ("loop.cpython", "parser.cpython", "url_parser.cpython", "_asyncio.cpython")),
+    ("libc", ("libc.so", "libm.so", "ld-linux")),
+)
+
+
+class PerfRecorder:
+    """``perf record`` of every worker of a server for the length of one wrk run."""
+
+    def __init__(self, server: Gunicorn, out: Path, duration: int) -> None:
+        pids = server.workers()
+        if shutil.which("perf") is None or not pids:
+            raise SystemExit("--perf needs Linux perf (Debian package linux-perf) and running workers")
+        self.out = out
+        self.proc = subprocess.Popen(
+            ["perf", "record", "-q", "-F", "999", "-p", ",".join(map(str, pids)), "-o", str(out), "--",
+             "sleep", str(duration)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def shares(self) -> dict[str, float]:
+        """Wait for the recording; the share of the samples of each part (``PERF_PARTS``)."""
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            stop(self.proc)
+        report = subprocess.run(
+            ["perf", "report", "-i", str(self.out), "--sort", "dso", "--stdio", "--percent-limit", "0"],
+            capture_output=True, text=True, timeout=120,
+        ).stdout
+        shares = dict.fromkeys([name for name, _ in PERF_PARTS] + ["other"], 0.0)
+        for line in report.splitlines():
+            fields = line.split()
+            if len(fields) < 2 or not fields[0].endswith("%") or line.lstrip().startswith("#"):
+                continue
+            share, dso = float(fields[0].rstrip("%")) / 100, " ".join(fields[1:])
+            part = next((name for name, marks in PERF_PARTS if any(m in dso for m in marks)), "other")
+            shares[part] += share
+        return shares
+
+
 def _errors(r: dict) -> int:
     return r["connect_errors"] + r["read_errors"] + r["write_errors"] + r["timeouts"]
 
@@ -252,6 +305,21 @@ def summarize(results: list[dict], stores: list[str], limits: list[int], worker:
                 f"{statistics.median(r['cpu_us'] for r in runs):>6.1f} {ratio:>6} "
                 f"{' '.join(f'{x:.2f}' for x in ratios)}"
             )
+    return lines
+
+
+def summarize_perf(results: list[dict], limits: list[int]) -> list[str]:
+    """``--perf``: the medians over the repeats of each part's CPU µs per request."""
+    names = [name for name, _ in PERF_PARTS] + ["other"]
+    lines = [f"{'worker':<8} {'app':<16} {'limit':>5} {'cpu µs':>6} " + " ".join(f"{n:>9}" for n in names)]
+    for key in sorted({(r["worker"], r["app"]) for r in results if "perf" in r}):
+        for limit in limits:
+            runs = [r for r in results if (r["worker"], r["app"]) == key and r["limit"] == limit and "perf" in r]
+            if runs:
+                parts = [statistics.median(r["cpu_us"] * r["perf"][n] for r in runs) for n in names]
+                cpu = statistics.median(r["cpu_us"] for r in runs)
+                cells = " ".join(f"{x:>9.1f}" for x in parts)
+                lines.append(f"{key[0]:<8} {key[1]:<16} {limit:>5} {cpu:>6.1f} {cells}")
     return lines
 
 
@@ -284,6 +352,7 @@ def main() -> int:
     )
     ap.add_argument("--profile", help="record one worker of each service with py-spy into this directory")
     ap.add_argument("--profile-rate", type=int, default=50, help="py-spy samples per second (--profile)")
+    ap.add_argument("--perf", action="store_true", help="split the workers' CPU time by where it ran (Linux perf)")
     args = ap.parse_args()
     if shutil.which("wrk") is None:
         ap.error("wrk is not installed (Debian package wrk)")
@@ -393,11 +462,14 @@ def main() -> int:
                         if profile is not None:
                             out = profile / f"{name.removeprefix('service-')}-limit{limit}-{repeat}.txt"
                             profiler = Profiler(server, out, args.duration, args.profile_rate)
+                        recorder = PerfRecorder(server, tmp / "perf.data", args.duration) if args.perf else None
                         cpu = server.cpu_seconds()
                         r = wrk(server.base, paths, key, args, args.duration)
                         r["cpu_us"] = (server.cpu_seconds() - cpu) / max(1, r["requests"]) * 1e6
                         if profiler is not None:
                             profiler.wait()
+                        if recorder is not None:
+                            r["perf"] = recorder.shares()
                         r.update(worker=worker, app=name, limit=limit, body_bytes=sizes[limit], repeat=repeat)
                         r["load_average"] = os.getloadavg()[0]
                         results.append(r)
@@ -415,6 +487,9 @@ def main() -> int:
         print(f"{'worker':<8} {'app':<16} {'limit':>5} {'req/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'cpu µs':>6} "
               f"{'ratio':>6} ratios")
         print("\n".join(summary))
+        if args.perf:
+            print("\nworkers' CPU µs per request by where it ran (perf samples; medians over the rounds)")
+            print("\n".join(summarize_perf(results, limits)))
     finally:
         for proc in reversed(started):
             proc.stop()
