@@ -133,9 +133,11 @@ def main() -> int:
     ap.add_argument("--profile", help="write a cProfile of the service's requests here")
     args = ap.parse_args()
 
+    # NOTE: Bench puts this checkout first on sys.path; imported before it, ``server`` was the
+    # installed one, whichever tree the script ran from
+    bench = Bench(args.index, args.queries, args.requests, args.limit, "inprocess-bench-")
     from server.app import create_app
 
-    bench = Bench(args.index, args.queries, args.requests, args.limit, "inprocess-bench-")
     index, queries, size, trivial_app = bench.index, bench.queries, bench.size, bench.trivial_app
     app = create_app(index, bench.config, asgi=True)
     canned = create_app(_CannedIndex(index, queries, args.limit), bench.config, asgi=True)
