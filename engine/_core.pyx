@@ -820,7 +820,7 @@ def read_plain_query(bytes raw not None):
     other spelling gives None: `q=damrak&country=NLD`, `country=NLD&q=damrak&limit=05`.
     """
     cdef const unsigned char* p = <const unsigned char*>raw
-    cdef Py_ssize_t n = len(raw), i = PLAIN_HEAD_LEN, end = PLAIN_HEAD_LEN, k = 0
+    cdef Py_ssize_t n = len(raw), i = PLAIN_HEAD_LEN, end = PLAIN_HEAD_LEN, j, k = 0
     cdef int limit = PLAIN_DEFAULT_LIMIT, hi, lo
     cdef unsigned char c
     cdef bint ascii = True
@@ -829,15 +829,18 @@ def read_plain_query(bytes raw not None):
         return None
     while end < n and p[end] != 38:  # "&"
         end += 1
-    if end < n:  # the rest is `&limit=N` with N from 1 to 10, canonical, or it is not plain
-        if n - end < PLAIN_LIMIT_LEN + 1 or memcmp(p + end, b"&limit=", PLAIN_LIMIT_LEN) != 0:
+    if end < n:  # the rest is `&limit=N`, N from 1 to MAXLIMIT in canonical digits, or not plain
+        j = end + PLAIN_LIMIT_LEN
+        if j >= n or memcmp(p + end, b"&limit=", PLAIN_LIMIT_LEN) != 0 or p[j] == 48:  # "0..."
             return None
-        if n - end == PLAIN_LIMIT_LEN + 1 and 49 <= p[n - 1] <= 57:
-            limit = p[n - 1] - 48
-        elif n - end == PLAIN_LIMIT_LEN + 2 and p[n - 2] == 49 and p[n - 1] == 48:
-            limit = 10
-        else:
-            return None
+        limit = 0
+        while j < n:
+            if not 48 <= p[j] <= 57:
+                return None
+            limit = limit * 10 + p[j] - 48
+            if limit > MAXLIMIT:
+                return None
+            j += 1
     while i < end:
         c = p[i]
         if c == 43:  # "+"

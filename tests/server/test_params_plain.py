@@ -48,7 +48,8 @@ TEXTS = [
 
 RAW = [
     *(plain(text) for text in TEXTS),
-    *(plain("damrak 1", limit) for limit in ("1", "9", "10", None, "0", "11", "05", "+5", "5.0", "", "%35")),
+    *(plain("damrak 1", limit)
+      for limit in ("1", "9", "10", None, "0", "11", "05", "+5", "5.0", "", "%35", "010", "100")),
     b"country=NLD&q=%FF%FE&limit=5",  # not UTF-8
     b"country=NLD&q=abc%4&limit=5",  # truncated escape
     b"country=NLD&q=%G1",
