@@ -95,14 +95,19 @@ def main() -> int:
         service.metrics.flush()
 
     loop.run_until_complete(run(real, scopes))  # warm up
-    saved = (auth.authenticate, resources.check_origin, auth.throttle, resources.parse_query, resources.time,
-             resources.cors_response_headers, resources.read_plain_query)
+    saved = (auth.authenticate, auth.throttle, resources.check_origin, resources.parse_query,
+             resources.read_plain_query, resources.time, resources.cors_response_headers)
+
+    def restore() -> None:
+        """Put back every part the steps take away."""
+        auth.authenticate, auth.throttle = saved[:2]
+        (resources.check_origin, resources.parse_query, resources.read_plain_query, resources.time,
+         resources.cors_response_headers) = saved[2:]
+        resources.Finish.__call__ = finish
+
     try:
         for _ in range(args.rounds):
-            auth.authenticate, resources.check_origin, auth.throttle = saved[:3]
-            resources.parse_query, resources.time, resources.cors_response_headers = saved[3:6]
-            resources.read_plain_query = saved[6]
-            resources.Finish.__call__ = finish
+            restore()
             measure(steps[0][0], real, scopes)
             for name, take_away in steps[1:]:
                 if take_away is not None:
@@ -112,8 +117,7 @@ def main() -> int:
             measure("/healthz of the same app", app, health)
             measure("fixed body (trivial_app)", trivial_app.asgi_app, fixed)
     finally:
-        resources.Finish.__call__ = finish
-        resources.read_plain_query = saved[6]
+        restore()
     print(f"{n} requests, limit {args.limit}, best of {args.rounds} rounds; CPU µs per request")
     previous = None
     for name, cost in best.items():
