@@ -244,6 +244,7 @@ PERF_PARTS = (
     ("loop+http", ("loop.cpython", "parser.cpython", "url_parser.cpython", "_asyncio.cpython")),
     ("libc", ("libc.so", "libm.so", "ld-linux")),
 )
+PERF_NAMES = [name for name, _ in PERF_PARTS] + ["other"]  # the columns of --perf
 
 
 class PerfRecorder:
@@ -271,7 +272,7 @@ class PerfRecorder:
             ["perf", "report", "-i", str(self.out), "--sort", "dso", "--stdio", "--percent-limit", "0"],
             capture_output=True, text=True, timeout=120,
         ).stdout
-        shares = dict.fromkeys([name for name, _ in PERF_PARTS] + ["other"], 0.0)
+        shares = dict.fromkeys(PERF_NAMES, 0.0)
         for line in report.splitlines():
             fields = line.split()
             if len(fields) < 2 or not fields[0].endswith("%") or line.lstrip().startswith("#"):
@@ -310,13 +311,12 @@ def summarize(results: list[dict], stores: list[str], limits: list[int], worker:
 
 def summarize_perf(results: list[dict], limits: list[int]) -> list[str]:
     """``--perf``: the medians over the repeats of each part's CPU µs per request."""
-    names = [name for name, _ in PERF_PARTS] + ["other"]
-    lines = [f"{'worker':<8} {'app':<16} {'limit':>5} {'cpu µs':>6} " + " ".join(f"{n:>9}" for n in names)]
+    lines = [f"{'worker':<8} {'app':<16} {'limit':>5} {'cpu µs':>6} " + " ".join(f"{n:>9}" for n in PERF_NAMES)]
     for key in sorted({(r["worker"], r["app"]) for r in results if "perf" in r}):
         for limit in limits:
             runs = [r for r in results if (r["worker"], r["app"]) == key and r["limit"] == limit and "perf" in r]
             if runs:
-                parts = [statistics.median(r["cpu_us"] * r["perf"][n] for r in runs) for n in names]
+                parts = [statistics.median(r["cpu_us"] * r["perf"][n] for r in runs) for n in PERF_NAMES]
                 cpu = statistics.median(r["cpu_us"] for r in runs)
                 cells = " ".join(f"{x:>9.1f}" for x in parts)
                 lines.append(f"{key[0]:<8} {key[1]:<16} {limit:>5} {cpu:>6.1f} {cells}")
