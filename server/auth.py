@@ -621,10 +621,12 @@ class Authenticator:
         worker's memory anyway; an unknown header always takes the constant-time path.
         """
         now = self._clock()
-        self._maybe_refresh(now)
+        if self._reader is None and now >= self._next_refresh:  # PERF: the test of _maybe_refresh
+            self._maybe_refresh(now)
         table = self._table
         accepted = self._accepted
-        if accepted[0] is table and not self._stale(table, now):
+        # PERF: a table read in the last MAX_KEY_REFRESH_SECONDS is not stale (see _stale): no call
+        if accepted[0] is table and (table.read_at + MAX_KEY_REFRESH_SECONDS > now or not self._stale(table, now)):
             record = accepted[1].get(header)  # type: ignore[arg-type]
             if record is not None:
                 return record

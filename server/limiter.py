@@ -315,6 +315,12 @@ class Limiter:
         state = self._states.get(key_id)
         if state is None or state.rate != rate:
             state = self._states[key_id] = _KeyState(rate, self._clock(), self.credit(rate))
+        # PERF: _take's common case (not degraded, a token held) without its call
+        with state.lock:
+            if not self.degraded and state.tokens >= 1.0:
+                state.seen += 1
+                state.tokens -= 1.0
+                return
         if self._take(state):
             return
         if self._thread is None:  # in-process: sync this key now, then look again

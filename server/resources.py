@@ -25,7 +25,7 @@ import orjson
 
 import engine
 from engine.explain import aliases_from_manifest, highlights
-from server.auth import COST_UNIT_SECONDS, Authenticator, hash_key, parse_bearer
+from server.auth import COST_UNIT_SECONDS, SECRET, Authenticator, hash_key, parse_bearer
 from server.cors import PATH as CORS_PATH
 from server.cors import check_origin
 from server.cors import response_headers as cors_response_headers
@@ -95,10 +95,13 @@ class Address:
         return orjson.dumps(answer)
 
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
-        record = self._auth.authenticate(req.get_header("Authorization"))
+        auth = self._auth
+        record = auth.authenticate(req.get_header("Authorization"))
         req.key_name = record.name  # for the metrics (server.app's request types hold it)
-        check_origin(record, req)
-        self._auth.throttle(record)
+        # PERF: a back end's secret key (no Origin) is served without a call
+        if req.origin is not None or record.kind != SECRET:
+            check_origin(record, req)
+        auth.throttle(record)
         # PERF: the plain spelling of nearly every request is read in C, without a Query
         # (``server.params.parse_query`` takes the same shortcut); every other spelling, and
         # every 400, is ``parse_query``'s
@@ -265,6 +268,18 @@ class Finish:
             req.key_name,
         )
 
+    def answered(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """``__call__`` for an answer of :class:`Address` (200).
+
+        PERF: the route, the status and the origin are known, so none is looked up again; with
+        no ``Origin`` (a back end), ``Vary`` is the only CORS header (``cors.response_headers``).
+        """
+        if req.origin is None:
+            resp.append_header("Vary", "Origin")
+        else:
+            cors_response_headers(req, resp, self._auth)
+        self._observe(CORS_PATH, req.method, 200, time.perf_counter() - req.started, req.key_name)
+
 
 def _no_finish(req: falcon.Request, resp: falcon.Response) -> None:
     """For a route used outside ``server.app`` (no metrics, no CORS)."""
@@ -273,18 +288,23 @@ def _no_finish(req: falcon.Request, resp: falcon.Response) -> None:
 class WsgiRoute:
     """Falcon resource of the WSGI app for one endpoint (``options``: the CORS preflight)."""
 
-    __slots__ = ("_respond", "_options", "_finish")
+    __slots__ = ("_respond", "_options", "_finish", "_finish_get")
 
     def __init__(
-        self, endpoint: Endpoint, options: OptionsResponder = no_options, finish: FinishHook = _no_finish
+        self,
+        endpoint: Endpoint,
+        options: OptionsResponder = no_options,
+        finish: FinishHook = _no_finish,
+        finish_get: FinishHook | None = None,
     ) -> None:
         self._respond = endpoint.respond
         self._options = options
         self._finish = finish
+        self._finish_get = finish_get or finish  # of an answer to GET or HEAD (Finish.answered)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         self._respond(req, resp, wsgi_raw_query(req))
-        self._finish(req, resp)  # an exception goes to the error handler, which finishes
+        self._finish_get(req, resp)  # an exception goes to the error handler, which finishes
 
     on_head = on_get
 
@@ -296,18 +316,23 @@ class WsgiRoute:
 class AsgiRoute:
     """Falcon resource of the ASGI app for one endpoint (same logic, ``async`` responders)."""
 
-    __slots__ = ("_respond", "_options", "_finish")
+    __slots__ = ("_respond", "_options", "_finish", "_finish_get")
 
     def __init__(
-        self, endpoint: Endpoint, options: OptionsResponder = no_options, finish: FinishHook = _no_finish
+        self,
+        endpoint: Endpoint,
+        options: OptionsResponder = no_options,
+        finish: FinishHook = _no_finish,
+        finish_get: FinishHook | None = None,
     ) -> None:
         self._respond = endpoint.respond
         self._options = options
         self._finish = finish
+        self._finish_get = finish_get or finish  # of an answer to GET or HEAD (Finish.answered)
 
     async def on_get(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
         self._respond(req, resp, req.raw_query)
-        self._finish(req, resp)
+        self._finish_get(req, resp)
 
     on_head = on_get
 

@@ -69,7 +69,13 @@ def main() -> int:
     parsed = {s["query_string"]: parse_query(s["query_string"]) for s in scopes}
     plain = {raw: None for raw in parsed}  # every string takes the general path's (looked-up) answer
     clock = types.SimpleNamespace(perf_counter=time.perf_counter, thread_time=time.perf_counter)
-    finish = resources.Finish.__call__
+    # the finish of the route's answers (``Finish.answered``), held by the route itself
+    route = app._router.find("/v1/address")[0]
+    answered = route._finish_get
+    metrics_only = service.metrics.observe
+
+    def observe_only(req, resp) -> None:  # noqa: ANN001
+        metrics_only(resources.CORS_PATH, req.method, 200, time.perf_counter() - req.started, req.key_name)
 
     # (name, what it takes away, on top of the steps before it)
     steps = [
@@ -81,8 +87,8 @@ def main() -> int:
         ("- parameters", lambda: (setattr(resources, "read_plain_query", plain.__getitem__),
                                   setattr(resources, "parse_query", parsed.__getitem__))),
         ("- CPU clock (thread_time)", lambda: setattr(resources, "time", clock)),
-        ("- CORS response headers", lambda: setattr(resources, "cors_response_headers", lambda *a: None)),
-        ("- metrics (Finish)", lambda: setattr(resources.Finish, "__call__", lambda self, req, resp: None)),
+        ("- CORS response headers", lambda: setattr(route, "_finish_get", observe_only)),
+        ("- metrics (Finish)", lambda: setattr(route, "_finish_get", lambda req, resp: None)),
     ]
     best: dict[str, float] = {}
     n = len(queries)
@@ -103,7 +109,7 @@ def main() -> int:
         auth.authenticate, auth.throttle = saved[:2]
         (resources.check_origin, resources.parse_query, resources.read_plain_query, resources.time,
          resources.cors_response_headers) = saved[2:]
-        resources.Finish.__call__ = finish
+        route._finish_get = answered
 
     try:
         for _ in range(args.rounds):
@@ -113,7 +119,7 @@ def main() -> int:
                 if take_away is not None:
                     take_away()
                 measure(name, app, scopes)
-            resources.Finish.__call__ = finish
+            route._finish_get = answered
             measure("/healthz of the same app", app, health)
             measure("fixed body (trivial_app)", trivial_app.asgi_app, fixed)
     finally:
