@@ -89,7 +89,7 @@ lint: install
 	$(PYTHON) -m ruff check engine server tests benchmarks
 	$(PYTHON) .ci/cython-lint
 	$(PYTHON) -m mypy.stubtest --mypy-config-file .ci/stubtest.ini --allowlist .ci/stubtest-allowlist \
-		engine._core engine._csv
+		engine._core engine._csv server._gate
 
 clean:
-	rm -rf build *.egg-info engine/*.c engine/*.so engine/*.html
+	rm -rf build *.egg-info engine/*.c engine/*.so engine/*.html server/*.c server/*.so server/_gate.html

@@ -5,10 +5,12 @@
 Calls the ASGI app of ``server.app`` directly (no network, no worker) with the first 3,000
 queries of ``../shared/eval/queries-public.jsonl`` and takes the parts of ``/v1/address`` away
 one after another, each step on top of the ones before it: the engine (its answers looked up,
-as ``inprocess.py``'s "canned"), the key check, the origin check, the rate limit, the
-parameters, the CPU clock read around the engine, the CORS response headers, the metrics
-(``Finish``). What is left is our request type and route around Falcon; the fixed-body app of
-``trivial_app.py`` and ``/healthz`` of the same app are measured beside it. Every step is
+as ``inprocess.py``'s "canned"), then the compiled gate (``server/_gate.pyx``: its line is what
+the same requests cost on the Python path, which the remaining steps take apart), the key
+check, the origin check, the rate limit, the parameters, the CPU clock read around the engine,
+the CORS response headers, the metrics (``Finish``). What is left is our request type and
+route around Falcon; the fixed-body app of ``trivial_app.py`` and ``/healthz`` of the same app
+are measured beside it. Every step is
 measured in every round (rounds alternate, best of the rounds is shown: a busy machine makes a
 round slower, never faster), so a step's cost is the difference of two bests.
 
@@ -71,7 +73,7 @@ def main() -> int:
     clock = types.SimpleNamespace(perf_counter=time.perf_counter, thread_time=time.perf_counter)
     # the finish of the route's answers (``Finish.answered``), held by the route itself
     route = app._router.find("/v1/address")[0]
-    answered = route._finish_get
+    answered, gate = route._finish_get, route.gate
     metrics_only = service.metrics.observe
 
     def observe_only(req, resp) -> None:  # noqa: ANN001
@@ -81,6 +83,7 @@ def main() -> int:
     steps = [
         ("service (engine included)", None),
         ("- engine (answers looked up)", None),
+        ("+ the Python path, not the gate", lambda: setattr(route, "gate", None)),
         ("- key check", lambda: setattr(auth, "authenticate", lambda header: record)),
         ("- origin check", lambda: setattr(resources, "check_origin", lambda rec, req: None)),
         ("- rate limit", lambda: setattr(auth, "throttle", lambda rec: None)),
@@ -109,7 +112,7 @@ def main() -> int:
         auth.authenticate, auth.throttle = saved[:2]
         (resources.check_origin, resources.parse_query, resources.read_plain_query, resources.time,
          resources.cors_response_headers) = saved[2:]
-        route._finish_get = answered
+        route._finish_get, route.gate = answered, gate
 
     try:
         for _ in range(args.rounds):
@@ -119,7 +122,7 @@ def main() -> int:
                 if take_away is not None:
                     take_away()
                 measure(name, app, scopes)
-            route._finish_get = answered
+            route._finish_get, route.gate = answered, gate
             measure("/healthz of the same app", app, health)
             measure("fixed body (trivial_app)", trivial_app.asgi_app, fixed)
     finally:
@@ -127,7 +130,11 @@ def main() -> int:
     print(f"{n} requests, limit {args.limit}, best of {args.rounds} rounds; CPU µs per request")
     previous = None
     for name, cost in best.items():
-        step = f"{previous - cost:+6.2f}" if previous is not None and name.startswith("-") else ""
+        step = ""
+        if previous is not None and name.startswith("-"):
+            step = f"{previous - cost:+6.2f}"  # what the part costs
+        elif previous is not None and name.startswith("+"):
+            step = f"{cost - previous:+6.2f}"  # what the gate saves
         print(f"{name:<30} {cost:7.2f} {step}")
         previous = cost
     return 0

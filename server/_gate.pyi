@@ -1,0 +1,18 @@
+"""Stub of the compiled ``server._gate`` (server/_gate.pyx)."""
+
+from collections.abc import Callable
+from typing import Any
+
+from typing_extensions import disjoint_base
+
+@disjoint_base
+class Gate:
+    """The usual answer of ``/v1/address`` for one app."""
+
+    @property
+    def enabled(self) -> bool: ...
+    def __init__(
+        self, auth: Any, slot: Any, metrics: Any, cost_unit: float, query_error: Callable[[Exception], Exception]
+    ) -> None: ...
+    def answer(self, req: Any, resp: Any, raw_query: bytes) -> bool:
+        """Answer ``req`` and return True, or return False having changed nothing."""

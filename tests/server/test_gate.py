@@ -1,0 +1,243 @@
+"""The compiled gate of ``/v1/address`` (``server/_gate.pyx``, issue 15 item 6) answers the usual
+request exactly as the Python path does, and declines every other one having changed nothing."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from bisect import bisect_left
+from urllib.parse import urlencode
+
+import falcon.asgi
+import falcon.testing
+import pytest
+
+import engine
+from server.app import AsgiRequest, _build
+from server.auth import PUBLISHABLE, Authenticator
+from server.config import Config
+from server.metrics import LATENCY_BUCKETS
+
+QUERIES = ["kerkstraat 1", "amsterdam", "1012", "a", "stationsweg 12 b", "", "x" * 129]
+
+
+def make(index, keys, **config):
+    """An ASGI app, its service and its /v1/address route."""
+    app, service = _build(index, Config(keystore_path=keys.path, **config), asgi=True)
+    route = app._router.find("/v1/address")[0]
+    return app, service, route
+
+
+def counted(route) -> list[int]:
+    """Count the gate's answers [declined, answered, raised] of ``route``."""
+    gate, seen = route.gate, [0, 0, 0]
+
+    def answer(req, resp, raw):
+        try:
+            answered = gate(req, resp, raw)
+        except Exception:
+            seen[2] += 1
+            raise
+        seen[answered] += 1
+        return answered
+
+    route.gate = answer
+    return seen
+
+
+def requests(keys, shop_key):
+    """(method, query string, headers): the usual request and the unusual ones around it."""
+    alice = {"Authorization": f"Bearer {keys.alice}"}
+    out = []
+    for q in QUERIES:
+        for limit in (1, 5, 10):
+            out.append(("GET", urlencode({"country": "NLD", "q": q, "limit": limit}), alice))
+        out.append(("GET", urlencode({"country": "NLD", "q": q}), alice))
+    out += [
+        ("HEAD", "country=NLD&q=kerkstraat+1", alice),
+        ("GET", "q=kerkstraat+1&country=NLD", alice),  # not the plain spelling
+        ("GET", "country=NLD&q=kerkstraat%201&limit=3", alice),
+        ("GET", "country=NLD&q=kerkstraat&limit=11", alice),
+        ("GET", "country=NLD&q=%FF", alice),
+        ("GET", "country=NLD&q=a&highlight=true", alice),
+        ("GET", "country=NLD&q=a", {}),
+        ("GET", "country=NLD&q=a", {"Authorization": "Bearer nla_sk_unknown"}),
+        ("GET", "country=NLD&q=a", {**alice, "Origin": "https://shop.example"}),
+        ("GET", "country=NLD&q=a", {"Authorization": f"Bearer {shop_key}", "Origin": "https://shop.example"}),
+        ("GET", "country=NLD&q=a", {"Authorization": f"Bearer {shop_key}"}),
+        ("GET", "country=NLD&q=a", {"Authorization": f"Bearer {keys.slow}"}),
+        ("GET", "country=NLD&q=b", {"Authorization": f"Bearer {keys.slow}"}),
+        ("GET", "country=NLD&q=c", {"Authorization": f"Bearer {keys.slow}"}),  # 429
+    ]
+    return out
+
+
+def test_the_gate_answers_as_the_python_path_does(index, keys):
+    """The same requests, in the same order, to an app with the gate and one without: the same
+    status, headers and body each time, the same metrics and the same limits; and the gate
+    answered the usual ones."""
+    shop_key = keys.store.create(f"shop-{uuid.uuid4().hex[:8]}", 1e6, kind=PUBLISHABLE,
+                                 origins=["https://shop.example"])
+    gated, gated_service, route = make(index, keys)
+    plain, plain_service, plain_route = make(index, keys)
+    plain_route.gate = None
+    seen = counted(route)
+    with_gate, without = falcon.testing.TestClient(gated), falcon.testing.TestClient(plain)
+    for method, query, headers in requests(keys, shop_key):
+        a = with_gate.simulate_request(method, "/v1/address", query_string=query, headers=headers)
+        b = without.simulate_request(method, "/v1/address", query_string=query, headers=headers)
+        assert (a.status_code, a.content) == (b.status_code, b.content), (method, query)
+        assert sorted(a.headers.items()) == sorted(b.headers.items()), (method, query)
+    # alice's plain requests after her first (which makes her key's state), but the 4 too long
+    assert seen[1] >= 4 * len(QUERIES) - 5 and seen[2] == 0, seen
+    assert seen[0] >= 14, seen  # the unusual ones
+
+    def observed(service):
+        pending = list(service.metrics._pending)
+        for observation in pending:
+            assert observation[4] == bisect_left(LATENCY_BUCKETS, observation[5])
+        return [(route_, method, status, key) for route_, method, status, key, _, _ in pending]
+
+    assert observed(gated_service) == observed(plain_service)
+    # the tokens too, but for what each search's CPU time was charged (it varies run to run)
+    states = [{k: (s.seen, s.owed, s.rate, s.tokens <= s.owed - s.seen)
+               for k, s in service.auth.limiter._states.items()} for service in (gated_service, plain_service)]
+    assert states[0] == states[1]
+
+
+def scope_of(query: bytes, headers: list[tuple[bytes, bytes]]) -> dict:
+    return {"type": "http", "method": "GET", "path": "/v1/address", "query_string": query,
+            "headers": [(b"host", b"localhost"), *headers], "http_version": "1.1",
+            "asgi": {"version": "3.0"}, "scheme": "http", "server": ("localhost", 80)}
+
+
+async def _receive():  # pragma: no cover - never awaited
+    return {"type": "http.request"}
+
+
+def ask(gated, route, query: bytes = b"country=NLD&q=kerkstraat+1", headers=None):
+    """Call the gate itself; return (answered, req, resp)."""
+    req = AsgiRequest(scope_of(query, headers if headers is not None else []), _receive)
+    resp = falcon.asgi.Response(gated.resp_options)
+    return route.gate(req, resp, req.raw_query), req, resp
+
+
+def usual(keys):
+    return [(b"authorization", f"Bearer {keys.alice}".encode())]
+
+
+def _publishable(keys, service):
+    key = keys.store.create(f"pub-{uuid.uuid4().hex[:8]}", 1e6, kind=PUBLISHABLE, origins=["https://a.example"])
+    service.auth.refresh()
+    service.auth.authenticate(f"Bearer {key}")
+    return {"headers": [(b"authorization", f"Bearer {key}".encode())]}
+
+
+def _unknown_state(keys, service):
+    key = keys.store.create(f"new-{uuid.uuid4().hex[:8]}", 1e6)
+    service.auth.refresh()
+    service.auth.authenticate(f"Bearer {key}")  # accepted, but never limited by this worker
+    return {"headers": [(b"authorization", f"Bearer {key}".encode())]}
+
+
+def _stale(keys, service):
+    auth = service.auth
+    old = auth._table._replace(read_at=time.monotonic() - 60)
+    auth._table, auth._accepted = old, (old, auth._accepted[1])
+    auth._next_refresh = time.monotonic() + 60
+    return {}
+
+
+def _state(service, keys):
+    record = service.auth.authenticate(f"Bearer {keys.alice}")
+    return service.auth.limiter._states[record.key_id]
+
+
+DECLINED = {
+    "no key": lambda keys, service: {"headers": []},
+    "a key never accepted": lambda keys, service: {"headers": [(b"authorization", b"Bearer nla_sk_nope")]},
+    "an Origin": lambda keys, service: {"headers": [*usual(keys), (b"origin", b"https://a.example")]},
+    "a publishable key": _publishable,
+    "not the plain spelling": lambda keys, service: {"query": b"q=kerkstraat&country=NLD"},
+    "a bad parameter": lambda keys, service: {"query": b"country=NLD&q=a&limit=0"},
+    "no index": lambda keys, service: setattr(service.slot, "index", None),
+    "degraded limits": lambda keys, service: setattr(service.auth.limiter, "degraded", True),
+    "a key new to this worker": _unknown_state,
+    "a changed rate": lambda keys, service: setattr(_state(service, keys), "rate", 5.0),
+    "the key's lock held": lambda keys, service: _state(service, keys).lock.acquire() and None,
+    "no token": lambda keys, service: setattr(_state(service, keys), "tokens", 0.5),
+    "a table not known fresh": _stale,
+    "a refresh due on the request path": lambda keys, service: setattr(service.auth, "_next_refresh", -1e9),
+    "another table's headers": lambda keys, service: setattr(
+        service.auth, "_accepted", (service.auth._table._replace(missing=False), service.auth._accepted[1])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DECLINED))
+def test_the_gate_declines_having_changed_nothing(index, keys, case):
+    gated, service, route = make(index, keys)
+    client = falcon.testing.TestClient(gated)
+    hello = {"Authorization": f"Bearer {keys.alice}"}
+    assert client.simulate_get("/v1/address", query_string="country=NLD&q=a", headers=hello).status_code == 200
+    answered, _, _ = ask(gated, route, headers=usual(keys))
+    assert answered  # the usual request, before the case is made
+    how = DECLINED[case](keys, service) or {}
+    states = {k: (s.tokens, s.seen, s.owed) for k, s in service.auth.limiter._states.items()}
+    pending = len(service.metrics._pending)
+    answered, req, resp = ask(gated, route, how.get("query", b"country=NLD&q=kerkstraat+1"),
+                              how.get("headers", usual(keys)))
+    assert answered is False
+    assert {k: (s.tokens, s.seen, s.owed) for k, s in service.auth.limiter._states.items()} == states
+    assert len(service.metrics._pending) == pending
+    assert resp.data is None and resp.headers == {} and req.key_name is None
+
+
+def test_the_gate_is_off_with_a_clock_of_its_own_or_an_access_log(index, keys):
+    _, service, route = make(index, keys)
+    assert route.gate.__self__.enabled
+    _, service, route = make(index, keys, access_log=True)
+    assert not route.gate.__self__.enabled
+    from server._gate import Gate
+
+    auth = Authenticator(service.auth.store, refresh_seconds=1.0, clock=lambda: 1.0)
+    assert not Gate(auth, service.slot, service.metrics, 0.0002, ValueError).enabled
+
+
+class SlowIndex:
+    """Answers after ``seconds`` of CPU (a busy loop), or refuses as the engine would."""
+
+    manifest = {"built_at": "2026-01-01T00:00:00+00:00"}
+
+    def __init__(self, seconds: float = 0.0, refuse: bool = False) -> None:
+        self.seconds, self.refuse = seconds, refuse
+
+    def suggest_json(self, q, *, limit=5, lat=None, lon=None):
+        if self.refuse:
+            raise engine.QueryError("refused", code="query_too_long", parameter="q")
+        start = time.thread_time()
+        while time.thread_time() - start < self.seconds:
+            pass
+        return b'{"hits":[]}'
+
+
+def test_the_gate_charges_the_engine_time_and_maps_its_refusal(keys):
+    """A search of 2 ms of CPU costs the key its token and 10 more (COST_UNIT_SECONDS 0.2 ms),
+    as on the Python path; an engine's QueryError is the contract's 400."""
+    gated, service, route = make(SlowIndex(0.002), keys)
+    client = falcon.testing.TestClient(gated)
+    hello = {"Authorization": f"Bearer {keys.alice}"}
+    assert client.simulate_get("/v1/address", query_string="country=NLD&q=a", headers=hello).status_code == 200
+    state = _state(service, keys)
+    before = state.tokens
+    answered, _, resp = ask(gated, route, headers=usual(keys))
+    assert answered and resp.data == b'{"hits":[]}'
+    assert before - state.tokens >= 11
+
+    gated, service, route = make(SlowIndex(refuse=True), keys)
+    client = falcon.testing.TestClient(gated)
+    seen = counted(route)
+    client.simulate_get("/v1/address", query_string="country=NLD&q=a", headers=hello)  # makes the key's state
+    resp = client.simulate_get("/v1/address", query_string="country=NLD&q=a", headers=hello)
+    assert resp.status_code == 400 and resp.json["code"] == "query_too_long", resp.text
+    assert seen == [1, 0, 1]  # the first makes the key's state; the gate raised the second's 400
+    assert resp.headers.get("vary") == "Origin"
