@@ -46,7 +46,6 @@ from server.resources import (
     Endpoint,
     Finish,
     FinishHook,
-    Gate,
     Health,
     Index,
     IndexSlot,
@@ -162,33 +161,25 @@ def _build(
         handler = errors.error_handler_async(finish)
 
         def route(
-            endpoint: Endpoint,
-            options: OptionsResponder | None = None,
-            finish_get: FinishHook | None = None,
-            gate: Gate | None = None,
+            endpoint: Endpoint, options: OptionsResponder | None = None, finish_get: FinishHook | None = None
         ) -> AsgiRoute:
-            return AsgiRoute(endpoint, options or no_options, finish, finish_get, gate)
-
-        # PERF: the usual request of /v1/address in one compiled call (server/_gate.pyx)
-        gate = _gate.Gate(auth, slot, metrics, COST_UNIT_SECONDS, query_error).answer
+            return AsgiRoute(endpoint, options or no_options, finish, finish_get)
     else:
         app = falcon.App(request_type=WsgiRequest, cors_enable=False)
         handler = errors.error_handler(finish)
 
         def route(
-            endpoint: Endpoint,
-            options: OptionsResponder | None = None,
-            finish_get: FinishHook | None = None,
-            gate: Gate | None = None,
+            endpoint: Endpoint, options: OptionsResponder | None = None, finish_get: FinishHook | None = None
         ) -> WsgiRoute:
             return WsgiRoute(endpoint, options or no_options, finish, finish_get)
-
-        gate = None  # the gate reads ASGI's headers; a WSGI app serves every request in Python
 
     # NOTE: "/v1/address/" must be a 404 like any other path, so no trailing-slash stripping.
     app.req_options.strip_url_path_trailing_slash = False
     app.add_error_handler(errors.HANDLED, handler)
-    app.add_route("/v1/address", route(Address(slot, auth), preflight(auth), finish.answered, gate))
+    address = route(Address(slot, auth), preflight(auth), finish.answered)
+    if asgi:  # PERF: the usual request in one compiled call (server/_gate.pyx: ASGI's headers)
+        address.gate = _gate.Gate(auth, slot, metrics, COST_UNIT_SECONDS, query_error).answer
+    app.add_route("/v1/address", address)
     app.add_route("/healthz", route(Health()))
     app.add_route("/readyz", route(Ready(slot, auth)))
     app.add_route("/metrics", route(MetricsEndpoint(metrics, config.metrics_token)))

@@ -328,14 +328,13 @@ class AsgiRoute:
         options: OptionsResponder = no_options,
         finish: FinishHook = _no_finish,
         finish_get: FinishHook | None = None,
-        gate: Gate | None = None,
     ) -> None:
         self._respond = endpoint.respond
         self._options = options
         self._finish = finish
         self._finish_get = finish_get or finish  # of an answer to GET or HEAD (Finish.answered)
         #: answers the usual request whole, or declines having done nothing (server._gate)
-        self.gate = gate
+        self.gate: Gate | None = None
 
     async def on_get(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
         gate = self.gate
