@@ -3,10 +3,11 @@ request exactly as the Python path does, and declines every other one having cha
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
 from bisect import bisect_left
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import falcon.asgi
 import falcon.testing
@@ -241,3 +242,72 @@ def test_the_gate_charges_the_engine_time_and_maps_its_refusal(keys):
     assert resp.status_code == 400 and resp.json["code"] == "query_too_long", resp.text
     assert seen == [1, 0, 1]  # the first makes the key's state; the gate raised the second's 400
     assert resp.headers.get("vary") == "Origin"
+
+
+PIECES = ["kerkstraat", "kerkstr", "1", "12a", "12 a", "12-3", "amsterdam", "den haag", "1012", "1012lg",
+          "'s-gravenhage", "curaçao", "ĳssel", "st.", "burg", "1e", "#", "&", "=", "+", "%", "ä", "\u00a0",
+          "\t", "x" * 60]
+SPELLINGS = ["urlencode", "quote", "reordered", "extra", "doubled", "bad escape", "escaped letters", "nld"]
+LIMITS = [None, "1", "5", "10", "3", "0", "11", "abc", "5.0", " 5", "05", ""]
+
+
+def random_request(rng, keys, shop_key):
+    """One request as a client might send it: the usual one most often, around it every way of
+    spelling the query string, the key and the origin that the gate must leave to the Python path."""
+    q = rng.choice([" ", "", "  "]).join(rng.choice(PIECES) for _ in range(rng.randrange(0, 6)))
+    limit = rng.choice(LIMITS) if rng.random() < 0.5 else rng.choice(["1", "5", "10", None])
+    params = [("country", "NLD"), ("q", q)] + ([("limit", limit)] if limit is not None else [])
+    spelling = rng.choice(SPELLINGS) if rng.random() < 0.4 else "urlencode"
+    if spelling == "quote":
+        query = urlencode(params, quote_via=quote)
+    elif spelling == "reordered":
+        query = urlencode(rng.sample(params, len(params)))
+    elif spelling == "extra":
+        query = urlencode(params + [rng.choice([("lat", "52.1"), ("highlight", "true"), ("x", "")])])
+    elif spelling == "doubled":
+        query = urlencode(params + [rng.choice(params)])
+    elif spelling == "bad escape":
+        query = urlencode(params) + rng.choice(["%", "%G1", "%e2%82", "&", "&&", "=%ff"])
+    elif spelling == "escaped letters":
+        query = urlencode(params).replace("N", "%4E").replace("k", "%6b")
+    elif spelling == "nld":
+        query = urlencode(params).replace("NLD", rng.choice(["nld", "NL", "BEL"]))
+    else:
+        query = urlencode(params)
+    alice = f"Bearer {keys.alice}"
+    authorization = alice if rng.random() < 0.6 else rng.choice([
+        None, f"bearer {keys.alice}", f"Bearer  {keys.alice}", f"{alice} ", "Bearer nla_sk_unknown",
+        f"Basic {keys.alice}", "Bearer", f"Bearer {shop_key}"])
+    headers = {} if authorization is None else {"Authorization": authorization}
+    if rng.random() < 0.15:
+        headers["Origin"] = rng.choice(["https://shop.example", "https://other.example", "null"])
+    return ("HEAD" if rng.random() < 0.1 else "GET"), query, headers
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_requests_get_the_python_paths_answers(index, keys, seed):
+    """300 requests drawn at random, each to an app with the gate and to one without: the same
+    status, headers and body each time, then the same metrics and limits; the gate answered
+    the usual ones and declined the rest without raising."""
+    rng = random.Random(seed)
+    shop_key = keys.store.create(f"shop-{uuid.uuid4().hex[:8]}", 1e6, kind=PUBLISHABLE,
+                                 origins=["https://shop.example"])
+    gated, gated_service, route = make(index, keys)
+    plain, plain_service, plain_route = make(index, keys)
+    plain_route.gate = None
+    seen = counted(route)
+    with_gate, without = falcon.testing.TestClient(gated), falcon.testing.TestClient(plain)
+    statuses = set()
+    for _ in range(300):
+        method, query, headers = random_request(rng, keys, shop_key)
+        a = with_gate.simulate_request(method, "/v1/address", query_string=query, headers=headers)
+        b = without.simulate_request(method, "/v1/address", query_string=query, headers=headers)
+        assert (a.status_code, a.content) == (b.status_code, b.content), (method, query, headers)
+        assert sorted(a.headers.items()) == sorted(b.headers.items()), (method, query, headers)
+        statuses.add(a.status_code)
+    assert seen[2] == 0 and seen[1] >= 60 and seen[0] >= 60, seen
+    assert {200, 400, 401, 403} <= statuses, statuses
+    assert [o[:4] for o in gated_service.metrics._pending] == [o[:4] for o in plain_service.metrics._pending]
+    states = [{k: (s.seen, s.owed, s.rate) for k, s in service.auth.limiter._states.items()}
+              for service in (gated_service, plain_service)]
+    assert states[0] == states[1]
