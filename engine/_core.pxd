@@ -284,6 +284,7 @@ cdef struct TraceRec:
     double focus_lon
     int pc_strict
     int near_number
+    int huis
     int32_t province
     int max_pass        # passes allowed (after the postcode-being-typed bound)
     int npass           # passes entered
@@ -356,6 +357,8 @@ cdef struct Search:
                         # are read after the typed words' (`_respace_retry`, `_search`)
     int near_number     # the last retry: no address has the typed house number, so the
                         # nearest numbers of each street (_near_numbers)
+    int huis            # the house number's parts left out held "hs" or "huis" (`_drop_retry`):
+                        # an addition H is what was typed (`_suffix_pen`)
     int two_slip_words  # words this query looked up afresh within two slips (TWO_SLIP_WORDS)
     int64_t slip_work   # slips looked up for the whole query: SLIP_PER_PROBE per deletion
                         # hash probed, SLIP_PER_CHECK per token measured (_typo_lookup)

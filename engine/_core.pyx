@@ -113,6 +113,7 @@ cdef double FOCUS_EPS = _params.FOCUS_EPS
 cdef double MICRODEGREE = _params.MICRODEGREE
 cdef double KM_PER_DEGREE = _params.KM_PER_DEGREE
 cdef float LETTER_AS_ADDITION_PEN = _params.LETTER_AS_ADDITION_PEN
+cdef float HS_ADDITION_PEN = _params.HS_ADDITION_PEN
 
 
 # the query path, stage by stage (one C module: the files are included, not imported)
@@ -660,7 +661,7 @@ cdef dict _reading(const TraceRec* r):
         "values": [r.tok[i].value for i in range(r.ntok)],
         "interps": interps,
         "focus": (r.focus_lat, r.focus_lon) if r.has_focus else None,
-        "pc_strict": r.pc_strict, "near_number": bool(r.near_number),
+        "pc_strict": r.pc_strict, "near_number": bool(r.near_number), "huis": bool(r.huis),
         "province": r.province if r.province >= 0 else None, "max_pass": r.max_pass,
         "passes": [{"pass": p, "slips": [i for i in range(r.ntok) if (r.looked[p] >> i) & 1],
                     "scored": bool((r.scored >> p) & 1)} for p in range(r.npass)],

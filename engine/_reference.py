@@ -81,6 +81,7 @@ ROUND_BASE = f32(params.ROUND_BASE)
 ROUND_SHORT = f32(params.ROUND_SHORT)
 PC_PRIOR = f32(params.PC_PRIOR)
 LETTER_AS_ADDITION_PEN = f32(params.LETTER_AS_ADDITION_PEN)
+HS_ADDITION_PEN = f32(params.HS_ADDITION_PEN)
 ZERO = f32(0.0)
 
 # ---- the fixed sizes of the C code, which are part of its behaviour
@@ -211,6 +212,7 @@ class Search:
     pool: list[PoolItem] = field(default_factory=list)
     cands: list[Cand] = field(default_factory=list)
     near_number: bool = False    # the last retry: the nearest house numbers (near_numbers)
+    huis: bool = False           # "hs" or "huis" was left out with the house number's parts
     province: int = -1           # a province typed at the end, left out as a word: only its
                                  # streets (string id)
     max_pass: int = 4            # passes run: as typed, then ever more slips (2 in a retry)
@@ -458,6 +460,7 @@ class ReferenceIndex:
             flat, flon = r["focus"]
             s.focus = (flat, flon, math.cos(flat * math.pi / 180.0))
         s.pc_strict, s.near_number, s.max_pass = r["pc_strict"], r["near_number"], r["max_pass"]
+        s.huis = r["huis"]
         s.province = -1 if r["province"] is None else r["province"]
         s.pool, s.cands = [], []
         for p in r["passes"]:
@@ -804,7 +807,12 @@ class ReferenceIndex:
             if best is None:
                 return None
             pen = pen + best[0]
-        if (letter and not used_letter) or (add and a_pos == 0):
+        if s.huis and (used_letter or not letter) and a_pos == 0 and (
+                not add or (len(add) == 1 and _lower(add[0]) == 104)):
+            # "hs" or "huis" left out said the addition H; a house without any addition next
+            if not add:
+                pen = pen + HS_ADDITION_PEN
+        elif (letter and not used_letter) or (add and a_pos == 0):
             pen = pen + EXTRA_SUFFIX_PEN
         if 0 < a_pos < len(add):
             pen = pen + PART_PREFIX_PEN

@@ -61,6 +61,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     cdef int ntyped
     s.max_pass = 4
     s.near_number = 0
+    s.huis = 0
     s.province = -1
     s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
     s.deferred = 0
@@ -840,7 +841,7 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
     cdef Tok* t
     cdef int drop[MAXT]
     cdef int n = s.ntok, i, j, k, nn = 0, nr = 0, nl = 0, tr, stripped, last, numbers = 0
-    cdef int numbers_typed = 0
+    cdef int numbers_typed = 0, housed, huis, huis_apart, parts_apart
     cdef int slipped[MAXT]
     memcpy(saved, s.tok, sizeof(Tok) * n)
     for i in range(n):
@@ -851,14 +852,19 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
                                               s.q + saved[i].start, saved[i].len))
         slipped[i] = loose[i]
     # a floor typed after the postcode ("herestraat 12 9711 lj 3 hoog"): a number with a
-    # floor word after it, after a postcode, says no house number ("zoom 15 34 hs": Zoom 15 is
-    # a street of Lelystad)
+    # floor word after it, after a postcode and a house number, says no house number ("zoom 15
+    # 34 hs": Zoom 15 is a street of Lelystad); with no number before the postcode it is the
+    # house number ("1012lg 11 hs")
     j = 0
+    housed = 0
     for i in range(n - 1):
-        if j and _number_like(&saved[i]) and saved[i + 1].digits == 0 and _in_list(
+        if j and housed and _number_like(&saved[i]) and saved[i + 1].digits == 0 and _in_list(
                 _floor_ptr, _floor_len, _n_floor, s.q + saved[i + 1].start, saved[i + 1].len):
             drop[i] = drop[i + 1] = 1
-        j += _postcode_at(saved, drop, n, i)
+        if _postcode_at(saved, drop, n, i):
+            j += 1
+        elif not j and _number_like(&saved[i]):
+            housed += 1
     _keep_street(s, saved, n, drop, slipped)
     for i in range(n):
         nn += drop[i]
@@ -889,6 +895,12 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
     for i in range(n):
         if drop[i] == 0 and slipped[i] != 0:
             nl += 1
+    # "hs" or "huis" after the number, left out as a word that matches nothing, still says the
+    # house's addition H (`Search.huis`), as when left out with its parts below
+    huis = 0
+    for i in range(1, n):
+        if drop[i] == 1 and _number_like(&saved[i - 1]) and _huis(s.q + saved[i].start, saved[i].len):
+            huis = 1
     for tr in range(3):
         if ((tr == 0 and nn == 0) or (tr == 1 and nr == 0) or (tr == 2 and nl == 0)
                 or nn + (nr if tr > 0 else 0) + (nl if tr > 1 else 0) >= n):
@@ -905,12 +917,16 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
             s.province = _typed_province(d, s, saved, drop, n)
             if s.province >= 0:
                 s.stage = ST_PROVINCE
+                s.huis = huis
                 _read(d, s)
+                s.huis = 0
                 s.stage = ST_DROPPED
                 s.province = -1
                 if s.ncand > 0:
                     return
+        s.huis = huis
         _read(d, s)
+        s.huis = 0
         if s.ncand > 0:
             return
     for i in range(n):
@@ -926,6 +942,8 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
         numbers += 1
         # the parts that follow it: digits, one or two letters, or a short word no token is
         stripped = t.len > t.digits
+        huis = stripped and _huis(s.q + t.start + t.digits, t.len - t.digits)
+        huis_apart = parts_apart = 0
         last = k
         i = k + 1
         while i < n and i <= k + MAXP:
@@ -938,8 +956,27 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
                                                           s.q + saved[i].start, saved[i].len)):
                     break
                 stripped = 1
+                parts_apart += 1
+                if _huis(s.q + saved[i].start, saved[i].len):
+                    huis = 1
+                    huis_apart += 1
                 last = i
             i += 1
+        if huis_apart and (t.len > t.digits or parts_apart > huis_apart):
+            # first without "hs" or "huis" only: the letter and the other parts typed still
+            # count ("van ostadestraat 107a hs": 107A-H, not 107-1)
+            j = 0
+            for i in range(n):
+                if drop[i] == 0 and not (k < i <= last and _huis(s.q + saved[i].start, saved[i].len)):
+                    s.tok[j] = saved[i]
+                    j += 1
+            s.ntok = j
+            s.stage = ST_STRIPPED
+            s.huis = 1
+            _read(d, s)
+            s.huis = 0
+            if s.ncand > 0:
+                return
         if stripped:
             j = 0
             for i in range(n):
@@ -950,7 +987,9 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
                     j += 1
             s.ntok = j
             s.stage = ST_STRIPPED
+            s.huis = huis   # an addition H is what "hs" or "huis" said (`_suffix_pen`)
             _read(d, s)
+            s.huis = 0
             if s.ncand > 0:
                 return
         k -= 1
@@ -1228,6 +1267,7 @@ cdef void _trace_reading(Search* s, const uint64_t* looked, int npass, int score
     r.focus_lon = s.focus_lon
     r.pc_strict = s.pc_strict
     r.near_number = s.near_number
+    r.huis = s.huis
     r.province = s.province
     r.max_pass = s.max_pass
     r.npass = npass

@@ -179,7 +179,13 @@ cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int
         if bp < 0:
             return -1
         pen += bp
-    if (L and not used_l) or (alen > 0 and a_pos == 0):
+    if s.huis and (used_l or not L) and a_pos == 0 and (alen == 0 or (alen == 1 and _lower(A[0]) == 104)):
+        # "hs" or "huis" left out (`Search.huis`) said the register's addition H, as Amsterdam
+        # registers some 40,000 ground floors ("damrak 11 hs": 11-H first); a house without
+        # any addition is the whole house, next
+        if alen == 0:
+            pen += HS_ADDITION_PEN
+    elif (L and not used_l) or (alen > 0 and a_pos == 0):
         pen += EXTRA_SUFFIX_PEN  # the address has a letter or addition nobody typed
     if 0 < a_pos < alen:
         pen += PART_PREFIX_PEN   # ... and the typed addition is only its start

@@ -391,7 +391,13 @@ def _hit_targets(fields: tuple[tuple[str, str], ...], lines: tuple[str, ...], ta
     if letter:
         out.append(_plain(letter, "letter", 0, at + len(number) if at >= 0 else -1, 2))
     if addition:
-        out.append(_plain(addition, "addition", 0, at + len(number) + len(letter) + 1 if at >= 0 else -1, 4))
+        part = _plain(addition, "addition", 0, at + len(number) + len(letter) + 1 if at >= 0 else -1, 4)
+        out.append(part)
+        if part.text == "h":
+            # "hs" and "huis" are how people write the addition H ("damrak 11 hs"; the
+            # engine's HS_ADDITION_PEN): typed whole, each stands for the H
+            out.extend(_Target(alias, "addition", part.line, (), (), part.span, 4, True, True, False,
+                               _ROLES["addition"], (0.0, 0.0)) for alias in ("hs", "huis"))
     if f.get("postcode"):
         out.append(_plain(f["postcode"], "postcode", 1, _place_in(line1, f["postcode"], False), 8))
     for slot, field in enumerate(_NAMES, 1):

@@ -35,6 +35,8 @@ ROUND_BASE = 0.25        # spreading: each further address of the same street/po
 ROUND_SHORT = 1.5        # ... ROUND_BASE + ROUND_SHORT / limit (short lists spread harder)
 PC_PRIOR = 0.1           # weight of the group prior in postcode mode
 LETTER_AS_ADDITION_PEN = 0.05  # a letter glued to the number ("93h") matched an addition H
+HS_ADDITION_PEN = 0.2    # "hs" or "huis" left out said the addition H ("damrak 11 hs"): a house
+                         # without any addition (the whole house) comes next
 
 # with a focus point (lat/lon) the prior term of a group is FOCUS_NEAR / (1 + km / FOCUS_KM)
 # + FOCUS_SHARE * prior, in place of the weighted prior: FOCUS_NEAR at the point itself, half
