@@ -15,6 +15,7 @@ from .words import LINE_BREAKS as LINE_BREAKS
 from .words import NOTE_CLOSE as NOTE_CLOSE
 from .words import NOTE_OPEN as NOTE_OPEN
 from .words import NUMBER_WORDS as NUMBER_WORDS
+from .words import ORDINALS as ORDINALS
 from .words import REGION_PROVINCE as REGION_PROVINCE
 from .words import REGION_WORDS as REGION_WORDS
 from .words import STREET_SUFFIXES as STREET_SUFFIXES

@@ -210,7 +210,7 @@ cdef object _last(a):
 
 
 # the word tables (engine/words.py), as the C code reads them
-from .words import (ADDRESSEE_WORDS, COUNTRY_WORDS, FLOOR_WORDS, GLUE_PARTICLES, LABEL_WORDS, LINE_BREAKS,
+from .words import (ADDRESSEE_WORDS, COUNTRY_WORDS, FLOOR_WORDS, GLUE_PARTICLES, LABEL_WORDS, LINE_BREAKS, ORDINALS,
                     NOTE_CLOSE, NOTE_OPEN, NUMBER_WORDS, REGION_PROVINCE, REGION_WORDS, STREET_SUFFIXES)
 
 _REGION_BYTES = [w.encode() for w in REGION_WORDS]
@@ -220,6 +220,8 @@ _LABEL_BYTES = [w.encode() for w in LABEL_WORDS]
 _SUFFIX_BYTES = [w.encode() for w in STREET_SUFFIXES]
 _ADDRESSEE_BYTES = [w.encode() for w in ADDRESSEE_WORDS]
 _PARTICLE_BYTES = [w.encode() for w in GLUE_PARTICLES]
+# the ordinals written as words ("eerste" .. "tiende", folded), in order: a floor (`_ordinal`)
+_ORDINAL_BYTES = [spellings[len(spellings) - 1].encode() for spellings in ORDINALS]
 cdef const char* _floor_ptr[MAX_FLOOR_WORDS]
 cdef int _floor_len[MAX_FLOOR_WORDS]
 cdef int _n_floor = 0
@@ -238,6 +240,9 @@ cdef int _n_addressee = 0
 cdef const char* _particle_ptr[MAX_LIST_WORDS]
 cdef int _particle_len[MAX_LIST_WORDS]
 cdef int _n_particle = 0
+cdef const char* _ordinal_ptr[MAX_LIST_WORDS]
+cdef int _ordinal_len[MAX_LIST_WORDS]
+cdef int _n_ordinal = 0
 # the punctuation of a pasted address's layout, as the query keeps it when folding (NOTE_OPEN
 # -> "(", NOTE_CLOSE -> ")", LINE_BREAKS -> ","; 0: folded as any other code point)
 cdef char _layout[128]
@@ -260,7 +265,7 @@ cdef int _point_at(list words, const char** ptr, int* lens, int cap) except -1:
 
 
 def _init_regions():
-    global _n_region, _n_number, _n_floor, _n_label, _n_suffix, _n_addressee, _n_particle
+    global _n_region, _n_number, _n_floor, _n_label, _n_suffix, _n_addressee, _n_particle, _n_ordinal
     _n_region = _point_at(_REGION_BYTES, _region_ptr, _region_len, MAX_REGION_WORDS)
     _n_number = _point_at(_NUMBER_BYTES, _number_ptr, _number_len, MAX_LIST_WORDS)
     _n_floor = _point_at(_FLOOR_BYTES, _floor_ptr, _floor_len, MAX_FLOOR_WORDS)
@@ -268,6 +273,7 @@ def _init_regions():
     _n_suffix = _point_at(_SUFFIX_BYTES, _suffix_ptr, _suffix_len, MAX_FLOOR_WORDS)
     _n_addressee = _point_at(_ADDRESSEE_BYTES, _addressee_ptr, _addressee_len, MAX_REGION_WORDS)
     _n_particle = _point_at(_PARTICLE_BYTES, _particle_ptr, _particle_len, MAX_LIST_WORDS)
+    _n_ordinal = _point_at(_ORDINAL_BYTES, _ordinal_ptr, _ordinal_len, MAX_LIST_WORDS)
     memset(_layout, 0, sizeof(_layout))
     for chars, mark in ((NOTE_OPEN, b"("), (NOTE_CLOSE, b")"), (LINE_BREAKS, b",")):
         for ch in chars:

@@ -824,6 +824,66 @@ cdef inline bint _postcode_at(const Tok* t, const int* drop, int n, int k) noexc
                                                    and t[k + 1].digits == 0 and t[k + 1].len == 2))
 
 
+cdef int _ordinal(const char* w, int n) noexcept nogil:
+    """The floor an ordinal says ("tweede", "2e", "2de", "1ste": ORDINALS; 1..10 written as a
+    word, 1..99 in digits), or 0."""
+    cdef int i = _list_index(_ordinal_ptr, _ordinal_len, _n_ordinal, w, n), v = 0, k = 0
+    if i >= 0:
+        return i + 1
+    while k < n and k < 3 and 48 <= w[k] <= 57:
+        v = v * 10 + w[k] - 48
+        k += 1
+    if k == 0 or k > 2 or v == 0:
+        return 0
+    if (n - k == 1 and w[k] == 101) or (n - k == 2 and memcmp(w + k, b"de", 2) == 0) or (
+            n - k == 3 and memcmp(w + k, b"ste", 3) == 0):
+        return v
+    return 0
+
+
+cdef bint _floor_reading(const Data* d, Search* s, const Tok* saved, const int* drop, int n) noexcept nogil:
+    """The query with the first ordinal typed right after a house number read as that number,
+    and the floor words after it left out (`_drop_retry`); the words left out as matching
+    nothing stay left out, a province or country at the end stays. True when it found
+    something."""
+    cdef int i, j, at = s.qlen + 1, floor = 0, floor_at = -1
+    for i in range(1, n):
+        if drop[i - 1] == 0 and _number_like(&saved[i - 1]) and not _postcode_at(saved, drop, n, i - 1):
+            floor = _ordinal(s.q + saved[i].start, saved[i].len)
+            if floor:
+                floor_at = i
+                break
+    if floor_at < 0 or at + 2 >= QBUF:
+        return False
+    if floor >= 10:
+        s.q[at] = <char>(48 + floor // 10)
+        s.q[at + 1] = <char>(48 + floor % 10)
+    else:
+        s.q[at] = <char>(48 + floor)
+    j = 0
+    i = 0
+    while i < n:
+        if i == floor_at:
+            s.tok[j] = saved[i]
+            s.tok[j].start = at
+            s.tok[j].len = s.tok[j].digits = 2 if floor >= 10 else 1
+            s.tok[j].value = floor
+            j += 1
+            i += 1
+            while i < n and saved[i].digits == 0 and _in_list(_floor_ptr, _floor_len, _n_floor,
+                                                              s.q + saved[i].start, saved[i].len):
+                i += 1
+            continue
+        if drop[i] != 1:
+            s.tok[j] = saved[i]
+            j += 1
+        i += 1
+    s.ntok = j
+    s.stage = ST_STRIPPED
+    _read(d, s)
+    return s.ncand > 0
+
+
 cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* loose,
                       const int* whole) noexcept nogil:
     """Nothing found: try again without the words that match nothing at all ("kerkstraat 1
@@ -841,7 +901,7 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
     cdef Tok* t
     cdef int drop[MAXT]
     cdef int n = s.ntok, i, j, k, nn = 0, nr = 0, nl = 0, tr, stripped, last, numbers = 0
-    cdef int numbers_typed = 0, housed, huis, huis_apart, parts_apart
+    cdef int numbers_typed = 0, housed, huis, huis_apart, parts_apart, floor_at
     cdef int slipped[MAXT]
     memcpy(saved, s.tok, sizeof(Tok) * n)
     for i in range(n):
@@ -895,6 +955,10 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
     for i in range(n):
         if drop[i] == 0 and slipped[i] != 0:
             nl += 1
+    # an ordinal after the house number is the floor: read as its number first, the floor words
+    # after it left out ("damrak 11 tweede etage", "1ste verdieping": as "damrak 11 2" reads)
+    if _floor_reading(d, s, saved, drop, n):
+        return
     # "hs" or "huis" after the number, left out as a word that matches nothing, still says the
     # house's addition H (`Search.huis`), as when left out with its parts below
     huis = 0
@@ -944,16 +1008,19 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
         stripped = t.len > t.digits
         huis = stripped and _huis(s.q + t.start + t.digits, t.len - t.digits)
         huis_apart = parts_apart = 0
+        floor_at = -1
         last = k
         i = k + 1
         while i < n and i <= k + MAXP:
             if not drop[i]:
                 if _postcode_at(saved, drop, n, i):
                     break
+                if i == k + 1 and _ordinal(s.q + saved[i].start, saved[i].len):
+                    floor_at = i    # an ordinal is the floor: "damrak 11 tiende etage" is 11's
                 if (saved[i].len > 4 or not (saved[i].digits == saved[i].len or saved[i].len <= 2
                                              or not whole[i])) and not (
                         saved[i].digits == 0 and _in_list(_floor_ptr, _floor_len, _n_floor,
-                                                          s.q + saved[i].start, saved[i].len)):
+                                                          s.q + saved[i].start, saved[i].len)) and i != floor_at:
                     break
                 stripped = 1
                 parts_apart += 1

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ._core import BITS
 from .normalize import fold, tokens
+from .words import ORDINALS
 
 # Token kinds stored per group token (uint8; defined in _core.pxd). ALIAS is a flag on top of a
 # kind; KIND masks it off.
@@ -60,21 +61,6 @@ SHORT_FORMS: dict[str, tuple[str, ...]] = {
     "oudezyds": ("oz",),
     "nieuwezyds": ("nz",),
 }
-
-# Ordinals, each written three ways that all mean the same (`2e`, `2de`, `tweede`): unlike an
-# abbreviation with two expansions (`pr`: prins, prinses), every spelling answers to every other.
-ORDINALS: tuple[tuple[str, ...], ...] = (
-    ("1e", "1ste", "eerste"),
-    ("2e", "2de", "tweede"),
-    ("3e", "3de", "derde"),
-    ("4e", "4de", "vierde"),
-    ("5e", "5de", "vyfde"),
-    ("6e", "6de", "zesde"),
-    ("7e", "7de", "zevende"),
-    ("8e", "8ste", "achtste"),
-    ("9e", "9de", "negende"),
-    ("10e", "10de", "tiende"),
-)
 
 # Everyday names of places whose registered name people rarely type.
 PLACE_ALIASES: dict[str, tuple[str, ...]] = {

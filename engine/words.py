@@ -67,3 +67,18 @@ ADDRESSEE_WORDS = ("t a v", "tav", "ter attentie van", "attn", "att", "attention
 # other two-letter words are initials and abbreviations ("hg", "tj", "ns") that cut a slipped word
 # just as well ("enhgelandlaan" is no "en hg elandlaan")
 GLUE_PARTICLES = ("de", "op", "en", "in", "te", "la", "le", "du", "da", "di", "of", "st")
+# Ordinals, each written three ways that all mean the same (`2e`, `2de`, `tweede`): unlike an
+# abbreviation with two expansions (`pr`: prins, prinses), every spelling answers to every other
+# (engine/vocab.py). After a house number, each says a floor (`_retry.pxi _ordinal`)
+ORDINALS: tuple[tuple[str, ...], ...] = (
+    ("1e", "1ste", "eerste"),
+    ("2e", "2de", "tweede"),
+    ("3e", "3de", "derde"),
+    ("4e", "4de", "vierde"),
+    ("5e", "5de", "vyfde"),
+    ("6e", "6de", "zesde"),
+    ("7e", "7de", "zevende"),
+    ("8e", "8ste", "achtste"),
+    ("9e", "9de", "negende"),
+    ("10e", "10de", "tiende"),
+)

@@ -1,4 +1,5 @@
-"""``hs`` or ``huis`` (the whole house, or its ground floor) typed for the register's addition H.
+"""Floors typed after the house number: ``hs`` or ``huis`` (the whole house, or its ground floor)
+for the register's addition H, and an ordinal written out (``tweede etage``) for its number.
 
 Amsterdam registers some 40,000 ground floors as the addition ``H`` (Damrak 11-H), and people
 write them ``11 hs``, ``11-hs``, ``11hs`` or ``11 huis``. The engine left these out as floor
@@ -6,6 +7,10 @@ words, and Damrak 11-H came after 11-1, 11-2 and 11-3; now, left out, they still
 its addition H comes first. They say no street: a house of the street typed comes before
 another street's H. The index here is made up (no row of the register): one street with the
 additions Amsterdam has, a literal addition ``HS``, houses without an H.
+
+An ordinal written out after the number made the retry stop at it (``damrak 11 tweede etage``
+found nothing at all); now the floor is read as its number first (11-2), and left out when the
+house has no such floor.
 """
 
 from __future__ import annotations
@@ -93,3 +98,26 @@ def test_explain_says_hs_and_huis_stand_for_the_h(index, typed):
     assert [(w.typed, w.kind, w.field) for w in words] == [
         ("damrak", "exact", "street"), ("11", "exact", "number"), (typed, "alias", "addition")]
     assert hit["lines"][0] == "Damrak 11-H" and words[2].span == (10, 11)
+
+
+@pytest.mark.parametrize(("q", "addition"), [
+    ("damrak 11 tweede etage", "2"), ("damrak 11 tweede verdieping amsterdam", "2"), ("damrak 11 derde", "3"),
+    ("damrak 11 3e verdieping", "3"), ("damrak 11 2de etage", "2"), ("damrak 11 eerste etage", "1"),
+    ("damrak 13 1ste verdieping", "1"),
+])
+def test_an_ordinal_after_the_number_is_the_floor(index, q, addition):
+    assert first(index, q) == ("Damrak", int(q.split()[1]), "", addition)
+
+
+def test_a_floor_the_house_does_not_have_is_left_out(index):
+    assert [h.addition for h in index.suggest("damrak 13 tiende etage", limit=5)] == ["1", "2"]
+    assert {h.letter for h in index.suggest("kerkstraat 12 eerste etage", limit=5)} == {"A", "B"}
+
+
+def test_the_twin_reads_the_floor_as_the_engine_does(index):
+    reference = ReferenceIndex(index.arrays)
+    for q in ["damrak 11 tweede etage", "damrak 11 derde", "damrak 13 tiende etage", "damrak 13 1ste verdieping",
+              "kerkstraat 12 eerste etage", "1012lg 11 derde etage", "damrak 11 tweede hs"]:
+        for limit in (1, 5, 10):
+            replay = reference.replay(q, limit=limit)
+            assert replay.agrees and replay.ids == index.search_ids(q, limit=limit), (q, limit)
