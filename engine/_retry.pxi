@@ -825,18 +825,23 @@ cdef inline bint _postcode_at(const Tok* t, const int* drop, int n, int k) noexc
 
 
 cdef int _ordinal(const char* w, int n) noexcept nogil:
-    """The floor an ordinal says ("tweede", "2e", "2de", "1ste": ORDINALS; 1..10 written as a
-    word, 1..99 in digits), or 0."""
+    """The floor an ordinal says ("tweede", "2e", "2de", "1ste": ORDINALS; "3rd", "4th"; the
+    Roman "ii" .. "iv"; 1..10 written as a word, 1..99 in digits), or 0."""
     cdef int i = _list_index(_ordinal_ptr, _ordinal_len, _n_ordinal, w, n), v = 0, k = 0
     if i >= 0:
         return i + 1
+    if n == 2 and w[0] == 105 and (w[1] == 105 or w[1] == 118):
+        return 2 if w[1] == 105 else 4
+    if n == 3 and memcmp(w, b"iii", 3) == 0:
+        return 3
     while k < n and k < 3 and 48 <= w[k] <= 57:
         v = v * 10 + w[k] - 48
         k += 1
     if k == 0 or k > 2 or v == 0:
         return 0
-    if (n - k == 1 and w[k] == 101) or (n - k == 2 and memcmp(w + k, b"de", 2) == 0) or (
-            n - k == 3 and memcmp(w + k, b"ste", 3) == 0):
+    if (n - k == 1 and w[k] == 101) or (n - k == 3 and memcmp(w + k, b"ste", 3) == 0) or (n - k == 2 and (
+            memcmp(w + k, b"de", 2) == 0 or memcmp(w + k, b"st", 2) == 0 or memcmp(w + k, b"nd", 2) == 0
+            or memcmp(w + k, b"rd", 2) == 0 or memcmp(w + k, b"th", 2) == 0)):
         return v
     return 0
 

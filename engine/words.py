@@ -36,7 +36,7 @@ NUMBER_WORDS = ("nr", "no", "nummer", "huisnummer", "hnr", "number", "num")
 FLOOR_WORDS = ("hoog", "huis", "hs", "boven", "beneden", "bg", "bis", "etage", "verdieping",
                "verd", "vd", "bel", "sous", "souterrain", "zolder", "achter", "voor", "links",
                "rechts", "app", "appartement", "kamer", "unit", "achterhuis", "voorhuis",
-               "bovenhuis", "benedenhuis", "bovenwoning", "benedenwoning", "iii")
+               "bovenhuis", "benedenhuis", "bovenwoning", "benedenwoning", "iii", "floor", "ground")
 # words of a form that label what follows ("adres: ...", "gemeente amsterdam", "postcode
 # 1017 gl"); dropped, wherever they stand, only when the query finds nothing
 LABEL_WORDS = ("adres", "address", "postcode", "pc", "gemeente", "gem", "woonplaats", "plaats",

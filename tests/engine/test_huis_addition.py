@@ -103,7 +103,8 @@ def test_explain_says_hs_and_huis_stand_for_the_h(index, typed):
 @pytest.mark.parametrize(("q", "addition"), [
     ("damrak 11 tweede etage", "2"), ("damrak 11 tweede verdieping amsterdam", "2"), ("damrak 11 derde", "3"),
     ("damrak 11 3e verdieping", "3"), ("damrak 11 2de etage", "2"), ("damrak 11 eerste etage", "1"),
-    ("damrak 13 1ste verdieping", "1"),
+    ("damrak 13 1ste verdieping", "1"), ("damrak 11 3rd floor", "3"), ("damrak 11 2nd floor", "2"),
+    ("damrak 11 iii", "3"), ("damrak 11 II", "2"),
 ])
 def test_an_ordinal_after_the_number_is_the_floor(index, q, addition):
     assert first(index, q) == ("Damrak", int(q.split()[1]), "", addition)

@@ -83,6 +83,7 @@ def test_a_slip_comes_before_glued_words_that_match_loosely(full_index, q, want)
     ("damrak 11 tweede verdieping", "Damrak 11-2, 1012 LG Amsterdam"),
     ("damrak 11 eerste etage", "Damrak 11-2, 1012 LG Amsterdam"),
     ("1012lg 11 derde etage", "Damrak 11-3, 1012 LG Amsterdam"),
+    ("damrak 11 2nd floor", "Damrak 11-2, 1012 LG Amsterdam"),
     ("damrak 1 hs", "Damrak 1, 1012 LG Amsterdam"),
 ])
 def test_the_readme_examples_of_slips_glued_words_and_floors(full_index, q, want):
