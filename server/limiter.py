@@ -8,7 +8,9 @@ them locally. A request only looks at its worker's own holding (a dict look-up a
 
 - Every ``sync_seconds`` (``ADDRESS_LIMIT_SYNC_SECONDS``, 0.1 s) a worker's sync thread asks the
   quota, for each key it holds too few tokens of, for about twice what the key asked of it in
-  the last interval (refused requests count: they are demand), holding at most
+  the last interval (refused requests count: they are demand), and for a key used in that
+  interval at least one interval at its full rate (``C`` below), so that a client speeding up
+  within its rate is not refused before the next sync; holding at most
   ``H = ceil(2 x R x sync_seconds) + 1``. Keys with enough tokens cost no call at all.
 - A worker new to a key serves it on credit (``C = min(max(1, floor(R)), ceil(R x sync_seconds)
   + 1)`` tokens: one interval's worth, never more than a second's), paid back to the quota at the
@@ -375,7 +377,9 @@ class Limiter:
                         del self._states[key_id]
                         continue
                     hold = self.hold_max(state.rate)
-                    target = min(hold, 2 * state.seen + 1) if state.seen else 0
+                    # twice the demand, and at least C: a key of rate 100,000 asked for 5,000
+                    # requests a second, after a slower start, was refused some before
+                    target = min(hold, max(2 * state.seen + 1, self.credit(state.rate))) if state.seen else 0
                     want = max(0, math.ceil(target - state.tokens))
                     state.seen = 0
                     if want or state.owed:

@@ -35,3 +35,27 @@ def test_a_key_idle_for_the_idle_time_is_forgotten_and_a_used_one_is_kept():
     assert limiter.sync()
     assert limiter._states == {}
 
+
+
+
+def test_a_used_key_holds_at_least_one_interval_at_its_full_rate():
+    """After a sync, a worker holds at least the credit C (one interval at the key's full rate) of
+    a key used in the last interval, not only twice that interval's demand. Before, a worker that
+    held little (its credit spent, a costly query charged) and saw a slow interval held 2 x 5 + 1
+    tokens: a client of a key of rate 100,000 that then sped up to a few thousand requests a
+    second was refused until the next sync (seen over HTTP: 127 refusals in 60,000 requests)."""
+    clock = Clock()
+    limiter = Limiter(MemoryQuota(clock), sync_seconds=0.1, clock=clock)
+    for _ in range(5):
+        limiter.throttle("k", 100_000.0)
+    limiter.charge("k", limiter.credit(100_000.0))  # what it holds is spent
+    clock.now += 0.1
+    assert limiter.sync()
+    state = limiter._states["k"]
+    assert state.tokens >= limiter.credit(100_000.0) and state.owed == 0
+    # the quota still bounds it: of a key of rate 50 a worker holds no more than H
+    for _ in range(30):
+        limiter.throttle("slow", 50.0)
+    clock.now += 0.1
+    assert limiter.sync()
+    assert 0 < limiter._states["slow"].tokens <= limiter.hold_max(50.0)
