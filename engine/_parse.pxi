@@ -98,12 +98,6 @@ cdef bint _addition_prefix(const Data* d, const char* w, int n) noexcept nogil:
         and memcmp(d.addl_blob + d.addl_off[a], w, n) == 0
 
 
-cdef inline bint _huis(const char* w, int n) noexcept nogil:
-    """Is w[:n] "hs" or "huis" (folded), which people type for the register's addition H, the
-    whole house or its ground floor ("damrak 11 hs", "11-huis"; `_drop_retry`, `Search.huis`)?"""
-    return (n == 2 and w[0] == 104 and w[1] == 115) or (n == 4 and memcmp(w, b"huis", 4) == 0)
-
-
 cdef inline bint _number_like(const Tok* t) noexcept nogil:
     """Could this token be a house number (with letters glued on)?"""
     return 0 < t.digits <= 5 and 1 <= t.value <= 99999 and t.len - t.digits <= 4

@@ -824,6 +824,17 @@ cdef inline bint _postcode_at(const Tok* t, const int* drop, int n, int k) noexc
                                                    and t[k + 1].digits == 0 and t[k + 1].len == 2))
 
 
+cdef inline bint _huis(const char* w, int n) noexcept nogil:
+    """Is w[:n] "hs" or "huis" (folded), which people type for the register's addition H, the
+    whole house or its ground floor ("damrak 11 hs", "11-huis"; `_drop_retry`, `Search.huis`)?"""
+    return (n == 2 and w[0] == 104 and w[1] == 115) or (n == 4 and memcmp(w, b"huis", 4) == 0)
+
+
+cdef inline bint _floor_word(const char* q, const Tok* t) noexcept nogil:
+    """Is token t of query q a word for a floor or part of a house (FLOOR_WORDS: "hoog", "etage")?"""
+    return t.digits == 0 and _in_list(_floor_ptr, _floor_len, _n_floor, q + t.start, t.len)
+
+
 cdef int _ordinal(const char* w, int n) noexcept nogil:
     """The floor an ordinal says ("tweede", "2e", "2de", "1ste": ORDINALS; "3rd", "4th"; the
     Roman "ii" .. "iv"; 1..10 written as a word, 1..99 in digits), or 0."""
@@ -875,8 +886,7 @@ cdef bint _floor_reading(const Data* d, Search* s, const Tok* saved, const int* 
             s.tok[j].value = floor
             j += 1
             i += 1
-            while i < n and saved[i].digits == 0 and _in_list(_floor_ptr, _floor_len, _n_floor,
-                                                              s.q + saved[i].start, saved[i].len):
+            while i < n and _floor_word(s.q, &saved[i]):
                 i += 1
             continue
         if drop[i] != 1:
@@ -906,7 +916,7 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
     cdef Tok* t
     cdef int drop[MAXT]
     cdef int n = s.ntok, i, j, k, nn = 0, nr = 0, nl = 0, tr, stripped, last, numbers = 0
-    cdef int numbers_typed = 0, housed, huis, huis_apart, parts_apart, floor_at
+    cdef int numbers_typed = 0, housed, huis, huis_apart, parts_apart
     cdef int slipped[MAXT]
     memcpy(saved, s.tok, sizeof(Tok) * n)
     for i in range(n):
@@ -923,8 +933,7 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
     j = 0
     housed = 0
     for i in range(n - 1):
-        if j and housed and _number_like(&saved[i]) and saved[i + 1].digits == 0 and _in_list(
-                _floor_ptr, _floor_len, _n_floor, s.q + saved[i + 1].start, saved[i + 1].len):
+        if j and housed and _number_like(&saved[i]) and _floor_word(s.q, &saved[i + 1]):
             drop[i] = drop[i + 1] = 1
         if _postcode_at(saved, drop, n, i):
             j += 1
@@ -1013,19 +1022,17 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
         stripped = t.len > t.digits
         huis = stripped and _huis(s.q + t.start + t.digits, t.len - t.digits)
         huis_apart = parts_apart = 0
-        floor_at = -1
         last = k
         i = k + 1
         while i < n and i <= k + MAXP:
             if not drop[i]:
                 if _postcode_at(saved, drop, n, i):
                     break
-                if i == k + 1 and _ordinal(s.q + saved[i].start, saved[i].len):
-                    floor_at = i    # an ordinal is the floor: "damrak 11 tiende etage" is 11's
+                # (a floor word, or an ordinal right after the number, is a part too: "damrak 11
+                # tiende etage" is 11's)
                 if (saved[i].len > 4 or not (saved[i].digits == saved[i].len or saved[i].len <= 2
-                                             or not whole[i])) and not (
-                        saved[i].digits == 0 and _in_list(_floor_ptr, _floor_len, _n_floor,
-                                                          s.q + saved[i].start, saved[i].len)) and i != floor_at:
+                                             or not whole[i])) and not _floor_word(s.q, &saved[i]) and not (
+                        i == k + 1 and _ordinal(s.q + saved[i].start, saved[i].len)):
                     break
                 stripped = 1
                 parts_apart += 1

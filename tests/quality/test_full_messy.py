@@ -215,6 +215,28 @@ def test_a_reading_that_spends_the_work_budget_leaves_the_retries_a_share(full_i
     assert (hits[0].street, hits[0].number) == (street, number)
 
 
+def with_additions(full_index, additions) -> list[int]:
+    """The ids of the register's addresses whose addition is one of `additions`, in order."""
+    arrays = full_index.arrays
+    off, blob = arrays["add_off"], arrays["add_blob"]
+    ids = []
+    for text in additions:
+        k = next(k for k in range(len(off) - 1) if bytes(blob[off[k]:off[k + 1]]) == text.encode())
+        ids += [int(i) for i in np.flatnonzero(arrays["a_addition"] == k)]
+    return sorted(ids)
+
+
+def not_first(full_index, ids, query) -> list[str]:
+    """The queries (`query(hit)` of each address of `ids`) whose first hit is not that address."""
+    missed = []
+    for i in ids:
+        q = query(full_index.hit(i))
+        got = full_index.suggest(q, limit=1)
+        if not got or got[0].address_id != i:
+            missed.append(q)
+    return missed
+
+
 @pytest.mark.parametrize("form", ["{s} {n} hs {p}", "{s} {n} hs", "{s} {n}-hs", "{s} {n}hs", "{pc} {n} hs",
                                   "{s} {n} huis {p}"])
 def test_hs_and_huis_find_the_ground_floors_registered_as_addition_h(full_index, form):
@@ -223,19 +245,10 @@ def test_hs_and_huis_find_the_ground_floors_registered_as_addition_h(full_index,
     words, and the house's other floors came first: 2 of 1,000 were first, and "postcode number
     hs" found 16 % in 5. (`huis` is typed with the place: it may be the start of one, and
     `wilhelminastraat 55 huis` is Huissen's Wilhelminastraat 55.)"""
-    arrays = full_index.arrays
-    off, blob = arrays["add_off"], arrays["add_blob"]
-    h = next(k for k in range(len(off) - 1) if bytes(blob[off[k]:off[k + 1]]) == b"H")
-    ids = sorted(int(i) for i in np.flatnonzero(arrays["a_addition"] == h))
+    ids = with_additions(full_index, ["H"])
     assert len(ids) > 30000
-    missed = []
-    for i in random.Random(15).sample(ids, 300):
-        hit = full_index.hit(i)
-        q = form.format(s=hit.street, n=f"{hit.number}{hit.letter}", p=hit.locality,
-                        pc=hit.postcode.replace(" ", ""))
-        got = full_index.suggest(q, limit=1)
-        if not got or got[0].address_id != i:
-            missed.append(q)
+    missed = not_first(full_index, random.Random(15).sample(ids, 300), lambda hit: form.format(
+        s=hit.street, n=f"{hit.number}{hit.letter}", p=hit.locality, pc=hit.postcode.replace(" ", "")))
     # at most 1 in 100 elsewhere: a literal addition HS of a place the street starts ("amstel 24
     # hs" is Amstelveen's 24-HS), a plain house of a bigger street
     assert len(missed) <= 3, missed[:10]
@@ -246,19 +259,9 @@ def test_an_ordinal_after_the_number_is_the_floor(full_index, form):
     """300 of the register's addresses with the addition 1, 2, 3 or 4, their floor typed as an
     ordinal: 99 % or more are the first hit. Before, an ordinal written out ("tweede etage")
     found nothing at all for 999 of 1,000."""
-    arrays = full_index.arrays
-    off, blob = arrays["add_off"], arrays["add_blob"]
     words = ["eerste", "tweede", "derde", "vierde"]
-    ids = []
-    for floor in range(1, 5):
-        k = next(k for k in range(len(off) - 1) if bytes(blob[off[k]:off[k + 1]]) == str(floor).encode())
-        ids += [int(i) for i in np.flatnonzero(arrays["a_addition"] == k)]
-    missed = []
-    for i in random.Random(17).sample(sorted(ids), 300):
-        hit = full_index.hit(i)
-        floor = int(hit.addition)
-        q = form.format(s=hit.street, n=f"{hit.number}{hit.letter}", p=hit.locality, w=words[floor - 1], d=floor)
-        got = full_index.suggest(q, limit=1)
-        if not got or got[0].address_id != i:
-            missed.append(q)
+    ids = with_additions(full_index, ["1", "2", "3", "4"])
+    missed = not_first(full_index, random.Random(17).sample(ids, 300), lambda hit: form.format(
+        s=hit.street, n=f"{hit.number}{hit.letter}", p=hit.locality, w=words[int(hit.addition) - 1],
+        d=int(hit.addition)))
     assert len(missed) <= 3, missed[:10]
