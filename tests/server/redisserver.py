@@ -28,7 +28,7 @@ class RedisServer:
     def __init__(self, tmp: Path) -> None:
         binary = shutil.which("redis-server") or "/usr/bin/redis-server"
         if not Path(binary).exists():
-            pytest.fail("redis-server is missing: apt-get install redis-server (.ci/run installs it)")
+            pytest.fail("redis-server is missing: `make system-packages` installs it (make test runs it)")
         self.binary = binary
         self.tmp = tmp
         self.port = free_port()

@@ -56,6 +56,8 @@ class Cluster:
             "ADDRESS_REPLICA_1": f"127.0.0.1:{self.replicas[0].port}",
             "ADDRESS_REPLICA_2": f"127.0.0.1:{self.replicas[1].port}",
         }
+        if not Path(HAPROXY).exists():
+            pytest.fail(f"{HAPROXY} is missing: `make system-packages` installs it (make test runs it)")
         self.haproxy_log = open(tmp / "haproxy.log", "wb")  # noqa: SIM115 (closed in stop)
         self.haproxy = subprocess.Popen(
             [HAPROXY, "-db", "-f", str(REPO / "deploy" / "haproxy.cfg")],

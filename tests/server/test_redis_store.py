@@ -23,6 +23,9 @@ from server.redis_store import RedisKeyStore, migrate
 REPO = Path(__file__).resolve().parents[2]
 QUERY = "country=NLD&q=damrak"
 
+# every test here starts a real redis-server (or gunicorn): not in `make check`
+pytestmark = pytest.mark.slow
+
 
 def cli(*args: str, keystore: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -240,7 +243,6 @@ def test_redis_quota_unreachable_limits_each_worker_to_its_share(redis_server, r
     assert 20 / 2 * 2 <= served <= 20 / 2 * 2 + 10 + 3  # rate / workers, plus one bucket and the credit
 
 
-@pytest.mark.slow
 def test_one_machine_limit_is_per_key_not_per_worker(live_server, tmp_path):
     """Two gunicorn workers share one key's rate (the SQLite file of the machine's limits)."""
     live = live_server(env={"ADDRESS_LIMITS_FILE": str(tmp_path / "limits.sqlite3")})
