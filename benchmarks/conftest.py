@@ -1,6 +1,6 @@
 """Fixtures of the benchmarks: the whole-country index, the public queries, the regression gate.
 
-Run only when named (the default testpaths is `tests`). The regression pair (README, "Benchmarks
+Run only when named (the default testpaths is `tests`). The regression pair (docs/operations.md, "Benchmarks
 as a regression gate"; `make bench-baseline` and `make bench-compare`):
 
     ADDRESS_FULL_INDEX=DIR pytest benchmarks --benchmark-autosave          # save a baseline

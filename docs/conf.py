@@ -16,7 +16,10 @@ from server.openapi import spec_bytes
 
 project = "nl-address-autocomplete"
 release = version = engine.__version__
-extensions = ["sphinx.ext.autodoc", "numpydoc"]
+extensions = ["sphinx.ext.autodoc", "numpydoc", "myst_parser"]
+# the manual's pages are Markdown (MyST): ``[text](page.md#a-heading)`` links between them
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+myst_heading_anchors = 3
 exclude_patterns = ["_build", "_generated"]
 html_theme = "alabaster"
 autodoc_member_order = "bysource"

@@ -55,7 +55,7 @@ class IndexOpenError(Exception):
 # folios, which is how the kernel reads a file that is not cached into such a map: the build and
 # `python -m server switch-index` drop a new index from the cache (`release_page_cache`) for that.
 # Whole-country index, least of 6 per query, 4 KiB -> 2 MiB pages: garbage p99 137.0 -> 126.8 µs,
-# clean p99 22.4 -> 21.4 µs (benchmarks/ab_kinds.py, limit 10; README). Answers are the same.
+# clean p99 22.4 -> 21.4 µs (benchmarks/ab_kinds.py, limit 10; docs/operations.md). Answers are the same.
 _HUGEPAGE: int | None = getattr(mmap, "MADV_HUGEPAGE", None)
 # MADV_POPULATE_READ (Linux 5.14+; the mmap module has no name for it): fault a whole map in
 _POPULATE_READ: int | None = 22 if sys.platform.startswith("linux") else None

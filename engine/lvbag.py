@@ -13,7 +13,7 @@ read (memory stays flat whatever the file's size), in a pool of worker processes
 the chosen versions are joined with numpy, the points converted from RD New to WGS84 with
 pyproj, and the addresses fed as CSV lines to the same compiled parser as a CSV file, so they
 pass the same checks and come out as the same records. The rules that decide which records
-are addresses now are in README.md ("Building from the official BAG") and below (`*_OK`).
+are addresses now are in docs/guide/official.md and below (`*_OK`).
 """
 
 from __future__ import annotations

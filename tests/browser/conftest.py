@@ -3,7 +3,7 @@
 - ``server``: gunicorn (2 workers) on a free loopback port, serving the sample index, with the
   try-it page's demo key (``ADDRESS_DEMO_RATE``) and a key store holding a secret key and
   publishable keys for the second pages' origins.
-- ``pages``: two more loopback origins (other ports) serving the README's embed snippet.
+- ``pages``: two more loopback origins (other ports) serving the manual's embed snippet (docs/guide/web.md).
 - ``proxy``: the server behind a loopback proxy that holds back the answers to chosen queries,
   to show that a slow answer to an earlier prefix never replaces a newer one.
 - ``axe_source``: axe-core from the npm registry (``npm ci`` in tests/browser, pinned by
@@ -119,22 +119,23 @@ def serve(handler: type[http.server.BaseHTTPRequestHandler], port: int) -> http.
     return httpd
 
 
-#: The README's embed snippet: the tests serve it as it is written there.
+#: The manual's embed snippet (docs/guide/web.md): the tests serve it as it is written there.
+SNIPPET_DOC = REPO / "docs" / "guide" / "web.md"
 SNIPPET_HOST = "https://address.example"
 SNIPPET_KEY = "nlk_YOUR_PUBLISHABLE_KEY"
 
 
-def readme_snippet() -> str:
-    """The ```html block of README.md that loads widget.js."""
-    blocks = re.findall(r"```html\n(.*?)```", (REPO / "README.md").read_text(encoding="utf-8"), re.S)
+def doc_snippet() -> str:
+    """The ```html block of the manual's page on web pages that loads widget.js."""
+    blocks = re.findall(r"```html\n(.*?)```", SNIPPET_DOC.read_text(encoding="utf-8"), re.S)
     found = [block for block in blocks if "/widget.js" in block]
-    assert len(found) == 1, "README.md must hold one html block with the widget snippet"
+    assert len(found) == 1, f"{SNIPPET_DOC} must hold one html block with the widget snippet"
     return found[0]
 
 
 def snippet_page(api: str, key: str) -> bytes:
-    """A shop's page holding the README's snippet, pointed at this server with ``key``."""
-    snippet = readme_snippet()
+    """A shop's page holding the manual's snippet, pointed at this server with ``key``."""
+    snippet = doc_snippet()
     assert SNIPPET_HOST in snippet and SNIPPET_KEY in snippet
     body = snippet.replace(SNIPPET_HOST, api).replace(SNIPPET_KEY, key)
     return f"""<!doctype html>
@@ -249,7 +250,7 @@ def axe_source() -> str:
     if not path.exists():
         npm = shutil.which("npm")
         if npm is None:
-            pytest.fail("npm is needed to fetch axe-core (Debian: apt-get install npm)")
+            pytest.fail("npm is needed to fetch axe-core: `make system-packages` installs it (make test runs it)")
         subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=HERE, check=True, timeout=600)
     return path.read_text(encoding="utf-8")
 
@@ -292,7 +293,7 @@ def new_driver(user_data_dir: Path):
 def browser(tmp_path_factory):
     for path in (CHROMIUM, CHROMEDRIVER):
         if not os.access(path, os.X_OK):
-            pytest.fail(f"{path} is missing: apt-get install chromium chromium-driver (.ci/run does)")
+            pytest.fail(f"{path} is missing: `make system-packages` installs it (make test runs it)")
     driver = new_driver(tmp_path_factory.mktemp("chromium-profile"))
     yield driver
     driver.quit()

@@ -304,7 +304,7 @@ def test_axe_finds_no_violations_and_screenshots(browser, server, axe_source, ar
     box.send_keys(Keys.ARROW_DOWN)
     assert run_axe(browser, axe_source) == []
     browser.save_screenshot(str(artifacts / f"{name}-2-suggestions.png"))
-    if size == DESKTOP:  # the README's picture (docs/try-it.png is one such, committed once)
+    if size == DESKTOP:  # the manual's picture (docs/try-it.png is one such, committed once)
         region = browser.execute_script(
             """
             const top = document.querySelector('.top').getBoundingClientRect();
@@ -313,7 +313,7 @@ def test_axe_finds_no_violations_and_screenshots(browser, server, axe_source, ar
             """
         )
         shot = browser.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "clip": region})
-        (artifacts / "readme-try-it.png").write_bytes(base64.b64decode(shot["data"]))
+        (artifacts / "docs-try-it.png").write_bytes(base64.b64decode(shot["data"]))
 
     box.send_keys(Keys.ENTER)
     wait(browser, browser.find_element(By.ID, "chosen").is_displayed)
@@ -329,7 +329,7 @@ def test_axe_finds_no_violations_and_screenshots(browser, server, axe_source, ar
 
 
 def open_snippet(driver, pages, origin: int, name: str, key: str):
-    """Open the README's snippet with ``key`` on the ``origin``-th other origin; return its input."""
+    """Open the manual's snippet with ``key`` on the ``origin``-th other origin; return its input."""
     pages.keys[name] = key
     set_viewport(driver, DESKTOP)
     driver.get(f"{pages.origins[origin]}/{name}")

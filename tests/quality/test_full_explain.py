@@ -1,4 +1,4 @@
-"""How a hit matched (engine.explain) on the whole-country index: the README's example and the
+"""How a hit matched (engine.explain) on the whole-country index: the example of docs/understanding.md and the
 forms only the whole country holds (Amsterdam's Damrak, A'dam, R'dam)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The README's highlight=true example, through the HTTP app on the whole-country index."""
+"""The highlight=true example of docs/guide/web.md, through the HTTP app on the whole-country index."""
 
 from __future__ import annotations
 

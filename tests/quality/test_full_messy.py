@@ -68,7 +68,7 @@ def test_a_slip_comes_before_glued_words_that_match_loosely(full_index, q, want)
 
 
 @pytest.mark.parametrize(("q", "want"), [
-    # the README's examples (How a query is understood)
+    # the examples of docs/understanding.md
     ("hekelaan 5", "Hekkelaan 5, 2511 XB 's-Gravenhage"),
     ("kjikduinse", "Kijkduinsestraat 801, 2554 AA 's-Gravenhage"),
     ("baginjes", "Bagijnestraat 1, 2511 CK 's-Gravenhage"),
@@ -91,7 +91,7 @@ def test_the_readme_examples_of_slips_glued_words_and_floors(full_index, q, want
 
 
 @pytest.mark.parametrize(("q", "want"), [
-    # the README's examples (a slip of a key: the other spelling of a sound)
+    # the examples of docs/understanding.md (a slip of a key: the other spelling of a sound)
     ("tweede rijt 15", "Tweede Reit 15, 5233 JN 's-Hertogenbosch"),
     ("zijs 1 nuland", "Zeis 1, 5391 CH Nuland"),
     ("kijzerst 192 utre", "Keizerstraat 192, 3512 EB Utrecht"),
@@ -119,7 +119,7 @@ def test_a_glued_place_where_the_house_number_is_not_registered(full_index):
 
 
 @pytest.mark.parametrize(("q", "street", "numbers"), [
-    ("herestraat 200 groningen", "Herestraat", [113]),          # the README's examples
+    ("herestraat 200 groningen", "Herestraat", [113]),          # docs/understanding.md's examples
     ("oudegracht 98 utrecht", "Oudegracht", [99, 101, 103]),
     ("oude gracht 98 utrecht", "Oudegracht", [99, 101, 103]),
 ])
