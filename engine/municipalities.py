@@ -194,26 +194,23 @@ def _read(path: Path, progress: bool) -> MunicipalityReference:
 
 def _lines(path: Path, progress: bool) -> Iterator[str]:
     """The text lines of a plain, .gz or .zst file, decompressed with the CSV reader's checks."""
-    import zlib
-
-    import zstandard
     from tqdm import tqdm
 
-    from .source import CHUNK_SIZE, SourceError, _chunks, _CountingReader, _kind
+    from .source import CHUNK_SIZE, DECOMPRESS_ERRORS, SourceError, _CountingReader, compression_of, decompressed
 
     with open(path, "rb") as raw, tqdm(total=path.stat().st_size, desc=f"reading {path.name}", unit="B",
                                        unit_scale=True, unit_divisor=1024, disable=not progress) as bar:
-        kind = _kind(path, raw.read(4))
+        kind = compression_of(path, raw.read(4))
         raw.seek(0)
         rest = b""
         try:
-            for chunk in _chunks(_CountingReader(raw, bar), kind, CHUNK_SIZE):
+            for chunk in decompressed(_CountingReader(raw, bar), kind, CHUNK_SIZE):
                 data = rest + bytes(chunk)
                 cut = data.rfind(b"\n") + 1
                 rest = data[cut:]
                 text = data[:cut].decode("utf-8")
                 yield from (text.replace("\r\n", "\n") if "\r" in text else text).split("\n")[:-1]
-        except (zstandard.ZstdError, OSError, EOFError, zlib.error) as e:
+        except (OSError, *DECOMPRESS_ERRORS) as e:
             raise SourceError(f"{path}: cannot decompress the municipality reference ({kind}): {e}") from e
         if rest:
             yield rest.decode("utf-8").rstrip("\r\n")
