@@ -209,6 +209,18 @@ def _ids(texts: list[str], dtype=np.int64) -> np.ndarray:
     return np.array([int(x) if x.isdigit() else -1 for x in texts], dtype=dtype)
 
 
+def _parse_named(kind: str, chain: tuple[str, ...], name: str) -> dict:
+    """`_parse_file`, with a broken file's error as an LvbagError that names it.
+
+    NOTE: lxml's errors hold their error log, which does not pickle: raised in a worker process
+    of the pool, a broken file came out as "TypeError: cannot pickle 'lxml.etree._ListErrorLog'"
+    (issue 37); with one process the message was clear. Both now say the same."""
+    try:
+        return _parse_file(kind, chain)
+    except etree.LxmlError as e:
+        raise LvbagError(f"{name}: broken XML: {e}") from None
+
+
 def _parse_file(kind: str, chain: tuple[str, ...]) -> dict:
     """Every record (version) of one XML object file, as columns (run in a worker process).
 
@@ -510,7 +522,7 @@ def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | No
         if jobs == 1:
             for i, (kind, chain, name, size) in enumerate(files):
                 bar.set_description(f"reading {name}", refresh=False)
-                results[i] = _parse_file(kind, chain)
+                results[i] = _parse_named(kind, chain, name)
                 bar.update(size)
         else:
             ctx = multiprocessing.get_context("spawn")
@@ -520,12 +532,17 @@ def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | No
                 while nxt < len(files) or pending:
                     while nxt < len(files) and len(pending) < 2 * jobs:
                         kind, chain, name, size = files[nxt]
-                        pending[pool.submit(_parse_file, kind, chain)] = nxt
+                        pending[pool.submit(_parse_named, kind, chain, name)] = nxt
                         nxt += 1
                     done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
                     for fut in done:
                         i = pending.pop(fut)
-                        results[i] = fut.result()
+                        try:
+                            results[i] = fut.result()
+                        except BaseException:
+                            for other in pending:   # the files no worker has begun
+                                other.cancel()
+                            raise
                         bar.update(files[i][3])
                     if pending:   # the file the workers have been at longest
                         bar.set_description(f"reading {files[min(pending.values())][2]}", refresh=False)

@@ -248,13 +248,61 @@ def test_lvbag_not_an_extract_is_a_clear_error(tmp_path):
         read_source(empty, progress=False)
 
 
-def test_lvbag_broken_xml_is_a_clear_error(tmp_path):
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_lvbag_broken_xml_is_a_clear_error(tmp_path, jobs):
     d = tmp_path / "broken"
     shutil.copytree(EXPANDED, d)
     p = d / "0221NUM15092020-000001.xml"
     p.write_bytes(p.read_bytes()[:20_000])
-    with pytest.raises(SourceError, match="broken XML"):
-        read_source(d, progress=False, jobs=1)
+    with pytest.raises(SourceError, match="0221NUM15092020-000001.xml: broken XML"):
+        read_source(d, progress=False, jobs=jobs, municipalities=_cbs_list(tmp_path))
+
+
+def build_command(source: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "engine", "build", str(source), str(out), "--no-progress", *extra],
+                          capture_output=True, text=True, cwd=REPO)
+
+
+@pytest.mark.slow
+def test_lvbag_broken_xml_with_the_default_jobs_is_a_message(tmp_path):
+    """Regression (issue 37, item 6): with the default --jobs (worker processes) a broken XML file
+    was "TypeError: cannot pickle 'lxml.etree._ListErrorLog' object" and a traceback; with
+    --jobs 1 the message was clear. Both say which file is broken, in one line."""
+    d = tmp_path / "broken"
+    shutil.copytree(EXPANDED, d)
+    p = d / "0221NUM15092020-000001.xml"
+    p.write_bytes(p.read_bytes()[:20_000])
+    r = build_command(d, tmp_path / "idx", "--municipalities", str(_cbs_list(tmp_path)))
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "0221NUM15092020-000001.xml: broken XML" in r.stderr
+    assert not (tmp_path / "idx").exists()
+
+
+@pytest.mark.slow
+def test_gpkg_with_damaged_pages_is_a_message(tmp_path):
+    """Regression (issue 37, item 6): a GeoPackage whose table pages are damaged (50 x 64 random
+    bytes in the pages of its biggest table, the file's size unchanged) was
+    `sqlite3.DatabaseError: database disk image is malformed` and a traceback."""
+    import random
+
+    bad = tmp_path / "bad.gpkg"
+    shutil.copyfile(GPKG, bad)
+    con = sqlite3.connect(f"file:{bad}?mode=ro", uri=True)
+    page = con.execute("PRAGMA page_size").fetchone()[0]
+    roots = sorted(r[0] for r in con.execute("SELECT rootpage FROM sqlite_master WHERE rootpage > 0"))
+    first = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'verblijfsobjecten'").fetchone()[0]
+    con.close()
+    last = next(r for r in roots if r > first)    # the pages after its root, up to the next table's
+    data = bytearray(bad.read_bytes())
+    rng = random.Random(0)
+    for _ in range(50):
+        at = (rng.randrange(first + 1, last) - 1) * page + rng.randrange(page - 64)
+        data[at:at + 64] = rng.randbytes(64)
+    bad.write_bytes(bytes(data))
+    r = build_command(bad, tmp_path / "idx", "--municipalities", str(_cbs_list(tmp_path)))
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "the GeoPackage is damaged: database disk image is malformed" in r.stderr
+    assert not (tmp_path / "idx").exists()
 
 
 def test_lvbag_code_the_reference_cannot_place_is_a_dangling_reference(tmp_path):
