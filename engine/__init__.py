@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._core import ARRAYS, SIZES, Index, IndexClosedError, QueryError, _search_scored, read_plain_query
+from .checksums import ChecksumError, verify_files
 from .hits import Hit, make_hits
 from .match import Match, match_texts
 from .params import FORMAT_VERSION
@@ -160,8 +161,16 @@ class AddressIndex(Index):
     manifest: dict
 
     @classmethod
-    def open(cls, path: str | os.PathLike) -> AddressIndex:
-        """Memory-map the index in directory `path`; raise IndexOpenError if it is unusable."""
+    def open(cls, path: str | os.PathLike, *, verify: bool = True) -> AddressIndex:
+        """Memory-map the index in directory `path`; raise IndexOpenError if it is unusable.
+
+        `verify` (the default): first check every file against the checksum the build
+        recorded in the manifest (`engine.checksums`), and refuse a damaged index, naming the
+        file: a search over damaged arrays may crash the process. It reads the whole index
+        (the whole country, 433 MiB: 0.05-0.07 s from the page cache), once per process and
+        version of each file: opening the same files again costs a `stat` each. With
+        ``verify=False`` only the sizes and headers are checked (a few ms), for a caller that
+        checked the files itself."""
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
         path = Path(os.path.abspath(path))
@@ -177,6 +186,16 @@ class AddressIndex(Index):
             raise IndexOpenError(
                 f"index {path} has format version {version!r}; this engine reads version "
                 f"{FORMAT_VERSION}: rebuild it with `python -m engine build`")
+        if verify:
+            try:
+                verify_files(path, manifest.get("files"), [f"{name}.npy" for name in ARRAYS], advice=_HUGEPAGE)
+            except FileNotFoundError as e:
+                raise IndexOpenError(f"index {path} is incomplete: {Path(e.filename or '?').name} is missing") from None
+            except ChecksumError as e:
+                raise IndexOpenError(f"index {path} is damaged: {e}; copy it again, or rebuild it with "
+                                     f"`python -m engine build`") from None
+            except OSError as e:
+                raise IndexOpenError(f"index {path} is unreadable: {e}") from None
         arrays: dict[str, np.ndarray] = {}
         maps: list[mmap.mmap] = []
         try:

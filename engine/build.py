@@ -3,8 +3,8 @@
     python -m engine build SOURCE OUT_DIR
 
 The directory holds one `.npy` file per array (memory-mapped by `AddressIndex.open`) and a
-`manifest.json` that names every array with its dtype and shape, the source and its sha256,
-and the row counts. The build writes into a temporary sibling directory and renames it into
+`manifest.json` that names every array with its dtype and shape, the size and checksum of every
+file (`engine.checksums`), the source and its sha256, and the row counts. The build writes into a temporary sibling directory and renames it into
 place only when everything is written, so a crash never leaves a half-written index where a
 good one was. It replaces only an index (a directory whose manifest names every file in it) or an
 empty directory; anything else is refused unless `force` (`--force`) is given.
@@ -26,6 +26,7 @@ import orjson
 
 from . import _core, release_page_cache
 from ._core import BITS
+from .checksums import file_checksums
 from .params import FORMAT_VERSION, PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
 from .source import ParsedTable, SourceError, read_source
 from .vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
@@ -359,6 +360,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
         for name, arr in arrays.items():
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr), allow_pickle=False)
+        # what AddressIndex.open checks the files against (engine/checksums.py)
+        manifest["files"] = file_checksums(tmp, [f"{name}.npy" for name in arrays])
         manifest["build_seconds"] = round(time.perf_counter() - t0, 1)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
         # on disk before it is renamed into place, and out of the page cache, which holds what

@@ -51,7 +51,8 @@ MICRODEGREE = 1e-6       # coordinates are stored as int32 microdegrees
 
 # the index directory's format (manifest.json `format_version`): engine/build.py writes it,
 # AddressIndex.open refuses any other
-FORMAT_VERSION = 15       # 15: a token's length in its group record (TokRec.tlen)
+FORMAT_VERSION = 16       # 16: the size and checksum of every file in the manifest ("files")
+                          # 15: a token's length in its group record (TokRec.tlen)
                           # 13: each group's range of postcode digits beside its postings (*_pcr)
                           # 12: the first letters of each group's letters and additions (*_sfx)
                           # 11: each posting's group's house number range (v_post_num, sp_num)

@@ -58,7 +58,7 @@ class IndexSlot:
         self.index = index
         self.directory = directory
         self.problem: str | None = None  # why the worker serves the last good index (or none)
-        self.files: dict[str, tuple[int, int, int]] = {}  # (device, inode, size) by file name
+        self.files: dict[str, tuple[int, int, int, int]] = {}  # (device, inode, size, mtime) by name
 
 
 class Endpoint(Protocol):
