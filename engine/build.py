@@ -4,10 +4,11 @@
 
 The directory holds one `.npy` file per array (memory-mapped by `AddressIndex.open`) and a
 `manifest.json` that names every array with its dtype and shape, the size and checksum of every
-file (`engine.checksums`), the source and its sha256, and the row counts. The build writes into a temporary sibling directory and renames it into
-place only when everything is written, so a crash never leaves a half-written index where a
-good one was. It replaces only an index (a directory whose manifest names every file in it) or an
-empty directory; anything else is refused unless `force` (`--force`) is given.
+file (`engine.checksums`), the source and its sha256, and the row counts. The build writes into
+a temporary sibling directory and renames it into place only when everything is written, so a
+crash never leaves a half-written index where a good one was. It replaces only an index (a
+directory whose manifest names every file in it) or an empty directory; anything else is refused
+unless `force` (`--force`) is given.
 """
 
 from __future__ import annotations
