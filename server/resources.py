@@ -115,11 +115,20 @@ class Address:
         index = self._slot.index
         if index is None:
             raise ApiError("not_ready", "no index is open", headers={"Retry-After": "5"})
-        # the limiter counts cost: the engine's CPU time (the engine runs in this thread, GIL
-        # released; a wait for a core is not the key's doing)
+        # the limiter counts cost: the CPU time of all the work the request asked for, the
+        # engine's search and the highlights (the engine runs in this thread, GIL released; a
+        # wait for a core is not the key's doing)
         wall, cpu = time.perf_counter(), time.thread_time()
         try:
             body = index.suggest_json(q, limit=limit, lat=lat, lon=lon)
+            if highlight:
+                # NOTE: charged like the search (issue 37: one key asking for the highlights of
+                # a query of 50 one-letter words, 90 ms each uncharged, took the others' p50 from
+                # 1.1 to 140 ms). The spans take 0.1-0.4 ms per hit (p50), so a page that asks
+                # for them on every letter pays 2-10 tokens a request: its key's rate must allow
+                # for that. Each hit's explanation has a work budget (engine.explain
+                # EXPLAIN_WORK): at most about 2 ms a hit.
+                body = self._highlighted(index, q, orjson.loads(body))
         except engine.QueryError as exc:  # the checks above should leave none
             raise query_error(exc) from None
         finally:
@@ -127,11 +136,6 @@ class Address:
             # (nearly all) costs no extra token: no second thread_time() (0.6 us), no call
             if time.perf_counter() - wall >= COST_UNIT_SECONDS:
                 self._auth.charge(record, time.thread_time() - cpu)
-        if highlight:
-            # NOTE: not charged: the search is what a key can make expensive; the spans take
-            # ~0.1-0.4 ms per hit (q <= 128 code points, <= 10 hits), and a page asks for them
-            # on every letter, which at 0.2 ms a token would cost a publishable key 5-10 tokens.
-            body = self._highlighted(index, q, orjson.loads(body))
         resp.content_type = falcon.MEDIA_JSON
         resp.data = body
 
