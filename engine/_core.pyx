@@ -142,6 +142,7 @@ SIZES = {
     "PREFIX_SLIP_LEN": PREFIX_SLIP_LEN, "SLIP_SCAN_MAX": SLIP_SCAN_MAX, "TWO_SLIP_LEN": TWO_SLIP_LEN,
     "TWO_SLIP_TYPED": TWO_SLIP_TYPED, "TWO_SLIP_WORDS": TWO_SLIP_WORDS,
     "DEL_TOK_BITS": DEL_TOK_BITS, "DEL_TAIL": DEL_TAIL, "DEL_BUCKET": DEL_BUCKET,
+    "WORK_PER_GROUP": WORK_PER_GROUP, "FREE_WORDS": FREE_WORDS, "EXTRA_WORD_WORK": EXTRA_WORD_WORK,
 }
 
 # the kinds of a group token and the bits of a posting's meta byte (_core.pxd), for build.py and
@@ -674,8 +675,10 @@ cdef dict _reading(const TraceRec* r):
         "deferred": bool(r.deferred), "found": r.found > 0,
         "spent": [name for bit, name in SPENT.items() if r.spent & bit],
         # where a query's time goes: since the reading before (the trace's own copying left
-        # out), and the budgets' counts by its end
-        "us": r.ns / 1e3, "work": r.work, "slip_work": r.slip_work,
+        # out), the budgets' counts by its end, and what the scans did by then: the postings
+        # whose bounds they checked and the groups they scored
+        "us": r.ns / 1e3, "work": r.work, "slip_work": r.slip_work, "walked": r.walked,
+        "groups": r.groups,
     }
 
 
