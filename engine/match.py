@@ -200,6 +200,10 @@ def _incomplete_name(out: Path) -> Path:
     return out.with_name(f"{rest.stem}.incomplete{rest.suffix}{packed}")
 
 
+# what reading the input may raise: a file that cannot be read, or a compressed one broken off
+_READ_ERRORS: tuple[type[BaseException], ...] = (OSError, ValueError, *DECOMPRESS_ERRORS)
+
+
 class _Stop:
     """Where the input broke off (`_record_chunks`): the error, and the input lines read whole
     before it (the header included)."""
@@ -264,7 +268,7 @@ def match_file(index: AddressIndex, source: str | os.PathLike[str], column: str,
         with _open_read(source) as f:
             try:
                 first = f.readline()
-            except (OSError, ValueError, *DECOMPRESS_ERRORS) as e:
+            except _READ_ERRORS as e:
                 raise MatchFileError(f"cannot read {source}: {e}") from None
             if not first:
                 raise MatchFileError(f"{source} is empty: it needs a header line")
