@@ -40,7 +40,9 @@ cdef enum:
     FREE_WORDS = 5       # ... both more in a query of more words than this (_scan.pxi
     EXTRA_WORD_WORK = 2  # `_scan_text`): a group this many times more per word beyond them
     SLIP_PER_PROBE = 5   # the slips looked up (Search.slip_work, _typo.pxi _slips_spent):
-    SLIP_PER_CHECK = 30  # a deletion hash probed, a token measured against the word
+    SLIP_PER_CHECK = 30  # a deletion hash probed, a token measured against the word;
+    SLIP_SCAN_TOKENS = 4  # a slip of a word being typed: an edit looked up (SLIP_PER_PROBE), this
+                          # many tokens walked for all of them at once (_typo.pxi `_word_slips`)
     TOKEN_CAP_MIN = 8
     PC_PREFIX_CAP = 4000
     DROP_MAX_TOKENS = 12  # a query that finds nothing is tried again with its words spaced
@@ -375,6 +377,9 @@ cdef struct Search:
     int memo_used       # tokens in memo_tid/memo_dist
     int32_t memo_tid[MEMO_POOL]
     uint8_t memo_dist[MEMO_POOL]
+    int nslipmemo       # the words whose prefix slips this query found (_typo.pxi
+    TypoMemo slipmemo[MEMO_MAX]  # `_word_slips`): each found once, for every token and
+    int32_t slipmemo_tid[MEMO_MAX * MAXSLIP]  # reading of it (`start` counts in MAXSLIPs)
     int spent           # SPENT_* bits of the current reading
     int stage           # ST_* of the readings being made, for the trace
     int parse_mode      # the mode of the last `_parse`, for the trace

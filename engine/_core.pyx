@@ -59,7 +59,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
 from libc.math cimport M_PI, cos, log, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 

@@ -42,6 +42,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     s.two_slip_words = 0
     s.nmemo = 0
     s.memo_used = 0
+    s.nslipmemo = 0
     s.left_out = 0
     s.near_glue = -1
     # a pasted address's layout (`_prepare`): read as typed without the marks first
@@ -326,8 +327,7 @@ cdef bint _slipped_word(const Data* d, Search* s, int ti) noexcept nogil:
         return True
     if ti != s.ntok - 1:
         return False
-    if s.slip_n[ti] < 0:
-        _prefix_slips(d, s, ti)
+    _word_slips(d, s, ti)
     return s.slip_n[ti] > 0
 
 
