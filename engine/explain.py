@@ -555,12 +555,15 @@ _BEAM = 64               # sets of registered words kept after each typed word (
 # ("kerkstraat 1 amst(rdam (a b  d e f ... w)") has readings for most words in every hit, and the
 # walk kept 64 sets of registered words after each: 8-10 ms a hit, 75-107 ms for the highlights of
 # ten (the search: 0.1 ms). The walk counts the readings it makes (a look at each word of the hit
-# per typed piece) and each set it continues (`_best`); as EXPLAIN_WORK runs out it keeps fewer
-# sets, and past it the words left are left out. The public queries and 3,000 messy lines
-# (benchmarks/messy.py) spend at most 1,012 on a hit (p50 95, p99 471) and are explained the same
-# with it as without; the query above now takes 19 ms for ten hits (0.5 ms a hit besides the
-# budget, which costs about 1.1 us a unit; best of 5, the explanations' caches emptied).
-EXPLAIN_WORK = 1500
+# per typed piece, SLIP_WORK per slip measured), the sets it chooses from and each set it
+# continues (`_best`); as EXPLAIN_WORK runs out it keeps fewer sets, and past it the words left
+# are left out. The public queries and 3,000 messy lines (benchmarks/messy.py) spend at most
+# 1,409 on a hit, and all their 23,015 hits at limit 10 are explained the same with it as
+# without. NOTE: a unit is not a fixed time (an edit distance measured in Python costs 1-40 us),
+# so the bound is the most an ordinary hit costs, times about 1.4: benchmarks/fuzz.py --climb
+# --highlight finds tens of ms for ten hits; issue 38 (the engine's own readings) is the fix.
+EXPLAIN_WORK = 2000
+SLIP_WORK = 10           # a slip measured (an edit distance in Python) counts this much
 
 _PC_SHAPE = re.compile(r"[0-9]{4}[a-z]{2}")
 
@@ -616,7 +619,7 @@ def _slips(typed: str, word: str, k: int) -> int:
     return d
 
 
-def _slip_readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
+def _slip_readings(p: _Piece, hit: _Hit, after: bool, spend: list[int]) -> list[_Reading]:
     """A piece that matches nothing as typed: the registered words it is a slip from (one edit
     in a word of 5+ letters, two in one of 9+ typed 7+ long), or the start of one it is one slip
     from when still being typed (`jerestr`, 4+ letters), or a postcode one slip away."""
@@ -632,12 +635,14 @@ def _slip_readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
             gt = g.text
             k = 2 if ulen >= 7 and (ulen >= 9 or len(gt) >= 9) else 1
             if ulen >= 5 and abs(len(gt) - n) <= k + 1:
+                spend[0] += SLIP_WORK
                 d = _slips(t, gt, k)
                 if d <= k:
                     out.append((SLIP + SLIP_EDIT * d + pen, g, "slip", g.span))
                     continue
             if n >= 4 and not g.alias and n < len(gt):
                 for m in (n, n + 1, n - 1):
+                    spend[0] += SLIP_WORK
                     if m < len(gt) and _within(t, gt[:m], 1) == 1:
                         span = None if not g.starts else (g.starts[0], g.ends[m - 1])
                         out.append((PREFIX_SLIP + pen, g, "slip", span))
@@ -649,7 +654,7 @@ def _slip_readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
     return out
 
 
-def _readings(p: _Piece, hit: _Hit, after: bool, typing: bool = False) -> list[_Reading]:
+def _readings(p: _Piece, hit: _Hit, after: bool, spend: list[int], typing: bool = False) -> list[_Reading]:
     """Each registered word the piece alone may stand for, the cheapest first (at most 6).
 
     `typing`: the piece is the end of the text, still being typed: where it is both the start of
@@ -680,7 +685,7 @@ def _readings(p: _Piece, hit: _Hit, after: bool, typing: bool = False) -> list[_
             found.append((PREFIX + g.pens[after], g, "prefix", span))
     if not found:
         # PERF: slips only for a word that matches nothing as typed, as the engine looks for them
-        found = _slip_readings(p, hit, after)
+        found = _slip_readings(p, hit, after, spend)
     if len(found) > 1:
         found.sort(key=_first)
     return found[:6]
@@ -773,7 +778,7 @@ def _extend(partial: list[tuple[float, int, tuple[_Match, ...]]], p: _Piece, rea
     return out[:8]
 
 
-def _options(query: _Query, i: int, hit: _Hit, after: bool) -> list[_Option]:
+def _options(query: _Query, i: int, hit: _Hit, after: bool, spend: list[int]) -> list[_Option]:
     """The readings of typed word i (and of the words after it it may be glued to)."""
     typing = query.typing and i == len(query.words) - 1
     opts: list[_Option] = []
@@ -781,13 +786,13 @@ def _options(query: _Query, i: int, hit: _Hit, after: bool) -> list[_Option]:
     for pieces in query.cuts[i]:
         partial: list[tuple[float, int, tuple[_Match, ...]]] = [(0.0, 0, ())]
         for p in pieces[:-1]:
-            partial = _extend(partial, p, _readings(p, hit, after))
+            partial = _extend(partial, p, _readings(p, hit, after, spend))
         last = pieces[-1]
         if i + 1 < len(words):
             for cost, extra, mask, ms in _glues(last, words, i + 1, hit, after):
                 opts.extend(_Option(c + cost, 1 + extra, m | mask, pms + ms)
                             for c, m, pms in partial if not m & mask)
-        partial = _extend(partial, last, _readings(last, hit, after, typing))
+        partial = _extend(partial, last, _readings(last, hit, after, spend, typing))
         opts.extend(_Option(c, 1, m, ms) for c, m, ms in partial)
     opts.extend(_splits(query.cuts[i][0][0], hit, after))
     opts.sort(key=_per_word)
@@ -840,7 +845,9 @@ def _best(options: Callable[[int], tuple[list[_Option], int]], left_out: Callabl
             work -= took
         else:
             opts = left_out(i)
-        # the cheapest sets, as many as the work left continues (at least one)
+        # the cheapest sets, as many as the work left continues (at least one); choosing them
+        # counts one a set
+        work -= len(layer)
         beam = min(_BEAM, max(1, work // len(opts)))
         states = sorted(layer.items(), key=_cost_of)[:beam] if len(layer) > beam else layer.items()
         work -= len(states) * len(opts)
@@ -904,8 +911,10 @@ def _explained(q: str, hit: Mapping[str, Any], aliases: Mapping[str, Iterable[st
     before = num_at > 0 and any(not w.text[:1].isdigit() for w in words[:num_at])
     out = []
     def options(i: int) -> tuple[list[_Option], int]:
-        # the readings of word i take a look at every word of the hit per piece of it
-        return _options(query, i, h, before and i > num_at), len(h.targets) * sum(map(len, query.cuts[i]))
+        # the readings of word i take a look at every word of the hit per piece of it, and
+        # SLIP_WORK per slip measured
+        spend = [len(h.targets) * sum(map(len, query.cuts[i]))]
+        return _options(query, i, h, before and i > num_at, spend), spend[0]
 
     readings, left = _best(options, lambda i: _left_out(query, i), len(words), work)
     for o in readings:
