@@ -25,6 +25,26 @@ with ``Connection: close``; the connection is closed after it. A connection that
 of a request within the header timeout is closed without an answer (it has asked nothing).
 The head is fed to the parser in pieces no longer than what is left of its budget, so no
 single read makes the parser hold more than :data:`MAX_HEAD_BYTES`.
+
+What a connection may hold (issue 37), besides its head:
+
+=============================  ================================  ===============================
+what                           limit                             then
+=============================  ================================  ===============================
+requests read, not answered    :data:`MAX_PIPELINE` (8)          reading stops until one is
+(pipelining)                                                     answered (backpressure)
+=============================  ================================  ===============================
+
+Pipelining: httptools parses whatever it is given, and uvicorn queues every request it parses
+behind the one being answered, resuming reading after each answer: a client that writes
+requests back to back and never reads the answers made a worker queue a task per request
+(issue 37: 2,390 MB per worker in 25 s). Here the parser is given at most one request head at
+a time (a piece ends at the first empty line: strict HTTP/1.1, which httptools enforces, ends
+every head and every chunked body with one), never while :data:`MAX_PIPELINE` requests wait for
+their answers; what was read beyond that waits unparsed (at most one read, 256 KB) with reading
+paused, and :class:`_HeldFlow` keeps uvicorn from resuming it meanwhile. The answers themselves
+wait in the transport, which stops the app writing at its high-water mark (64 KiB), so a
+connection whose answers are not read holds at most that, one read and eight requests.
 """
 
 from __future__ import annotations
@@ -33,12 +53,18 @@ import os
 import re
 from dataclasses import dataclass
 
+from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from server.errors import ApiError, problem_body
 
 #: The whole head of a request (request line and every header) may not be larger than this.
 MAX_HEAD_BYTES = 32 * 1024
+#: Requests of one connection read and not yet answered in full; with this many, the connection
+#: reads no more until one is answered. A browser never pipelines; a client that does waits.
+MAX_PIPELINE = 8
+#: Where a request's head ends (and a chunked body): the parser requires CRLF line ends.
+_EMPTY_LINE = b"\r\n\r\n"
 #: gunicorn's ceilings, used when a ``limit_request_*`` setting is 0 ("unlimited").
 #: How a request line ends (the parser itself checks the rest of it).
 _VERSIONED = re.compile(rb" HTTP/[0-9]\.[0-9]\r?\n\Z")
@@ -76,8 +102,25 @@ class _Refused(Exception):
     """Raised from a parser callback to stop the parser; the refusal is in ``_refusal``."""
 
 
+class _HeldFlow(FlowControl):
+    """uvicorn's flow control of a connection, that does not resume reading while its protocol
+    holds requests back (uvicorn resumes it after every answer and whenever the app waits for a
+    body: each resume would read up to 256 KB more)."""
+
+    def __init__(self, transport, protocol: LimitedProtocol) -> None:  # noqa: ANN001
+        super().__init__(transport)
+        self._protocol = protocol
+
+    def resume_reading(self) -> None:
+        # PERF: FlowControl's own test first: nearly always, reading is not paused
+        if self.read_paused and not self._protocol._holding():
+            self.read_paused = False
+            self._transport.resume_reading()
+
+
 class LimitedProtocol(HttpToolsProtocol):
-    """httptools protocol that refuses oversized, endless or malformed request heads."""
+    """httptools protocol that refuses oversized, endless or malformed request heads, and reads
+    no more requests while :data:`MAX_PIPELINE` wait for their answers."""
 
     limits = Limits()  # the worker sets the limits of its gunicorn settings
 
@@ -91,15 +134,19 @@ class LimitedProtocol(HttpToolsProtocol):
         self._line_tail = b""  # the last bytes of the request line read so far
         self._refusal: ApiError | None = None
         self._head_timer = None
+        self._in_flight = 0  # requests parsed whose answers are not complete
+        self._backlog = b""  # bytes read and not given to the parser (backpressure)
 
     # -- the header timeout ---------------------------------------------------------------------
 
     def connection_made(self, transport) -> None:  # noqa: ANN001
         super().connection_made(transport)
+        self.flow = _HeldFlow(self.transport, self)
         self._arm_head_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_head_timer()
+        self._backlog = b""
         super().connection_lost(exc)
 
     def _arm_head_timer(self) -> None:
@@ -123,10 +170,22 @@ class LimitedProtocol(HttpToolsProtocol):
             return
         self._send_problem(ApiError("request_timeout", "the request's headers did not arrive in time"))
 
-    # -- the head's size ------------------------------------------------------------------------
+    # -- reading: the head's size, and backpressure ---------------------------------------------
+
+    def _holding(self) -> bool:
+        """Whether requests are held back: read and unparsed, or as many waiting as allowed."""
+        return bool(self._backlog) or self._in_flight >= MAX_PIPELINE
 
     def data_received(self, data: bytes) -> None:
+        """Give ``data`` to the parser piece by piece (see the module's docstring)."""
+        if self._backlog:  # NOTE: reading is paused meanwhile; kept in order all the same
+            data, self._backlog = self._backlog + data, b""
         while data and self._refusal is None and not self.transport.is_closing():
+            if self._in_flight >= MAX_PIPELINE:
+                # SECURITY: backpressure: the rest waits until an answer has been written
+                self._backlog = data
+                self.flow.pause_reading()
+                return
             if self._in_head:
                 room = self.limits.head - self._head_bytes
                 if room < 0:
@@ -139,14 +198,19 @@ class LimitedProtocol(HttpToolsProtocol):
                 if not self._line_read:  # up to the end of the request line, to look at it
                     newline = data.find(b"\n", 0, end)
                     end = end if newline < 0 else newline + 1
-                piece, data = data[:end], data[end:]
-                self._head_bytes += len(piece)
             else:
-                piece, data = data, b""
+                end = len(data)
+            # at most one head (or the end of one body and one head) per piece
+            blank = data.find(_EMPTY_LINE, 0, end)
+            if blank >= 0:
+                end = blank + len(_EMPTY_LINE)
+            piece, data = data[:end], data[end:]
+            if self._in_head:
+                self._head_bytes += len(piece)
             line_mode = self._in_head and not self._line_read
             super().data_received(piece)
             if self._line_open and not self._line_read and not line_mode:
-                self._line_read = True  # began inside a longer piece (pipelined): not looked at
+                self._line_read = True  # began inside a longer piece (after a body): not looked at
             elif self._line_open and not self._line_read:
                 self._line_tail = (self._line_tail + piece)[-12:]
                 if piece.endswith(b"\n"):
@@ -184,7 +248,10 @@ class LimitedProtocol(HttpToolsProtocol):
         self._in_head = self._line_open = False
         self._head_bytes = 0
         self._disarm_head_timer()
+        cycle = self.cycle
         super().on_headers_complete()
+        if self.cycle is not cycle:
+            self._in_flight += 1
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
@@ -192,17 +259,23 @@ class LimitedProtocol(HttpToolsProtocol):
         self._line_read = False
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
+        self._in_flight -= 1
+        super().on_response_complete()  # starts the next request read, if any
         if self.transport.is_closing():
             return
         if self._refusal is not None and not self._busy():
             self._write_problem(self._refusal)  # after the answers to the requests before it
-        else:
-            self._arm_head_timer()
+            return
+        self._arm_head_timer()
+        if self._backlog:
+            backlog, self._backlog = self._backlog, b""
+            self.data_received(backlog)
+            if not self._holding() and not self.pipeline:
+                self.flow.resume_reading()
 
     def _busy(self) -> bool:
         """Whether an answer is being written or requests wait for theirs (pipelining)."""
-        return bool(self.pipeline) or (self.cycle is not None and not self.cycle.response_complete)
+        return self._in_flight > 0
 
     # -- refusals -------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
@@ -203,3 +204,87 @@ def test_the_gunicorn_limit_settings_apply(live_server):
     assert (status, "over 5 headers") == (431, body["detail"][-14:])
     status, body = problem(exchange(live, b"GET /healthz?" + b"a" * 300 + b" HTTP/1.1\r\nHost: x\r\n\r\n"))
     assert (status, body["code"]) == (414, "uri_too_long")
+
+
+# -- pipelining (issue 37, item 1) ------------------------------------------------------------
+
+
+def read_answers(sock: socket.socket, count: int) -> list[tuple[int, bytes]]:
+    """``count`` answers (status, body) read from ``sock``, in order."""
+    buf, out = b"", []
+    while len(out) < count:
+        while b"\r\n\r\n" not in buf:
+            chunk = sock.recv(65536)
+            assert chunk, f"closed after {len(out)} answers"
+            buf += chunk
+        head, _, buf = buf.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        length = next(int(line.split(":")[1]) for line in lines if line.lower().startswith("content-length:"))
+        while len(buf) < length:
+            chunk = sock.recv(65536)
+            assert chunk, f"closed in answer {len(out) + 1}"
+            buf += chunk
+        out.append((int(lines[0].split()[1]), buf[:length]))
+        buf = buf[length:]
+    return out
+
+
+def test_pipelined_requests_are_all_answered_in_order(server):
+    """Held back (server/protocol.py: MAX_PIPELINE), pipelined requests are answered all the
+    same, in the order they were sent, the last in a partial write."""
+    requests, limits = [], []
+    for i in range(60):
+        if i % 3 == 2:
+            requests.append(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            limits.append(None)
+        else:
+            limit = i % 10 + 1
+            path = f"/v1/address?country=NLD&q=kerkstraat&limit={limit}"
+            requests.append(f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {server.key}\r\n\r\n".encode())
+            limits.append(limit)
+    data = b"".join(requests)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(data[:-7])
+        time.sleep(0.2)
+        s.sendall(data[-7:])
+        answers = read_answers(s, len(requests))
+    for (status, body), limit in zip(answers, limits, strict=True):
+        assert status == 200
+        assert (json.loads(body)["limit"] if limit else body) == (limit or b'{"status":"ok"}')
+
+
+def worker_memory_mib(server) -> dict[int, float]:
+    """RSS of each worker of ``server`` (Linux)."""
+    pid = server.proc.pid
+    out = {}
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        for line in Path(f"/proc/{child}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                out[int(child)] = int(line.split()[1]) / 1024
+    return out
+
+
+def test_a_client_that_never_reads_stops_being_read(server):
+    """Issue 37: a client that wrote GETs back to back and never read the answers made a worker
+    read on and queue every request (2,390 MB per worker in 25 s). Now the worker stops reading
+    it: the client's writes block once the sockets' buffers are full, long before 48 MB, and
+    the workers' memory stays where it was. Other clients are served meanwhile."""
+    pad = b"X-Pad: " + b"p" * 900 + b"\r\n"  # ~1 KB a request: the bytes count, not the requests
+    path = b"/v1/address?country=NLD&q=kerkstraat&limit=10"
+    request = b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + server.key.encode() + b"\r\n" + pad
+    burst = (request + b"\r\n") * 64
+    before = worker_memory_mib(server)
+    budget, sent, blocked = 48 * 2**20, 0, False
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.settimeout(5.0)
+        while sent < budget:
+            try:
+                sent += s.send(burst)
+            except TimeoutError:
+                blocked = True  # nothing taken for 5 s: the server reads no more
+                break
+        after = worker_memory_mib(server)
+        assert server.get("/healthz", auth=False)[0] == 200
+    assert blocked, f"the server took {sent / 2**20:.0f} MiB of unread pipelined requests"
+    grown = {pid: after[pid] - before[pid] for pid in before if pid in after}
+    assert max(grown.values()) < 64, grown
