@@ -36,6 +36,10 @@ threads = 4 if _worker == "gthread" else 1
 preload_app = True  # import once in the master; workers fork from it and share its code pages
 bind = [os.environ.get("ADDRESS_BIND", "127.0.0.1:8000")]  # overridden by -b HOST:PORT
 backlog = 2048  # pending connections the kernel queues before refusing
+# open connections per worker: uvicorn answers more with 503 too_many_connections at once
+# (server/protocol.py); gthread leaves more in the backlog; sync serves one at a time; gunicorn's
+# asgi worker counts them but applies no limit
+worker_connections = 1000
 keepalive = 5  # seconds an idle keep-alive connection stays open (clients reuse connections)
 timeout = 30  # a worker silent this long is killed and replaced
 graceful_timeout = 30  # on HUP/TERM, old workers get this long to finish their requests

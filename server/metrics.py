@@ -13,6 +13,12 @@ Metrics:
   (SECURITY: never the key itself) once the key is known.
 - ``address_index_age_seconds`` and ``address_index_built_timestamp_seconds``: of the index the
   answering worker serves (``built_at`` of its manifest).
+- ``address_http_connections`` (one series per worker, label ``pid``),
+  ``address_http_connections_max`` and ``address_http_connections_refused_total``: the open
+  connections of each worker, the most it keeps (gunicorn's ``worker_connections``) and the
+  connections refused over it (503 ``too_many_connections``). Only the default worker counts
+  them (``server/protocol.py``, through :data:`CONNECTIONS`); gunicorn's own workers apply
+  ``worker_connections`` themselves (gthread), or not at all (asgi, sync), and export none.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from typing import Any
 from prometheus_client import (
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     disable_created_metrics,
     generate_latest,
@@ -55,6 +62,21 @@ _SECONDS = itemgetter(5)
 # NOTE: the `*_created` series double the output and mean nothing for a long-running service
 # (and multiprocess mode does not export them at all).
 disable_created_metrics()
+
+
+class Connections:
+    """The HTTP connections of this process, as the default worker's protocol counts them
+    (``server.protocol.LimitedProtocol``): ``open`` now, ``refused`` so far, and ``limit``, the
+    most it keeps (0: no protocol of ours counts them here, and no metric says anything)."""
+
+    __slots__ = ("open", "refused", "limit")
+
+    def __init__(self) -> None:
+        self.open = self.refused = self.limit = 0
+
+
+#: This process's connections (one event loop: counted without a lock).
+CONNECTIONS = Connections()
 
 
 def multiprocess_dir() -> str | None:
@@ -171,6 +193,10 @@ class Metrics:
         self._pending: deque[tuple[str, str, int, str | None, int, float]] = deque()
         self._flush_lock = threading.Lock()
         self._flusher: threading.Thread | None = None
+        # made at the first flush that has connections to show (after fork: a metric of
+        # multiprocess mode writes its file when it is made)
+        self._connections: tuple[Gauge, Gauge, Counter] | None = None
+        self._refused_shown = 0
 
     def observe(self, route: str, method: str, status: int, seconds: float, key_name: str | None) -> None:
         """Record one response.
@@ -193,6 +219,8 @@ class Metrics:
             # NOTE: only a holder of the lock pops, so these many are there; requests may
             # append more meanwhile (the next flush takes them)
             batch = [popleft() for _ in range(len(pending))]
+            if CONNECTIONS.limit:
+                self._flush_connections()
             if not batch:
                 return
             # PERF: counted in C (Counter of label tuples), a Python step per distinct label set
@@ -219,6 +247,37 @@ class Metrics:
                 self._key_requests.labels(*labels).inc(n)
             for route, counts in latency.items():
                 _add_to_histogram(self._latency.labels(route), counts, totals[route])
+
+    def _flush_connections(self) -> None:
+        """Show :data:`CONNECTIONS` (under the flush lock)."""
+        if self._connections is None:
+            self._connections = (
+                Gauge(
+                    "address_http_connections",
+                    "Open HTTP connections of each worker.",
+                    registry=self.registry,
+                    multiprocess_mode="liveall",
+                ),
+                Gauge(
+                    "address_http_connections_max",
+                    "The most HTTP connections a worker keeps open (worker_connections); more are "
+                    "refused with 503 too_many_connections.",
+                    registry=self.registry,
+                    multiprocess_mode="livemax",
+                ),
+                Counter(
+                    "address_http_connections_refused",
+                    "HTTP connections refused because their worker had worker_connections open.",
+                    registry=self.registry,
+                ),
+            )
+        opened, limit, refused = self._connections
+        opened.set(CONNECTIONS.open)
+        limit.set(CONNECTIONS.limit)
+        count = CONNECTIONS.refused
+        if count > self._refused_shown:
+            refused.inc(count - self._refused_shown)
+            self._refused_shown = count
 
     def start_flusher(self) -> None:
         """Flush once a second from a daemon thread of this process (call after fork)."""

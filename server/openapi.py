@@ -270,10 +270,11 @@ def build_spec() -> dict[str, Any]:
         ),
         "429": _problem(["rate_limited"], "The key is over its rate limit.", _RETRY_AFTER),
         "503": _problem(
-            ["not_ready"],
+            ["not_ready", "too_many_connections"],
             "This server cannot check keys (key store unreadable; with a shared Redis store that "
             "cannot be reached, keys known before still work and only others get this) or has no "
-            "index open.",
+            "index open (`not_ready`); or the server process has as many connections open as it "
+            "keeps (`too_many_connections`, answered as the connection opens, before any request).",
             _RETRY_AFTER,
         ),
     }

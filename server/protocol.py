@@ -33,6 +33,13 @@ what                           limit                             then
 =============================  ================================  ===============================
 requests read, not answered    :data:`MAX_PIPELINE` (8)          reading stops until one is
 (pipelining)                                                     answered (backpressure)
+time to send the whole         ``ADDRESS_HEADER_TIMEOUT``, the   408 ``request_timeout`` (or the
+request, body included         same deadline as the head's       connection is closed, if the
+                                                                 request was already answered)
+a body that is not valid       the parser                        400 ``bad_request``
+chunked encoding
+open connections per worker    ``worker_connections`` (1000)     503 ``too_many_connections``
+                                                                 at once, with ``Retry-After``
 =============================  ================================  ===============================
 
 Pipelining: httptools parses whatever it is given, and uvicorn queues every request it parses
@@ -57,12 +64,17 @@ from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from server.errors import ApiError, problem_body
+from server.metrics import CONNECTIONS
 
 #: The whole head of a request (request line and every header) may not be larger than this.
 MAX_HEAD_BYTES = 32 * 1024
 #: Requests of one connection read and not yet answered in full; with this many, the connection
 #: reads no more until one is answered. A browser never pipelines; a client that does waits.
 MAX_PIPELINE = 8
+#: Seconds a connection refused over ``worker_connections`` stays open after its 503 (unread):
+#: closed at once with the request unread, the kernel would reset it, and the client could
+#: lose the answer.
+REFUSED_LINGER_SECONDS = 1.0
 #: Where a request's head ends (and a chunked body): the parser requires CRLF line ends.
 _EMPTY_LINE = b"\r\n\r\n"
 #: gunicorn's ceilings, used when a ``limit_request_*`` setting is 0 ("unlimited").
@@ -71,6 +83,7 @@ _VERSIONED = re.compile(rb" HTTP/[0-9]\.[0-9]\r?\n\Z")
 _GUNICORN_MAX_LINE = 8190
 _GUNICORN_MAX_FIELDS = 32768
 _GUNICORN_MAX_FIELD_SIZE = 8190
+_GUNICORN_WORKER_CONNECTIONS = 1000  # gunicorn's default of ``worker_connections``
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +95,7 @@ class Limits:
     field_size: int = _GUNICORN_MAX_FIELD_SIZE
     head: int = MAX_HEAD_BYTES
     header_timeout: float = 10.0
+    connections: int = _GUNICORN_WORKER_CONNECTIONS  # open connections of one worker
 
     @classmethod
     def from_gunicorn(cls, cfg: object, environ: dict[str, str] | None = None) -> Limits:
@@ -95,6 +109,7 @@ class Limits:
             fields=getattr(cfg, "limit_request_fields", 0) or _GUNICORN_MAX_FIELDS,
             field_size=getattr(cfg, "limit_request_field_size", 0) or _GUNICORN_MAX_FIELD_SIZE,
             header_timeout=timeout,
+            connections=getattr(cfg, "worker_connections", 0) or _GUNICORN_WORKER_CONNECTIONS,
         )
 
 
@@ -119,8 +134,9 @@ class _HeldFlow(FlowControl):
 
 
 class LimitedProtocol(HttpToolsProtocol):
-    """httptools protocol that refuses oversized, endless or malformed request heads, and reads
-    no more requests while :data:`MAX_PIPELINE` wait for their answers."""
+    """httptools protocol that refuses oversized, endless or malformed requests, reads no more
+    requests while :data:`MAX_PIPELINE` wait for their answers, and keeps at most
+    ``limits.connections`` connections open."""
 
     limits = Limits()  # the worker sets the limits of its gunicorn settings
 
@@ -136,18 +152,43 @@ class LimitedProtocol(HttpToolsProtocol):
         self._head_timer = None
         self._in_flight = 0  # requests parsed whose answers are not complete
         self._backlog = b""  # bytes read and not given to the parser (backpressure)
+        self._counted = False  # in CONNECTIONS.open
 
-    # -- the header timeout ---------------------------------------------------------------------
+    # -- the connection -------------------------------------------------------------------------
 
     def connection_made(self, transport) -> None:  # noqa: ANN001
         super().connection_made(transport)
         self.flow = _HeldFlow(self.transport, self)
-        self._arm_head_timer()
+        self._counted = True
+        CONNECTIONS.open += 1
+        if CONNECTIONS.open > self.limits.connections:
+            self._refuse_connection()
+        else:
+            self._arm_head_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._counted:
+            self._counted = False
+            CONNECTIONS.open -= 1
         self._disarm_head_timer()
         self._backlog = b""
         super().connection_lost(exc)
+
+    def _refuse_connection(self) -> None:
+        """Answer a connection over ``limits.connections`` with a 503 before it asks anything;
+        its request is never read (the connection is closed REFUSED_LINGER_SECONDS later)."""
+        CONNECTIONS.refused += 1
+        self._refusal = ApiError(
+            "too_many_connections",
+            f"this server process has {self.limits.connections} connections open; try again",
+            headers={"Retry-After": "1"},
+        )
+        self.flow.pause_reading()
+        self.transport.write(self._problem_bytes(self._refusal))
+        self.transport.write_eof()
+        self.loop.call_later(REFUSED_LINGER_SECONDS, self.transport.close)
+
+    # -- the deadline of a request --------------------------------------------------------------
 
     def _arm_head_timer(self) -> None:
         self._disarm_head_timer()
@@ -160,7 +201,10 @@ class LimitedProtocol(HttpToolsProtocol):
 
     def _head_timed_out(self) -> None:
         self._head_timer = None
-        if self.transport.is_closing() or not self._in_head:
+        if self.transport.is_closing():
+            return
+        if not self._in_head:  # its head was read; its body has not all arrived
+            self._abandon(ApiError("request_timeout", "the request's body did not arrive in time"))
             return
         if self._busy():
             self._arm_head_timer()  # an answer is on its way; the next head starts after it
@@ -247,7 +291,6 @@ class LimitedProtocol(HttpToolsProtocol):
             self._refuse(ApiError("bad_request", "an HTTP/1.1 request needs exactly one Host header"))
         self._in_head = self._line_open = False
         self._head_bytes = 0
-        self._disarm_head_timer()
         cycle = self.cycle
         super().on_headers_complete()
         if self.cycle is not cycle:
@@ -257,6 +300,7 @@ class LimitedProtocol(HttpToolsProtocol):
         super().on_message_complete()
         self._in_head = True
         self._line_read = False
+        self._disarm_head_timer()  # the request is whole; the next one's deadline starts after its answer
 
     def on_response_complete(self) -> None:
         self._in_flight -= 1
@@ -266,7 +310,8 @@ class LimitedProtocol(HttpToolsProtocol):
         if self._refusal is not None and not self._busy():
             self._write_problem(self._refusal)  # after the answers to the requests before it
             return
-        self._arm_head_timer()
+        if self._in_head:  # NOTE: a body still arriving keeps the deadline it has
+            self._arm_head_timer()
         if self._backlog:
             backlog, self._backlog = self._backlog, b""
             self.data_received(backlog)
@@ -286,7 +331,29 @@ class LimitedProtocol(HttpToolsProtocol):
 
     def send_400_response(self, msg: str) -> None:
         """uvicorn calls this when the parser fails: our refusal, or the contract's 400."""
+        if self._refusal is None and not self._in_head:  # in a body: only chunked can be wrong
+            self._abandon(ApiError("bad_request", "the request's body is not valid chunked encoding"))
+            return
         error = self._refusal or ApiError("bad_request", "the request is not valid HTTP/1.1")
+        self._send_problem(error)
+
+    def _abandon(self, error: ApiError) -> None:
+        """The request being read cannot be read whole (its body is late or malformed): answer
+        ``error`` in its place, after the answers before it, and close; or just close if the app
+        has begun its answer (an answer cannot be followed by another to the same request)."""
+        cycle = self.cycle
+        self._disarm_head_timer()
+        if cycle is None or cycle.response_started:
+            self.transport.close()
+            return
+        for waiting in self.pipeline:
+            if waiting[0] is cycle:  # not started: it never will be
+                self.pipeline.remove(waiting)
+                break
+        else:  # started: the app waits for the body; it gets a disconnect and answers nothing
+            cycle.disconnected = True
+            cycle.message_event.set()
+        self._in_flight -= 1
         self._send_problem(error)
 
     def _send_problem(self, error: ApiError) -> None:
@@ -298,7 +365,7 @@ class LimitedProtocol(HttpToolsProtocol):
         else:
             self._write_problem(error)
 
-    def _write_problem(self, error: ApiError) -> None:
+    def _problem_bytes(self, error: ApiError) -> bytes:
         body = problem_body(error)
         head = [STATUS_LINE[error.status]]
         for name, value in self.server_state.default_headers:
@@ -311,5 +378,8 @@ class LimitedProtocol(HttpToolsProtocol):
             b"connection: close\r\n\r\n",
             body,
         ]
-        self.transport.write(b"".join(head))
+        return b"".join(head)
+
+    def _write_problem(self, error: ApiError) -> None:
+        self.transport.write(self._problem_bytes(error))
         self.transport.close()

@@ -206,6 +206,55 @@ def test_the_gunicorn_limit_settings_apply(live_server):
     assert (status, body["code"]) == (414, "uri_too_long")
 
 
+# -- bodies (issue 37, item 5) ----------------------------------------------------------------
+
+
+def test_a_body_that_never_comes_is_a_408_problem(server):
+    """Issue 37: `Content-Length: 5` and no body stayed open and unanswered for as long as the
+    client liked; the whole request must arrive within the header timeout."""
+    head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n"
+    raw = exchange(server, head, timeout=HEADER_TIMEOUT * 5)
+    status, body = problem(raw)
+    assert (status, body["code"]) == (408, "request_timeout")
+    assert "body" in body["detail"]
+
+
+def test_a_body_that_stops_after_its_answer_is_closed(server):
+    """The app may answer before the body is whole; the rest of it must still come in time, or
+    the connection is closed (with no second answer to the same request)."""
+    head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n"
+    raw = exchange(server, head + b"ab", timeout=HEADER_TIMEOUT * 5)
+    assert raw.startswith(b"HTTP/1.1 200 ") and raw.endswith(b'{"status":"ok"}')
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"ZZ", b"ZZ\r\n", b"5\r\nhello\r\nZZ\r\n", b"5\r\nhelloXX", b"0\r\nbad trailer\r\n\r\n"],
+    ids=["no-size", "no-size-crlf", "after-a-chunk", "no-crlf-after-data", "bad-trailer"],
+)
+def test_a_bad_chunk_is_a_400_problem(server, body):
+    """Issue 37: `Transfer-Encoding: chunked` then `ZZ` was never answered."""
+    head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    status, problem_body = problem(exchange(server, head + body, timeout=HEADER_TIMEOUT * 5))
+    assert (status, problem_body["code"]) == (400, "bad_request")
+    assert "chunked" in problem_body["detail"]
+
+
+def test_a_bad_chunk_after_pipelined_requests_is_answered_after_them(server):
+    ok = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    bad = b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZ"
+    raw = exchange(server, ok * 3 + bad, timeout=HEADER_TIMEOUT * 5)
+    assert raw.count(b"HTTP/1.1 200 OK") == 3
+    assert problem(raw[raw.rindex(b"HTTP/1.1 ") :])[0] == 400
+
+
+def test_bodies_sent_whole_are_still_served(server):
+    chunked = b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+    sized = b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"
+    raw = exchange(server, chunked + sized)
+    assert raw.count(b"HTTP/1.1 200 OK") == 2 and raw.endswith(b'{"status":"ok"}')
+
+
 # -- pipelining (issue 37, item 1) ------------------------------------------------------------
 
 
@@ -288,3 +337,46 @@ def test_a_client_that_never_reads_stops_being_read(server):
     assert blocked, f"the server took {sent / 2**20:.0f} MiB of unread pipelined requests"
     grown = {pid: after[pid] - before[pid] for pid in before if pid in after}
     assert max(grown.values()) < 64, grown
+
+
+# -- connections (issue 37, item 5) -----------------------------------------------------------
+
+
+def metric(text: str, name: str) -> float:
+    """The value of the one series ``name`` (any labels) in a /metrics text."""
+    values = [float(line.rpartition(" ")[2]) for line in text.splitlines() if line.partition("{")[0] == name]
+    values += [float(line.split()[1]) for line in text.splitlines() if line.split(" ")[0] == name]
+    assert len(values) == 1, (name, values)
+    return values[0]
+
+
+def test_a_worker_keeps_at_most_worker_connections_open(live_server):
+    """Issue 37: 10,000 connections that sent nothing (or a body that never ends) all stayed
+    open. A worker keeps gunicorn's ``worker_connections``; one more is answered 503 at once
+    (even one that has already sent its request), and the metrics say how many are open."""
+    live = live_server(
+        env={"ADDRESS_WORKERS": "1", "ADDRESS_HEADER_TIMEOUT": "60", "GUNICORN_CMD_ARGS": "--worker-connections 6"}
+    )
+    held = [socket.create_connection(("127.0.0.1", live.port), timeout=10) for _ in range(6)]
+    try:
+        for over in (b"", b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"):
+            status, body = problem(exchange(live, over))
+            assert (status, body["code"]) == (503, "too_many_connections")
+        raw = exchange(live, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert "retry-after: 1\r\n" in raw.decode().lower()
+        held.pop().close()
+        deadline = time.monotonic() + 10
+        while True:  # the closed one is gone once the worker has seen it close
+            raw = exchange(live, b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            if raw.startswith(b"HTTP/1.1 200 ") or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert raw.startswith(b"HTTP/1.1 200 "), raw[:300]
+        text = raw.partition(b"\r\n\r\n")[2].decode()
+        assert metric(text, "address_http_connections") == 6  # five held and this one
+        assert metric(text, "address_http_connections_max") == 6
+        assert metric(text, "address_http_connections_refused_total") == 3
+    finally:
+        for s in held:
+            s.close()
+    assert live.get("/healthz", auth=False)[0] == 200
