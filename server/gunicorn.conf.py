@@ -61,17 +61,31 @@ errorlog = "-"  # errors and lifecycle to stderr
 loglevel = os.environ.get("ADDRESS_LOG_LEVEL", "info")  # gunicorn's and the app's log level
 proc_name = "nl-address"  # process title in ps/top
 control_socket_disable = True  # no gunicornc socket: signals (HUP, TERM) are the interface
-# The app's own loggers (server.*) write to stderr like gunicorn's; once, as HUP re-reads this.
+
+
+class _GunicornErrorLog(logging.Handler):
+    """Hands the app's records to gunicorn's error log, as ``name: message``.
+
+    The app's loggers (``server.*``: index and key-store problems) then write wherever gunicorn
+    writes its errors (stderr, ``--error-logfile``, syslog), follow it when USR1 reopens the file
+    and HUP sets the log up again, and keep writing under ``--daemon``, which sends stderr to
+    /dev/null. Before (issue 37), a handler of their own wrote to stderr: with ``--daemon
+    --error-logfile FILE`` none of these lines reached FILE.
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            named = logging.makeLogRecord(record.__dict__)
+            named.msg, named.args = f"{record.name}: {record.getMessage()}", None
+            logging.getLogger("gunicorn.error").handle(named)  # its handlers, whatever they are now
+        except Exception:
+            self.handleError(record)
+
+
+# The app's own loggers (server.*) go to gunicorn's error log; once, as HUP re-reads this file.
 _app_log = logging.getLogger("server")
-if not _app_log.handlers:
-    _handler = logging.StreamHandler()  # stderr
-    _handler.setFormatter(
-        logging.Formatter(
-            "%(asctime)s [%(process)d] [%(levelname)s] %(name)s: %(message)s",
-            "[%Y-%m-%d %H:%M:%S %z]",
-        )
-    )
-    _app_log.addHandler(_handler)
+if not any(type(h).__name__ == _GunicornErrorLog.__name__ for h in _app_log.handlers):
+    _app_log.addHandler(_GunicornErrorLog())
     _app_log.propagate = False
 _app_log.setLevel(loglevel.upper())
 
