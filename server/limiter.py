@@ -10,11 +10,20 @@ them locally. A request only looks at its worker's own holding (a dict look-up a
   quota, for each key it holds too few tokens of, for about twice what the key asked of it in
   the last interval (refused requests count: they are demand), and for a key used in that
   interval at least one interval at its full rate (``C`` below), so that a client speeding up
-  within its rate is not refused before the next sync; holding at most
-  ``H = ceil(2 x R x sync_seconds) + 1``. Keys with enough tokens cost no call at all.
-- A worker new to a key serves it on credit (``C = min(max(1, floor(R)), ceil(R x sync_seconds)
-  + 1)`` tokens: one interval's worth, never more than a second's), paid back to the quota at the
-  next sync, so neither a fresh key nor a fresh worker makes a client wait for a sync.
+  within its rate is not refused before the next sync, and at least its *reserve*
+  ``B = ceil(max(1, R) / N)``: its share of the burst the key's bucket allows (one second of
+  the rate), ``N`` the live workers sharing the quota; holding at most
+  ``H = max(ceil(2 x R x sync_seconds) + 1, B)``. Keys with enough tokens cost no call at all.
+- Why the reserve (issue 37): a worker serves no more than it holds until its next sync. It
+  held at most 0.2 s of the rate, while the bucket promises a burst of a whole second: a key
+  of rate 100 used at half its rate by wrk's paced connections (32 of them, which fall into
+  step and send together) got 14 and 1,571 refusals in two runs of ~6,000 requests, with the
+  quota full. Degraded (below), a worker's own bucket holds ``R / N`` too.
+- A worker new to a key serves it on credit (``max(C, B)`` tokens, ``C = min(max(1, floor(R)),
+  ceil(R x sync_seconds) + 1)``: one interval's worth, never more than a second's, or its reserve
+  if more), paid back to the quota at the next sync, so neither a fresh key nor a fresh worker
+  makes a client wait for a sync. (A worker that has not yet counted the workers through a
+  heartbeat, just after it starts, has no reserve: ``B = 0``.)
 - What a request costs beyond one token (``Authenticator.charge``: engine time) is taken from
   the holding, which may go below zero; the next lease pays it back first.
 
@@ -25,12 +34,13 @@ written by the sync threads only, without fsync) and :class:`MemoryQuota` (one p
 
 Bound (README, "A cluster"): the quota, a token bucket of rate ``R`` holding at most ``R``
 (a burst of one second, as before), hands out at most ``R x (T + 1)`` tokens in any ``T``
-seconds, and a worker can be at most ``H + C`` tokens ahead of what it
-was granted in that time (its holding when the ``T`` seconds start, and its credit). So with
-``N`` workers in all (replicas x workers each), a key gets at most
-``R x (T + 1) + N x (H + C)`` requests in ``T`` seconds, whatever the balancer does: for
-``R = 50``, ``T = 30``, ``N = 4``, ``sync_seconds = 0.1``: 1550 + 4 x (11 + 6) = 1618 =
-R x T x 1.079.
+seconds, and a worker can be at most ``H + max(C, B)`` tokens ahead of what it was granted in
+that time (its holding when the ``T`` seconds start, and its credit: ``Limiter.ahead_max``). So
+with ``N`` workers in all (replicas x workers each), a key gets at most
+``R x (T + 1) + N x (H + max(C, B))`` requests in ``T`` seconds, whatever the balancer does: for
+``R = 50``, ``T = 30``, ``N = 4``, ``sync_seconds = 0.1``: ``H = max(11, 13)``, ``max(6, 13)``,
+1550 + 4 x (13 + 13) = 1654 = R x T x 1.103 (before the reserve: 1618 = R x T x 1.079). The
+reserves of all workers add up to one burst, ``R``, so they move the bound by at most ``2 R``.
 
 When the quota cannot be reached (Redis stopped or slow), every worker goes on alone: a local
 token bucket per key at ``R / N`` (``N``: the live workers the quota last counted, from their
@@ -299,16 +309,31 @@ class Limiter:
         self.degraded = False
         self.degraded_reason = ""
         self.workers = 1  # sharing the quota, as last counted
+        self._counted = False  # a heartbeat has counted them (until then, no reserve)
         self.worker_id = uuid.uuid4().hex
         self._next_heartbeat = -math.inf
 
     def hold_max(self, rate: float) -> int:
         """``H``: the most tokens of a key a worker holds."""
-        return math.ceil(2 * rate * self.sync_seconds) + 1
+        return max(math.ceil(2 * rate * self.sync_seconds) + 1, self.reserve(rate))
+
+    def reserve(self, rate: float) -> int:
+        """``B``: what a worker holds at least of a key in use, its share of the key's burst (0
+        until a heartbeat has counted the workers: one that does not know them takes none)."""
+        return math.ceil(max(1.0, rate) / max(1, self.workers)) if self._counted else 0
 
     def credit(self, rate: float) -> int:
-        """``C``: what a worker new to a key serves before its first lease."""
+        """``C``: one interval at the key's full rate, never more than a second's."""
         return min(max(1, math.floor(rate)), math.ceil(rate * self.sync_seconds) + 1)
+
+    def first_credit(self, rate: float) -> int:
+        """What a worker new to a key serves before its first lease: ``max(C, B)``."""
+        return max(self.credit(rate), self.reserve(rate))
+
+    def ahead_max(self, rate: float) -> int:
+        """The most a worker can serve of a key beyond what the quota granted it in a window:
+        what it holds when the window starts and a credit, ``H + max(C, B)`` (module docstring)."""
+        return self.hold_max(rate) + self.first_credit(rate)
 
     # -- the request path ---------------------------------------------------------------------
 
@@ -316,7 +341,7 @@ class Limiter:
         """Take one token of ``key_id`` or raise the 429 (never calls the quota under gunicorn)."""
         state = self._states.get(key_id)
         if state is None or state.rate != rate:
-            state = self._states[key_id] = _KeyState(rate, self._clock(), self.credit(rate))
+            state = self._states[key_id] = _KeyState(rate, self._clock(), self.first_credit(rate))
         # PERF: _take's common case (not degraded, a token held) without its call
         with state.lock:
             if not self.degraded and state.tokens >= 1.0:
@@ -378,8 +403,10 @@ class Limiter:
                         continue
                     hold = self.hold_max(state.rate)
                     # twice the demand, and at least C: a key of rate 100,000 asked for 5,000
-                    # requests a second, after a slower start, was refused some before
-                    target = min(hold, max(2 * state.seen + 1, self.credit(state.rate))) if state.seen else 0
+                    # requests a second, after a slower start, was refused some before; and at
+                    # least the reserve B: a burst the bucket allows is served (module docstring)
+                    least = self.first_credit(state.rate)
+                    target = min(hold, max(2 * state.seen + 1, least)) if state.seen else 0
                     want = max(0, math.ceil(target - state.tokens))
                     state.seen = 0
                     if want or state.owed:
@@ -387,6 +414,7 @@ class Limiter:
             try:
                 if now >= self._next_heartbeat:
                     self.workers = max(1, self.quota.heartbeat(self.worker_id))
+                    self._counted = True
                     self._next_heartbeat = now + HEARTBEAT_SECONDS
                 answers = self.quota.lease([lease for _, lease in asked]) if asked else []
             except Exception as exc:  # Redis down or slow, a broken file: go on alone
@@ -452,6 +480,7 @@ class Limiter:
         self._thread = None
         self.worker_id = uuid.uuid4().hex
         self._next_heartbeat = -math.inf
+        self.workers, self._counted = 1, False
         self.quota.after_fork()
         self.start()
 
