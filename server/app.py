@@ -34,7 +34,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import falcon
 import falcon.asgi
@@ -42,6 +42,7 @@ import falcon.asgi
 import engine
 from server import _gate, errors
 from server.auth import COST_UNIT_SECONDS, Authenticator
+from server.clients import TrustedProxies
 from server.config import Config
 from server.cors import preflight
 from server.metrics import Metrics, multiprocess_dir
@@ -192,7 +193,7 @@ def _build(
     app.add_route("/openapi.json", route(Static(spec_bytes())))
     for path, endpoint in page_routes().items():
         app.add_route(path, route(endpoint))
-    app.add_route("/demo-key", route(demo_key_route(auth, config.demo_rate)))
+    app.add_route("/demo-key", route(demo_key_route(auth, config.demo_rate, config.demo_client_rate)))
     return app, _Service(slot, auth, metrics, config, gauge)
 
 
@@ -246,7 +247,11 @@ def shared_state(config: Config, metrics: Metrics) -> tuple[Authenticator, Degra
     gauge = DegradedGauge(metrics.registry)
     limiter = Limiter(quota, sync_seconds=config.limit_sync_seconds, on_degraded=gauge.setter("limits"))
     auth = Authenticator(
-        store, refresh_seconds=config.key_refresh_seconds, limiter=limiter, on_degraded=gauge.setter("store")
+        store,
+        refresh_seconds=config.key_refresh_seconds,
+        limiter=limiter,
+        on_degraded=gauge.setter("store"),
+        proxies=TrustedProxies(config.trusted_proxies),
     )
     if multiprocess_dir() is None:  # one process: no fork to wait for
         gauge.arm()
@@ -384,10 +389,13 @@ def _warm(service: _Service) -> None:
     log.info("index %s in memory in %.2f s", service.slot.directory, time.perf_counter() - started)
 
 
-def worker_init() -> None:
+def worker_init(trusted_proxies: str | Sequence[str] | None = None) -> None:
     """In a worker, right after fork: open the index and read it into memory, read the key
-    table, start metrics."""
+    table, start metrics; ``trusted_proxies``: gunicorn's ``forwarded_allow_ips``, which then
+    says whose ``X-Forwarded-For`` names the client (``server.clients``)."""
     for service in _SERVICES:
+        if trusted_proxies is not None:
+            service.auth.proxies = TrustedProxies(trusted_proxies)
         _open_in_worker(service)
         _warm(service)
         service.auth.after_fork()

@@ -133,10 +133,11 @@ def on_reload(server):
 
 
 def post_fork(server, worker):
-    """Each new worker: open the memory-mapped index and read the key store."""
+    """Each new worker: open the memory-mapped index and read the key store; the proxies
+    trusted to name the client (forwarded_allow_ips) also say who a demo key's client is."""
     from server import app as service
 
-    service.worker_init()
+    service.worker_init(server.cfg.forwarded_allow_ips)
 
 
 def worker_exit(server, worker):

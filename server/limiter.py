@@ -57,6 +57,7 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol
 
@@ -66,6 +67,8 @@ log = logging.getLogger("server.limiter")
 
 #: A worker forgets a key idle this long that it owes nothing (memory stays bounded).
 IDLE_SECONDS = 60.0
+#: A process keeps the buckets of at most this many clients (``ClientBuckets``).
+MAX_CLIENTS = 10_000
 #: A worker is counted (for the degraded split) while its heartbeat is this recent.
 HEARTBEAT_SECONDS = 1.0
 WORKER_TTL_SECONDS = 5.0
@@ -90,6 +93,15 @@ class Quota(Protocol):
         ...
 
     def after_fork(self) -> None: ...
+
+
+def rate_limited(rate: float, per: str = "") -> ApiError:
+    """The 429 of a limit of ``rate`` requests per second (``per``: what it counts them for)."""
+    return ApiError(
+        "rate_limited",
+        f"rate limit of {rate:g} requests per second{per} exceeded",
+        headers={"Retry-After": str(max(1, math.ceil(1 / rate)))},
+    )
 
 
 def bucket_take(tokens: float, stamp: float, now: float, lease: Lease) -> tuple[float, int, int]:
@@ -268,6 +280,40 @@ class RedisQuota:
         self._client.close()
 
 
+class ClientBuckets:
+    """A token bucket per client of a key (``KeyRecord.client_rate``; the demo key, issue 37), in
+    this process only: ``r`` a second, a burst of one second, the arithmetic of :func:`bucket_take`.
+
+    NOTE: not leased from the shared quota like a key's own limit: every client would be a key
+    of the quota, and a client that changes its address at will would make every sync of every
+    worker heavier, for every key. So a client whose requests reach several workers of a
+    machine gets up to that many times ``r``; the key's own limit (the shared quota) bounds
+    them all. At most :data:`MAX_CLIENTS` clients are kept, the least recent dropped first (a
+    client dropped comes back with a full bucket).
+    """
+
+    def __init__(self, *, max_clients: int = MAX_CLIENTS, clock: Callable[[], float] = time.monotonic) -> None:
+        self._max = max_clients
+        self._clock = clock
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, client: str, rate: float) -> bool:
+        """Take one request of ``client`` at ``rate``; False if its bucket is empty."""
+        now = self._clock()
+        with self._lock:
+            tokens, stamp = self._buckets.pop(client, (max(1.0, rate), now))
+            tokens, _, granted = bucket_take(tokens, stamp, now, Lease(client, rate, 0, 1))
+            self._buckets[client] = (tokens, now)
+            if len(self._buckets) > self._max:
+                self._buckets.popitem(last=False)
+        return granted == 1
+
+    def after_fork(self) -> None:
+        self._buckets = OrderedDict()
+        self._lock = threading.Lock()
+
+
 class _KeyState:
     """One key at one worker: the tokens it holds, what it owes the quota, its demand."""
 
@@ -354,11 +400,7 @@ class Limiter:
             self.sync([key_id])
             if self._take(state):
                 return
-        raise ApiError(
-            "rate_limited",
-            f"rate limit of {rate:g} requests per second exceeded",
-            headers={"Retry-After": str(max(1, math.ceil(1 / rate)))},
-        )
+        raise rate_limited(rate)
 
     def _take(self, state: _KeyState) -> bool:
         # PERF: no clock read unless degraded: a sync tells when a key was last used by its

@@ -398,16 +398,18 @@ def build_spec() -> dict[str, Any]:
             "/demo-key": _ops(
                 "The try-it page's demo key",
                 "Only when the server was started with `ADDRESS_DEMO_RATE`: a publishable key "
-                "served to this server's own pages only, at that rate.",
+                "served to this server's own pages only, at that rate for all and at "
+                "`client_rate` (`ADDRESS_DEMO_CLIENT_RATE`) for each client address.",
                 {
                     "200": _json(
                         "The demo key.",
                         {
                             "type": "object",
-                            "required": ["key", "rate", "kind"],
+                            "required": ["key", "rate", "client_rate", "kind"],
                             "properties": {
                                 "key": {"type": "string"},
                                 "rate": {"type": "number"},
+                                "client_rate": {"type": "number"},
                                 "kind": {"const": "publishable"},
                             },
                         },

@@ -28,6 +28,7 @@ import orjson
 import engine
 from engine.explain import aliases_from_manifest, highlights
 from server.auth import COST_UNIT_SECONDS, SECRET, Authenticator, hash_key, parse_bearer
+from server.clients import client_address
 from server.cors import PATH as CORS_PATH
 from server.cors import check_origin
 from server.cors import response_headers as cors_response_headers
@@ -103,6 +104,9 @@ class Address:
         # PERF: a back end's secret key (no Origin) is served without a call
         if req.origin is not None or record.kind != SECRET:
             check_origin(record, req)
+        if record.client_rate:  # the demo key: a limit per client address too (issue 37)
+            client = client_address(req.remote_addr, req.get_header("X-Forwarded-For"), auth.proxies)
+            auth.throttle_client(record, client)
         auth.throttle(record)
         # PERF: the plain spelling of nearly every request is read in C, without a Query
         # (``server.params.parse_query`` takes the same shortcut); every other spelling, and

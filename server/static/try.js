@@ -42,7 +42,9 @@
   function describeKey() {
     var state = $("key-state");
     if (keyInput.value.trim()) state.textContent = "your key";
-    else if (demo) state.textContent = "this server's demo key (" + demo.rate + " requests/s)";
+    else if (demo)
+      state.textContent =
+        "this server's demo key (" + demo.client_rate + " requests/s for you, " + demo.rate + " for all)";
     else state.textContent = "none yet: paste one to start";
   }
 
