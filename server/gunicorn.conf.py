@@ -22,6 +22,14 @@ _WORKERS = {
     "gthread": ("gthread", False),  # WSGI, a thread pool per process
     "sync": ("sync", False),  # WSGI, one request at a time per process
 }
+# SECURITY (issue 37): only the default worker applies server/protocol.py's limits (the head, the
+# whole request within ADDRESS_HEADER_TIMEOUT, 8 requests pipelined, worker_connections). Measured
+# with benchmarks/http/pipeline_flood.py (16 connections pipelining, never reading): sync serves
+# one connection at a time and closes it after each answer (unharmed); gthread did not grow, but
+# each of its threads blocks for good on an answer nobody reads, and after ~25 s none was left for
+# other clients; gunicorn's asgi worker reads on behind such answers (+460 MB a worker in 25 s),
+# leaves a body that never comes unanswered and keeps any number of connections. Neither of the
+# last two is for clients you do not trust.
 _worker = os.environ.get("ADDRESS_WORKER", "uvicorn")
 if _worker not in _WORKERS:
     raise SystemExit(f"ADDRESS_WORKER must be one of {', '.join(_WORKERS)}, not {_worker!r}")
