@@ -239,15 +239,15 @@ class LimitedProtocol(HttpToolsProtocol):
                     return
                 # one byte more than the budget, so that going over it is seen
                 end = room + 1
-                if not self._line_read:  # up to the end of the request line, to look at it
-                    newline = data.find(b"\n", 0, end)
-                    end = end if newline < 0 else newline + 1
-            else:
-                end = len(data)
-            # at most one head (or the end of one body and one head) per piece
-            blank = data.find(_EMPTY_LINE, 0, end)
-            if blank >= 0:
-                end = blank + len(_EMPTY_LINE)
+                newline = data.find(b"\n", 0, end) if not self._line_read else -1
+                if newline >= 0:  # up to the end of the request line, to look at it
+                    end = newline + 1  # NOTE: one line holds no empty line
+                else:  # at most one head per piece
+                    blank = data.find(_EMPTY_LINE, 0, end)
+                    end = end if blank < 0 else blank + len(_EMPTY_LINE)
+            else:  # the end of one body and one head at most
+                blank = data.find(_EMPTY_LINE)
+                end = len(data) if blank < 0 else blank + len(_EMPTY_LINE)
             piece, data = data[:end], data[end:]
             if self._in_head:
                 self._head_bytes += len(piece)
