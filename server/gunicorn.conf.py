@@ -9,6 +9,8 @@ matches), ADDRESS_WORKERS (process count). Reload the index: repoint the symlink
 import glob
 import logging
 import os
+import socket
+import struct
 import tempfile
 
 # -- which worker ------------------------------------------------------------------------------
@@ -26,10 +28,11 @@ _WORKERS = {
 # whole request within ADDRESS_HEADER_TIMEOUT, 8 requests pipelined, worker_connections). Measured
 # with benchmarks/http/pipeline_flood.py (16 connections pipelining, never reading): sync serves
 # one connection at a time and closes it after each answer (unharmed); gthread did not grow, but
-# each of its threads blocks for good on an answer nobody reads, and after ~25 s none was left for
-# other clients; gunicorn's asgi worker reads on behind such answers (+460 MB a worker in 25 s),
-# leaves a body that never comes unanswered and keeps any number of connections. Neither of the
-# last two is for clients you do not trust.
+# each of its threads blocked for good on an answer nobody reads (after ~25 s none was left for
+# other clients; now such a send fails after ADDRESS_HEADER_TIMEOUT, see post_fork, and other
+# clients wait up to that long); gunicorn's asgi worker reads on behind such answers (+460 MB a
+# worker in 25 s), leaves a body that never comes unanswered and keeps any number of
+# connections: it is not for clients you do not trust.
 _worker = os.environ.get("ADDRESS_WORKER", "uvicorn")
 if _worker not in _WORKERS:
     raise SystemExit(f"ADDRESS_WORKER must be one of {', '.join(_WORKERS)}, not {_worker!r}")
@@ -145,7 +148,24 @@ def post_fork(server, worker):
     trusted to name the client (forwarded_allow_ips) also say who a demo key's client is."""
     from server import app as service
 
+    if _worker in ("gthread", "sync"):
+        _limit_blocking_sends(server, worker)
     service.worker_init(server.cfg.forwarded_allow_ips)
+
+
+def _limit_blocking_sends(server, worker):
+    """SECURITY (issue 37): a thread of gthread (or a sync worker) sends an answer with a blocking
+    send that waits as long as the client does not read: 16 connections pipelining requests and
+    never reading took every thread of gthread for good. A send that makes no progress for
+    ADDRESS_HEADER_TIMEOUT now fails, and the worker closes that connection. Set on the
+    listening sockets, which the connections accepted from them inherit (Linux); the default
+    worker's sockets do not block, so it is not set there."""
+    from server.protocol import Limits
+
+    seconds = Limits.from_gunicorn(server.cfg).header_timeout
+    timeval = struct.pack("ll", int(seconds), int(seconds % 1 * 1_000_000))
+    for listener in worker.sockets:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeval)
 
 
 def worker_exit(server, worker):

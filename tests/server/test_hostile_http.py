@@ -380,3 +380,33 @@ def test_a_worker_keeps_at_most_worker_connections_open(live_server):
         for s in held:
             s.close()
     assert live.get("/healthz", auth=False)[0] == 200
+
+
+def test_gthread_threads_are_not_held_by_answers_nobody_reads(live_server):
+    """Issue 37: with gthread, each of a worker's threads blocked for good in a send to a client
+    that pipelined requests and never read (16 such connections: no answer for anyone else
+    after ~25 s). A send that makes no progress for ADDRESS_HEADER_TIMEOUT now fails and the
+    connection is closed (gunicorn.conf.py), so another client is served again."""
+    live = live_server(env={"ADDRESS_WORKER": "gthread", "ADDRESS_WORKERS": "1", "ADDRESS_HEADER_TIMEOUT": "2"})
+    path = b"/v1/address?country=NLD&q=kerkstraat&limit=10"
+    burst = (b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + live.key.encode() + b"\r\n\r\n") * 64
+    floods = [socket.create_connection(("127.0.0.1", live.port), timeout=3) for _ in range(6)]  # 4 threads
+    try:
+        stalled = set()
+        deadline = time.monotonic() + 60
+        while len(stalled) < len(floods) and time.monotonic() < deadline:
+            for i, s in enumerate(floods):
+                if i in stalled:
+                    continue
+                try:
+                    s.send(burst)
+                except TimeoutError:
+                    stalled.add(i)  # took nothing for 3 s: its thread waits on unread answers
+                except OSError:
+                    stalled.add(i)  # closed by the server already
+        assert len(stalled) == len(floods)
+        status = live.get("/healthz", auth=False)[0]  # http.client: 10 s to get an answer
+        assert status == 200
+    finally:
+        for s in floods:
+            s.close()
