@@ -51,13 +51,16 @@ every head and every chunked body with one), never while :data:`MAX_PIPELINE` re
 their answers; what was read beyond that waits unparsed (at most one read, 256 KB) with reading
 paused, and :class:`_HeldFlow` keeps uvicorn from resuming it meanwhile. The answers themselves
 wait in the transport, which stops the app writing at its high-water mark (64 KiB), so a
-connection whose answers are not read holds at most that, one read and eight requests.
+connection whose answers are not read holds at most that, one read and eight requests; and
+the kernel holds at most :data:`SEND_BUFFER_BYTES` of them (x 2), so the worker stops answering
+such a client after a hundred answers or so rather than thousands.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import socket
 from dataclasses import dataclass
 
 from uvicorn.protocols.http.flow_control import FlowControl
@@ -71,6 +74,12 @@ MAX_HEAD_BYTES = 32 * 1024
 #: Requests of one connection read and not yet answered in full; with this many, the connection
 #: reads no more until one is answered. A browser never pipelines; a client that does waits.
 MAX_PIPELINE = 8
+#: The kernel's send buffer of a connection (``SO_SNDBUF``; Linux doubles it for its own
+#: bookkeeping). Left to itself, Linux grows it to 4 MiB (``tcp_wmem``): a client that
+#: pipelines requests and never reads made the worker answer ~4 MiB of them per connection
+#: before backpressure could stop it (16 connections: 12 s of CPU). The largest answer of the
+#: service (``/metrics``, a page) fits; a longer one waits in the transport, as any does.
+SEND_BUFFER_BYTES = 64 * 1024
 #: Seconds a connection refused over ``worker_connections`` stays open after its 503 (unread):
 #: closed at once with the request unread, the kernel would reset it, and the client could
 #: lose the answer.
@@ -159,6 +168,9 @@ class LimitedProtocol(HttpToolsProtocol):
     def connection_made(self, transport) -> None:  # noqa: ANN001
         super().connection_made(transport)
         self.flow = _HeldFlow(self.transport, self)
+        sock = transport.get_extra_info("socket")
+        if sock is not None:  # PERF: once a connection (a system call)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
         self._counted = True
         CONNECTIONS.open += 1
         if CONNECTIONS.open > self.limits.connections:

@@ -323,6 +323,7 @@ def test_a_client_that_never_reads_stops_being_read(server):
     request = b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + server.key.encode() + b"\r\n" + pad
     burst = (request + b"\r\n") * 64
     before = worker_memory_mib(server)
+    answered = answers_to(server)
     budget, sent, blocked = 48 * 2**20, 0, False
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
         s.settimeout(5.0)
@@ -337,6 +338,22 @@ def test_a_client_that_never_reads_stops_being_read(server):
     assert blocked, f"the server took {sent / 2**20:.0f} MiB of unread pipelined requests"
     grown = {pid: after[pid] - before[pid] for pid in before if pid in after}
     assert max(grown.values()) < 64, grown
+    # and it stopped answering them soon: the kernel holds few answers (SEND_BUFFER_BYTES)
+    assert answers_to(server) - answered < 500
+
+
+def answers_to(server) -> int:
+    """How many answers of /v1/address the server counted for its key (its /metrics, whose
+    workers add up their counts once a second: read once two reads 1.5 s apart agree)."""
+    prefix = 'address_api_key_requests_total{key="live",status="200"} '
+    last = -1
+    while True:
+        text = server.get("/metrics", auth=False)[2].decode()
+        now = int(sum(float(line[len(prefix) :]) for line in text.splitlines() if line.startswith(prefix)))
+        if now == last:
+            return now
+        last = now
+        time.sleep(1.5)
 
 
 # -- connections (issue 37, item 5) -----------------------------------------------------------
