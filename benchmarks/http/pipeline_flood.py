@@ -198,7 +198,10 @@ def main() -> int:
             rss0 = min(row[pid][0] for row in baseline if pid in row) / 1024
             priv0 = min(row[pid][1] for row in baseline if pid in row) / 1024
             seen = [row[pid] for row in during if pid in row]
-            gone = not seen or not any(pid in row for row in after)
+            # gone: the samples after the flood list workers, and not this one (a sample of no
+            # worker at all is a failed read of /proc, not a worker that died)
+            listed = [row for row in after if row]
+            gone = not seen or (bool(listed) and not any(pid in row for row in listed))
             rss_max = max((m[0] for m in seen), default=0) / 1024
             priv_max = max((m[1] for m in seen), default=0) / 1024
             rss_after = next((row[pid][0] / 1024 for row in reversed(after) if pid in row), float("nan"))
