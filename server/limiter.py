@@ -32,7 +32,7 @@ Lua script, atomic, all the keys of a sync in one round trip), :class:`FileQuota
 (one machine: a token bucket per key in an SQLite file every worker of the machine opens,
 written by the sync threads only, without fsync) and :class:`MemoryQuota` (one process).
 
-Bound (README, "A cluster"): the quota, a token bucket of rate ``R`` holding at most ``R``
+Bound (docs/guide/cluster.md): the quota, a token bucket of rate ``R`` holding at most ``R``
 (a burst of one second, as before), hands out at most ``R x (T + 1)`` tokens in any ``T``
 seconds, and a worker can be at most ``H + max(C, B)`` tokens ahead of what it was granted in
 that time (its holding when the ``T`` seconds start, and its credit: ``Limiter.ahead_max``). So
@@ -242,7 +242,7 @@ class RedisQuota:
     sliding window counter (Redis, R = 50, 5 s) for 11 every 2 ms got 0.70 of the rate (1 at a
     time: 0.94, but that is a round trip per request, which this module exists to avoid). Its
     moving window stores one entry per token. The same bucket as the other quotas, in Lua, got
-    a hammered key 1.03 x R x T through the cluster (README).
+    a hammered key 1.03 x R x T through the cluster (docs/guide/cluster.md).
     """
 
     WORKERS = "nl-address:workers"
