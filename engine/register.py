@@ -1,0 +1,179 @@
+"""The register's state: what a later mutation delivery needs to join the addresses again.
+
+A build from an LVBAG extract writes it into the index directory, beside the arrays, and names
+its files in the manifest (``"register"``); `engine.update` reads it, applies deliveries to
+it, and writes the new index and the new state the same way. It holds:
+
+- of each object type (woonplaats, openbare ruimte, nummeraanduiding, verblijfsobject,
+  ligplaats, standplaats) every version that is valid on the register's date or will be later
+  (a version that ended, or was marked inactive, can never be chosen again: only a delivery
+  can change it, and a delivery carries the whole record), with the fields the join reads
+  (`engine.lvbag.Columns`): ``register-NUM.npz`` ...;
+- the GEM-WPL-RELATIE rows (``register-GWR.npz``), the municipality relation on any date;
+- the municipality reference as the build read it (``register-reference.json.zst``), so that an
+  update names the municipalities exactly as the build did, without the file;
+- in the manifest: the register's date, the area (the municipalities a municipality extract
+  selects; none: the whole country), the extract it started from and each delivery applied.
+
+The form was chosen by measurement (benchmarks/register_forms.py, whole country, see
+docs/guide/official.md): numpy arrays in uncompressed ``.npz`` files, the texts of a column as
+one UTF-8 blob of NUL-separated values (XML text holds no NUL).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import orjson
+import zstandard
+
+from .lvbag import KINDS, LvbagResult
+from .municipalities import MunicipalityReference
+
+__all__ = ["Register", "RegisterError", "STATE_VERSION", "TEXT_COLUMNS"]
+
+#: The layout of the state's files; a state of another version is refused (rebuild from an extract).
+STATE_VERSION = 1
+#: The columns of each type that hold texts (lists of str in memory).
+TEXT_COLUMNS = {"NUM": ("letter", "addition", "postcode"), "OPR": ("name",), "WPL": ("name",),
+                "VBO": (), "LIG": (), "STA": ()}
+_REFERENCE_FILE = "register-reference.json.zst"
+_RELATION_FILE = "register-GWR.npz"
+
+
+class RegisterError(ValueError):
+    """The index holds no register state, or one that cannot be read."""
+
+
+def _file(kind: str) -> str:
+    return f"register-{kind}.npz"
+
+
+def day_of(date: str) -> int:
+    """YYYY-MM-DD as the integer YYYYMMDD the tables hold."""
+    return int(date.replace("-", ""))
+
+
+def take(table: dict, rows: np.ndarray) -> dict:
+    """The records `rows` (indices, in that order) of a table; the secondary addresses of a
+    verblijfsobject, ligplaats or standplaats (`side`, `side_n` of each) go with their records."""
+    out = {}
+    for k, v in table.items():
+        if k == "side":
+            continue
+        out[k] = v[rows] if isinstance(v, np.ndarray) else [v[i] for i in rows.tolist()]
+    if "side" in table:
+        start = np.concatenate([[0], np.cumsum(table["side_n"])])
+        n = table["side_n"][rows]
+        first = np.repeat(start[rows] - np.concatenate([[0], np.cumsum(n)[:-1]]), n)
+        out["side"] = table["side"][np.arange(int(n.sum()), dtype=np.int64) + first]
+    return out
+
+
+def live(table: dict, day: int) -> np.ndarray:
+    """The rows of `table` that are valid on `day` or later: what the state keeps."""
+    return np.nonzero((table["end"] > day) & ~table["inactive"] & (table["id"] >= 0))[0]
+
+
+@dataclass
+class Register:
+    """The register's state (see the module's docstring)."""
+
+    date: str                                  # YYYY-MM-DD: the extract's or the last delivery's
+    tables: dict[str, dict]                    # per type: the columns of `engine.lvbag.Columns`
+    relation: dict[str, np.ndarray]            # GEM-WPL-RELATIE rows (`engine.lvbag.relation_rows`)
+    area: list[str]                            # municipality codes selected; [] = the whole country
+    reference: MunicipalityReference
+    extract: dict = field(default_factory=dict)      # name, date, sha256 of the extract it began with
+    deliveries: list[dict] = field(default_factory=list)  # each applied: name, from, to, date, sha256
+
+    @classmethod
+    def from_result(cls, res: LvbagResult, *, name: str, sha256: str) -> Register:
+        """The state of an extract just read (`engine.lvbag.read_lvbag`)."""
+        assert res.tables is not None and res.relation is not None and res.reference is not None
+        return cls(date=res.extract_date, tables=res.tables, relation=res.relation, area=list(res.area),
+                   reference=res.reference, extract={"name": name, "date": res.extract_date, "sha256": sha256})
+
+    # ------------------------------------------------------------------ on disk
+
+    def save(self, directory: str | os.PathLike) -> dict:
+        """Write the state's files into `directory`; return the manifest's ``"register"``.
+
+        Only the versions valid on the date or later are written (`live`)."""
+        directory = Path(directory)
+        day = day_of(self.date)
+        rows = {}
+        for kind in KINDS:
+            t = self.tables[kind]
+            keep = live(t, day)
+            kept = t if len(keep) == len(t["id"]) else take(t, keep)
+            arrays = {k: v for k, v in kept.items() if isinstance(v, np.ndarray)}
+            for col in TEXT_COLUMNS[kind]:
+                arrays[col], arrays[f"{col}_values"] = _categories(kept[col], kind, col)
+            np.savez(directory / _file(kind), **arrays)
+            rows[kind] = len(kept["id"])
+        np.savez(directory / _RELATION_FILE, **self.relation)
+        (directory / _REFERENCE_FILE).write_bytes(
+            zstandard.ZstdCompressor(level=3).compress(orjson.dumps(self.reference.to_dict())))
+        return {"version": STATE_VERSION, "date": self.date, "area": self.area, "extract": self.extract,
+                "deliveries": self.deliveries, "rows": rows, "relation_rows": len(self.relation["wpl"]),
+                "reference": self.reference.describe(),
+                "files": sorted([_file(k) for k in KINDS] + [_RELATION_FILE, _REFERENCE_FILE])}
+
+    @classmethod
+    def load(cls, index_dir: str | os.PathLike, manifest: dict) -> Register:
+        """Read the state of the index in `index_dir` (its `manifest`); RegisterError when it
+        holds none or one this engine cannot read."""
+        index_dir = Path(index_dir)
+        meta = manifest.get("register")
+        if not isinstance(meta, dict):
+            fmt = manifest.get("source_format", "csv")
+            raise RegisterError(
+                f"{index_dir} was built from {manifest.get('source_name', '?')} ({fmt}) and holds no register "
+                "state: only an index built from the Kadaster's LVBAG extract can take mutation deliveries; "
+                "build one with python -m engine build lvbag-extract-nl.zip INDEX_DIR")
+        if meta.get("version") != STATE_VERSION:
+            raise RegisterError(f"{index_dir}: its register state has version {meta.get('version')!r}, this "
+                                f"engine reads version {STATE_VERSION}: build it again from an LVBAG extract")
+        try:
+            tables = {}
+            for kind in KINDS:
+                with np.load(index_dir / _file(kind), allow_pickle=False) as z:
+                    t = {k: z[k] for k in z.files}
+                for col in TEXT_COLUMNS[kind]:
+                    t[col] = _texts(t[col], t.pop(f"{col}_values"))
+                tables[kind] = t
+            with np.load(index_dir / _RELATION_FILE, allow_pickle=False) as z:
+                relation = {k: z[k] for k in z.files}
+            reference = MunicipalityReference.from_dict(orjson.loads(
+                zstandard.ZstdDecompressor().decompress((index_dir / _REFERENCE_FILE).read_bytes())))
+        except (OSError, ValueError, KeyError, zstandard.ZstdError) as e:
+            raise RegisterError(f"{index_dir}: its register state cannot be read ({e}): build it again from an "
+                                "LVBAG extract") from None
+        return cls(date=meta["date"], tables=tables, relation=relation, area=list(meta.get("area", [])),
+                   reference=reference, extract=meta.get("extract", {}), deliveries=list(meta.get("deliveries", [])))
+
+
+def _categories(values: list[str], kind: str, col: str) -> tuple[np.ndarray, np.ndarray]:
+    """A text column as the code of each value (int32) and its distinct values, one UTF-8
+    blob with NUL between them.
+
+    PERF: a column has few distinct values (the whole country: 9 million postcodes, 480,000
+    distinct); read back, every record shares the one str of its value."""
+    seen: dict[str, int] = {}
+    codes = np.fromiter((seen.setdefault(v, len(seen)) for v in values), dtype=np.int32, count=len(values))
+    text = "\0".join(seen)
+    if text.count("\0") != max(len(seen) - 1, 0):
+        raise RegisterError(f"a {kind} {col} holds a NUL character, which XML cannot carry")
+    return codes, np.frombuffer(text.encode(), dtype=np.uint8)
+
+
+def _texts(codes: np.ndarray, blob: np.ndarray) -> list[str]:
+    """The text column `_categories` wrote."""
+    values = blob.tobytes().decode().split("\0") if len(codes) else []
+    if len(codes) and (codes.min() < 0 or codes.max() >= len(values)):
+        raise ValueError("a text column's codes do not fit its values")
+    return np.array(values, dtype=object)[codes].tolist() if len(codes) else []
