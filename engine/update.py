@@ -25,6 +25,7 @@ number, letter and addition); it is printed and kept in the manifest (``"update"
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -111,8 +112,8 @@ def update(index_dir: str | os.PathLike, deliveries: list[str | os.PathLike], *,
     read = []
     for p in deliveries:
         d = read_delivery(p)
-        _log(f"read {d.describe()}: register date {d.date}; " + ", ".join(
-            f"{k} {sum(c.values()):,}" for k, c in d.delivered.items() if sum(c.values())))
+        ops = ", ".join(f"{k} {sum(c.values()):,}" for k, c in d.delivered.items() if sum(c.values()))
+        _log(f"read {d.describe()}: register date {d.date}; operations: {ops or 'none'}")
         read.append(d)
     todo = _order(register, read, out_of_order, index_dir)
     if not todo:
@@ -216,6 +217,19 @@ class _Addresses:
                               np.asarray(a["a_lat"]), np.asarray(a["a_lon"]), letter, add_id[addition]], axis=1)
         self.postcode, self.number = np.asarray(a["a_postcode"]), np.asarray(a["a_number"])
 
+    def differences(self, i: int, other: _Addresses, j: int, text: list[str]) -> str:
+        """What address `j` of `other` says otherwise than address `i` of this index."""
+        was, now = self.says[i].tolist(), other.says[j].tolist()
+        out = [f"{what} {text[a]!r} -> {text[b]!r}" for what, a, b in zip(
+            ("street", "place", "municipality", "province"), was[:4], now[:4], strict=True) if a != b]
+        if was[4:6] != now[4:6]:
+            dy = (now[4] - was[4]) / 1e6 * 111_195.0
+            dx = (now[5] - was[5]) / 1e6 * 111_195.0 * math.cos(math.radians(was[4] / 1e6))
+            out.append(f"moved {math.hypot(dx, dy):,.0f} m")
+        if was[6:] != now[6:]:
+            out.append("letter or addition spelt otherwise")
+        return ", ".join(out)
+
     def label(self, i: int, text: list[str]) -> str:
         """'Kosterstraat 4, 6981CH Doesburg' for address `i`."""
         street, place, _, _, _, _, letter, addition = self.says[i].tolist()
@@ -241,7 +255,7 @@ def address_changes(old_dir: Path, new: dict) -> dict:
     a, b = io[differ], inn[differ]
     examples = {
         "appeared": [now.label(int(i), text) for i in came[:EXAMPLES]],
-        "changed": [f"{old.label(int(i), text)} -> {now.label(int(j), text)}"
+        "changed": [f"{old.label(int(i), text)}: {old.differences(int(i), now, int(j), text)}"
                     for i, j in zip(a[:EXAMPLES], b[:EXAMPLES], strict=True)],
         "disappeared": [old.label(int(i), text) for i in gone[:EXAMPLES]],
     }
