@@ -236,10 +236,23 @@ def _key(rec: tuple, chain: tuple[str, ...]) -> tuple[int, int]:
     return int(ident), vk
 
 
+def among(values: np.ndarray, few: np.ndarray) -> np.ndarray:
+    """Whether each of `values` is one of `few`.
+
+    PERF: `np.isin` sorts (or hashes) both; the state's whole-country columns (9 million
+    records) are only searched here, in the few thousand identifications a delivery names."""
+    few = np.unique(few)
+    if len(few) == 0:
+        return np.zeros(len(values), dtype=bool)
+    pos = np.minimum(np.searchsorted(few, values), len(few) - 1)
+    return few[pos] == values
+
+
 def in_area(kind: str, ids: np.ndarray, held: np.ndarray, area: list[str], relation: dict) -> np.ndarray:
-    """Whether each object is the state's business: the whole country (no `area`); else an
-    object the state holds, one whose identification starts with a municipality code of the
-    area (the municipality that issued it), or a woonplaats GEM-WPL-RELATIE puts in one."""
+    """Whether each object (`ids`) is the state's business: the whole country (no `area`); else
+    an object the state holds (`held`: those of `ids` it holds), one whose identification starts
+    with a municipality code of the area (the municipality that issued it), or a woonplaats
+    GEM-WPL-RELATIE puts in one."""
     if not area:
         return np.ones(len(ids), dtype=bool)
     codes = np.array([int(c) for c in area], dtype=np.int64)
@@ -272,13 +285,14 @@ def apply(tables: dict[str, dict], d: Delivery, *, area: list[str], relation: di
         t = tables[kind]
         keys = np.array(list(versions), dtype=np.int64).reshape(-1, 2)
         counts["objects"] = len(np.unique(keys[:, 0]))
-        inside = in_area(kind, keys[:, 0], t["id"], area, relation)
+        rows = np.nonzero(among(t["id"], keys[:, 0]))[0]     # every version held of the objects named
+        held_ids = np.unique(t["id"][rows])
+        inside = in_area(kind, keys[:, 0], held_ids, area, relation)
         outside = {int(i) for i in keys[~inside, 0]}
         counts["outside_area"] = len(outside)
         keys = keys[inside]
-        held_before = np.isin(keys[:, 0], t["id"])
+        held_before = np.isin(keys[:, 0], held_ids)
         # the versions held that the delivery names: replaced or removed
-        rows = np.nonzero(np.isin(t["id"], keys[:, 0]))[0]
         named = {(int(i), int(v)) for i, v in keys.tolist()}
         rows = np.array([r for r in rows.tolist() if (int(t["id"][r]), int(t["vk"][r])) in named], dtype=np.int64)
         held = {(int(t["id"][r]), int(t["vk"][r])) for r in rows.tolist()}

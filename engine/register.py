@@ -100,12 +100,13 @@ def day_of(date: str) -> int:
     return int(date.replace("-", ""))
 
 
-def take(table: dict, rows: np.ndarray) -> dict:
+def take(table: dict, rows: np.ndarray, *, texts: bool = True) -> dict:
     """The records `rows` (indices, in that order) of a table; the secondary addresses of a
-    verblijfsobject, ligplaats or standplaats (`side`, `side_n` of each) go with their records."""
+    verblijfsobject, ligplaats or standplaats (`side`, `side_n` of each) go with their records.
+    Without `texts`, only the numpy columns."""
     out = {}
     for k, v in table.items():
-        if k == "side":
+        if k == "side" or not (texts or isinstance(v, np.ndarray)):
             continue
         out[k] = v[rows] if isinstance(v, np.ndarray) else [v[i] for i in rows.tolist()]
     if "side" in table:
@@ -132,6 +133,9 @@ class Register:
     reference: MunicipalityReference
     extract: dict = field(default_factory=dict)      # name, date, sha256 of the extract it began with
     deliveries: list[dict] = field(default_factory=list)  # each applied: name, from, to, date, sha256
+    # the text columns as read: per type its records then, and per column (codes, distinct values)
+    # (PERF: a delivery only appends records, engine.mutations.apply; `save` encodes only those)
+    _read: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_result(cls, res: LvbagResult, *, name: str, sha256: str) -> Register:
@@ -152,12 +156,14 @@ class Register:
         for kind in KINDS:
             t = self.tables[kind]
             keep = live(t, day)
-            kept = t if len(keep) == len(t["id"]) else take(t, keep)
-            arrays = {k: v for k, v in kept.items() if isinstance(v, np.ndarray)}
+            whole = len(keep) == len(t["id"])
+            arrays = {k: v for k, v in t.items() if isinstance(v, np.ndarray)} if whole else take(t, keep, texts=False)
             for col in TEXT_COLUMNS[kind]:
-                arrays[col], arrays[f"{col}_values"] = _categories(kept[col], kind, col)
+                codes, values = self._codes(kind, col)
+                arrays[col] = codes if whole else codes[keep]
+                arrays[f"{col}_values"] = _blob(values, kind, col)
             write_arrays(directory / _file(kind), arrays)
-            rows[kind] = len(kept["id"])
+            rows[kind] = len(arrays["id"])
         write_arrays(directory / _RELATION_FILE, self.relation)
         (directory / _REFERENCE_FILE).write_bytes(
             zstandard.ZstdCompressor(level=3).compress(orjson.dumps(self.reference.to_dict())))
@@ -165,6 +171,22 @@ class Register:
                 "deliveries": self.deliveries, "rows": rows, "relation_rows": len(self.relation["wpl"]),
                 "reference": self.reference.describe(),
                 "files": sorted([_file(k) for k in KINDS] + [_RELATION_FILE, _REFERENCE_FILE])}
+
+    def _codes(self, kind: str, col: str) -> tuple[np.ndarray, list[str]]:
+        """The code of each record's text in column `col` (int32), and the distinct texts."""
+        values = self.tables[kind][col]
+        read = self._read.get(kind)
+        if read is None or len(values) < read[0]:
+            return _categories(values)
+        n0, cols = read
+        codes0, known = cols[col]
+        seen = {v: i for i, v in enumerate(known)}
+        more, seen = _categories(values[n0:], seen)
+        # a check that the records read are still where they were (a delivery only appends)
+        probe = np.linspace(0, n0 - 1, num=min(n0, 64), dtype=np.int64)
+        if any(known[codes0[i]] != values[i] for i in probe.tolist()):
+            return _categories(values)
+        return np.concatenate([codes0, more]), list(seen)
 
     @classmethod
     def load(cls, index_dir: str | os.PathLike, manifest: dict) -> Register:
@@ -182,12 +204,16 @@ class Register:
             raise RegisterError(f"{index_dir}: its register state has version {meta.get('version')!r}, this "
                                 f"engine reads version {STATE_VERSION}: build it again from an LVBAG extract")
         try:
-            tables = {}
+            tables, read = {}, {}
             for kind in KINDS:
                 t = read_arrays(index_dir / _file(kind))
+                cols = {}
                 for col in TEXT_COLUMNS[kind]:
-                    t[col] = _texts(t[col], t.pop(f"{col}_values"))
+                    codes, values = t[col], _values(t.pop(f"{col}_values"), len(t[col]))
+                    t[col] = _texts(codes, values)
+                    cols[col] = (codes, values)
                 tables[kind] = t
+                read[kind] = (len(t["id"]), cols)
             relation = read_arrays(index_dir / _RELATION_FILE)
             reference = MunicipalityReference.from_dict(orjson.loads(
                 zstandard.ZstdDecompressor().decompress((index_dir / _REFERENCE_FILE).read_bytes())))
@@ -195,26 +221,36 @@ class Register:
             raise RegisterError(f"{index_dir}: its register state cannot be read ({e}): build it again from an "
                                 "LVBAG extract") from None
         return cls(date=meta["date"], tables=tables, relation=relation, area=list(meta.get("area", [])),
-                   reference=reference, extract=meta.get("extract", {}), deliveries=list(meta.get("deliveries", [])))
+                   reference=reference, extract=meta.get("extract", {}), deliveries=list(meta.get("deliveries", [])),
+                   _read=read)
 
 
-def _categories(values: list[str], kind: str, col: str) -> tuple[np.ndarray, np.ndarray]:
-    """A text column as the code of each value (int32) and its distinct values, one UTF-8
-    blob with NUL between them.
+def _categories(values: list[str], seen: dict[str, int] | None = None) -> tuple[np.ndarray, list[str]]:
+    """A text column as the code of each value (int32) and its distinct values (those of `seen`,
+    a value -> code map to extend, first).
 
     PERF: a column has few distinct values (the whole country: 9 million postcodes, 480,000
     distinct); read back, every record shares the one str of its value."""
-    seen: dict[str, int] = {}
+    seen = {} if seen is None else seen
     codes = np.fromiter((seen.setdefault(v, len(seen)) for v in values), dtype=np.int32, count=len(values))
-    text = "\0".join(seen)
-    if text.count("\0") != max(len(seen) - 1, 0):
+    return codes, list(seen)
+
+
+def _blob(values: list[str], kind: str, col: str) -> np.ndarray:
+    """Distinct texts as one UTF-8 blob, NUL between them."""
+    text = "\0".join(values)
+    if text.count("\0") != max(len(values) - 1, 0):
         raise RegisterError(f"a {kind} {col} holds a NUL character, which XML cannot carry")
-    return codes, np.frombuffer(text.encode(), dtype=np.uint8)
+    return np.frombuffer(text.encode(), dtype=np.uint8)
 
 
-def _texts(codes: np.ndarray, blob: np.ndarray) -> list[str]:
-    """The text column `_categories` wrote."""
-    values = blob.tobytes().decode().split("\0") if len(codes) else []
+def _values(blob: np.ndarray, n: int) -> list[str]:
+    """The distinct texts `_blob` wrote (none for a column of no records)."""
+    return blob.tobytes().decode().split("\0") if n else []
+
+
+def _texts(codes: np.ndarray, values: list[str]) -> list[str]:
+    """The text of each record: its code's value."""
     if len(codes) and (codes.min() < 0 or codes.max() >= len(values)):
         raise ValueError("a text column's codes do not fit its values")
     return np.array(values, dtype=object)[codes].tolist() if len(codes) else []

@@ -198,12 +198,13 @@ class _Addresses:
 
     def __init__(self, a: dict, vocab: dict[str, int], add_keys: dict[str, int]) -> None:
         names = np.array([vocab.setdefault(json.loads(f'"{s}"'), len(vocab)) for s in _texts(a["s_blob"], a["s_off"])],
-                         dtype=np.int64)
+                         dtype=np.int32)
         adds = _texts(a["add_blob"], a["add_off"])
-        add_id = np.array([vocab.setdefault(x, len(vocab)) for x in adds], dtype=np.int64)
+        add_id = np.array([vocab.setdefault(x, len(vocab)) for x in adds], dtype=np.int32)
         add_key = np.array([add_keys.setdefault(x.upper(), len(add_keys)) for x in adds], dtype=np.int64)
         g = np.asarray(a["a_group"])
-        letter = np.asarray(a["a_letter"]).astype(np.int64)
+        # PERF: int32 throughout: what the whole country's 9 million addresses say fits in 288 MB
+        letter = np.asarray(a["a_letter"]).astype(np.int32)
         upper = np.where((letter >= 97) & (letter <= 122), letter - 32, letter)
         addition = np.asarray(a["a_addition"])
         # PERF: one 64-bit key (postcode < 2**23, number < 2**17, letter < 2**8, addition < 2**16)
