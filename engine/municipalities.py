@@ -73,6 +73,22 @@ class MunicipalityReference:
         self.places: dict[str, int] = {}             # woonplaats -> municipality, -1 when several have it
         self.postcodes: dict[str, int] = {}          # postcode -> municipality, -1 when several have it
 
+    def to_dict(self) -> dict:
+        """The reference as plain data (JSON): what `from_dict` reads back. The register's state
+        keeps it (`engine.register`), so an update names municipalities as its build did."""
+        return {"path": str(self.path), "kind": self.kind, "munis": [list(m) for m in self.munis],
+                "codes": self.codes, "pairs": [[p, c, m] for (p, c), m in self.pairs.items()],
+                "places": self.places, "postcodes": self.postcodes}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> MunicipalityReference:
+        """The reference `to_dict` wrote."""
+        ref = cls(Path(d["path"]), d["kind"], [Municipality(n, p) for n, p in d["munis"]])
+        ref.codes = dict(d["codes"])
+        ref.pairs = {(p, c): m for p, c, m in d["pairs"]}
+        ref.places, ref.postcodes = dict(d["places"]), dict(d["postcodes"])
+        return ref
+
     def describe(self) -> str:
         if self.kind == "cbs":
             return f"{self.path.name} (CBS list, {len(self.codes)} codes)"

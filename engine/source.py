@@ -96,6 +96,8 @@ class ParsedTable:
     left_out: dict[str, int] = field(default_factory=dict)   # records not addresses now, by reason
     left_out_detail: dict = field(default_factory=dict)      # the same by object type, examples
     skipped: list[str] = field(default_factory=list)         # entries of the source not read
+    register_date: str | None = None  # the register's date, when mutations were applied since the extract
+    register: object | None = None    # an LVBAG source: its state (engine.register.Register), written beside the index
 
     def __len__(self) -> int:
         """Number of accepted rows."""
@@ -360,7 +362,7 @@ def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: in
                    municipalities: str | os.PathLike[str] | None) -> ParsedTable:
     """An LVBAG extract or a PDOK GeoPackage, through the CSV parser's checks."""
     if path.is_dir() or _official_format(path) == "lvbag":
-        from .lvbag import LvbagError, parse_result, read_lvbag
+        from .lvbag import LvbagError, read_lvbag
         try:
             res = read_lvbag(path, progress=progress, jobs=jobs, municipalities=municipalities)
         except (LvbagError, zipfile.BadZipFile, OSError) as e:
@@ -372,18 +374,34 @@ def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: in
         fmt = "lvbag-xml"
     else:
         from .gpkg import GpkgError, read_gpkg
-        from .lvbag import parse_result
         try:
             res = read_gpkg(path, municipalities)
         except GpkgError as e:
             raise SourceError(f"{path}: {e}") from e
         fmt = "gpkg"
     sha, size = _sha256(path)
-    table = ParsedTable(
-        **parse_result(res), source_name=path.name, source_sha256=sha, bytes_read=size,
-        source_format=fmt, extract_date=res.extract_date, left_out=res.left_out,
+    table = table_of(res, name=path.name, sha256=sha, size=size, source_format=fmt)
+    if res.tables is not None:
+        from .register import Register
+        table.register = Register.from_result(res, name=path.name, sha256=sha)
+    check_bad_share(table, res, max_bad_share, path.name)
+    return table
+
+
+def table_of(res, *, name: str, sha256: str, size: int, source_format: str) -> ParsedTable:
+    """The rows of the addresses an official source was joined into (an `engine.lvbag.LvbagResult`),
+    through the CSV parser's checks."""
+    from .lvbag import parse_result
+    return ParsedTable(
+        **parse_result(res), source_name=name, source_sha256=sha256, bytes_read=size,
+        source_format=source_format, extract_date=res.extract_date, left_out=res.left_out,
         left_out_detail={"by_type": res.left_out_by_type, "examples": res.examples, "note": res.note},
         skipped=res.skipped)
+
+
+def check_bad_share(table: ParsedTable, res, max_bad_share: float, name: str) -> None:
+    """Raise SourceError when the dangling references and the rejected values of an official
+    source are more than `max_bad_share` of its addresses."""
     # what the register holds but is no address now is counted, not bad; a reference to
     # nothing (dangling) and a value the checks reject are bad, and share the CSV's limit
     dangling = res.left_out.get("dangling_reference", 0)
@@ -393,10 +411,9 @@ def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: in
         shown = [f"  {e}" for e in res.examples.get("dangling_reference", [])]
         shown += [f"  {reason}" for _, reason in table.errors[:_SHOWN_ERRORS]]
         raise SourceError(
-            f"{path.name}: {bad} of {total} addresses bad ({bad / total:.4%}: {dangling} dangling "
+            f"{name}: {bad} of {total} addresses bad ({bad / total:.4%}: {dangling} dangling "
             f"references, {table.rejected} rejected values), more than the limit of "
             f"{max_bad_share:.4%}; first:\n" + "\n".join(shown[:2 * _SHOWN_ERRORS]))
-    return table
 
 
 def _check_share(table: ParsedTable, max_bad_share: float) -> None:
