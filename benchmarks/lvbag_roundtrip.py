@@ -64,7 +64,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from engine.source import read_source  # noqa: E402
+from engine.ingest.source import read_source  # noqa: E402
 
 PER_FILE = 10_000
 EXTRACT_DATE = dt.date(2026, 11, 8)

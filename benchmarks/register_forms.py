@@ -1,4 +1,4 @@
-"""Which form for the register's state (engine/register.py): numpy arrays, SQLite or Parquet.
+"""Which form for the register's state (engine/ingest/register.py): numpy arrays, SQLite or Parquet.
 
     python benchmarks/register_forms.py INDEX_DIR [--work DIR]
 
@@ -10,7 +10,7 @@ changes a few thousand versions and writes the whole state beside the new index;
 is reading all and writing all, and the size on disk. Each figure is the least of `--repeat`
 runs (this machine is shared).
 
-- numpy: what engine/register.py writes (uncompressed .npz, texts as codes + distinct values).
+- numpy: what engine/ingest/register.py writes (uncompressed .npz, texts as codes + distinct values).
 - sqlite: the standard library's sqlite3, one table per type, a row per version (texts as TEXT;
   a verblijfsobject's secondary addresses as one text of identifications); the changes are
   DELETE + INSERT in place (that is its strength).
@@ -34,8 +34,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from engine.lvbag import KINDS  # noqa: E402
-from engine.register import TEXT_COLUMNS, Register  # noqa: E402
+from engine.ingest.lvbag import KINDS  # noqa: E402
+from engine.ingest.register import TEXT_COLUMNS, Register  # noqa: E402
 
 CHANGES = 5_000
 
@@ -44,7 +44,7 @@ def _size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else path.stat().st_size
 
 
-# ------------------------------------------------------------------ numpy (engine/register.py)
+# ------------------------------------------------------------------ numpy (engine/ingest/register.py)
 
 def numpy_write(reg: Register, out: Path) -> None:
     out.mkdir()

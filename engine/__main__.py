@@ -60,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "match":
         return _match(args)
     if args.cmd == "build":
-        from .build import BuildError, TargetError, build
-        from .source import SourceError
+        from .ingest.build import BuildError, TargetError, build
+        from .ingest.source import SourceError
         try:
             build(args.source, args.out_dir, progress=not args.no_progress,
                   max_bad_share=args.max_bad_share, force=args.force, jobs=args.jobs,
@@ -83,11 +83,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _update(args) -> int:
-    from .build import BuildError, TargetError
-    from .mutations import DeliveryError
-    from .register import RegisterError
-    from .source import SourceError
-    from .update import UpdateError, update
+    from .ingest.build import BuildError, TargetError
+    from .ingest.mutations import DeliveryError
+    from .ingest.register import RegisterError
+    from .ingest.source import SourceError
+    from .ingest.update import UpdateError, update
 
     try:
         update(args.index_dir, args.deliveries, out_dir=args.out, out_of_order=args.out_of_order, force=args.force,

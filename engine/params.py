@@ -6,7 +6,7 @@ matches every typed part completely always beats one that matches only by prefix
 ranking rule 1); the prior orders addresses that match equally well.
 """
 
-PRIOR_MAX = 0.9          # the prior of a group lies in [0, PRIOR_MAX] (engine/build.py)
+PRIOR_MAX = 0.9          # the prior of a group lies in [0, PRIOR_MAX] (engine/ingest/build.py)
 PREFIX_PEN = 1.0         # a word that is only the start of a token
 PREFIX_FRAC = 0.5        # ... plus this times the share of the token not yet typed
 TYPO_PEN = 1.6           # a word one edit away from a token
@@ -51,7 +51,7 @@ MICRODEGREE = 1e-6       # coordinates are stored as int32 microdegrees
 NEAR_MARGIN = 0.05       # reverse: a point farther than this many degrees (about 5 km) outside
                          # the box of the index's addresses (the country's) answers nothing
 
-# the index directory's format (manifest.json `format_version`): engine/build.py writes it,
+# the index directory's format (manifest.json `format_version`): engine/ingest/build.py writes it,
 # AddressIndex.open refuses any other
 FORMAT_VERSION = 17       # 17: the spatial index (rv_*) and the groups of each area (ar_group)
                           # 16: the size and checksum of every file in the manifest ("files")

@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 from testdata import DATA_DIR, REPO
 
-from engine.build import build
-from engine.source import SourceError, read_source
+from engine.ingest.build import build
+from engine.ingest.source import SourceError, read_source
 
 BAG = DATA_DIR / "bag"
 DOESBURG_ZIP = BAG / "lvbag-doesburg" / "BAGNLDL-15092020-small.zip"

@@ -24,7 +24,7 @@ import pytest
 from testdata import DATA_DIR, REPO
 
 import engine
-from engine.build import build
+from engine.ingest.build import build
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 try:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from testdata import DATA_DIR, REPO
 
-from engine.build import build
+from engine.ingest.build import build
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 try:

@@ -25,12 +25,12 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from . import _core, release_page_cache
-from ._core import BITS
-from .checksums import file_checksums
-from .params import FORMAT_VERSION, PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
+from .. import _core, release_page_cache
+from .._core import BITS
+from ..checksums import file_checksums
+from ..params import FORMAT_VERSION, PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
+from ..vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 from .source import ParsedTable, SourceError, read_source
-from .vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 
 SHORT_PREFIX = 12         # prefixes up to this long get a precomputed list of groups ...
 SHORT_PREFIX_MIN = 2000   # ... when their postings exceed this (engine/_core.pxd SCAN_ALONE)
@@ -135,8 +135,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     """Build the index of `source` into `out_dir` (replaced atomically); return the manifest.
 
     `source` is an address CSV, an LVBAG XML extract (zip or directory) or a PDOK GeoPackage
-    (`engine.source.read_source`); `jobs` processes parse an extract's XML files; `municipalities`
-    is the reference that names an official format's municipalities (`engine.municipalities`;
+    (`engine.ingest.source.read_source`); `jobs` processes parse an extract's XML files; `municipalities`
+    is the reference that names an official format's municipalities (`engine.ingest.municipalities`;
     None: `$ADDRESS_DATA_DIR/nl-addresses.csv.zst`; a CSV source needs none). `out_dir` must
     be missing, an empty directory or an index (see :func:`check_target`), unless `force` is
     true; TargetError otherwise, raised before the source is read."""
@@ -157,9 +157,9 @@ def write_index(table: ParsedTable, out_dir: str | os.PathLike, *, force: bool =
                 started: float | None = None, manifest_extra=None) -> dict:
     """Write the index of the rows of `table` into `out_dir` (replaced atomically, as
     :func:`build` says); return the manifest. The one way an index is written: by a build,
-    and by an update of the register (`engine.update`).
+    and by an update of the register (`engine.ingest.update`).
 
-    With the table's `register` (an LVBAG source: `engine.register.Register`), the register's
+    With the table's `register` (an LVBAG source: `engine.ingest.register.Register`), the register's
     state is written into the index directory too, each of its files named in the manifest.
     `manifest_extra(arrays)`, when given, returns more entries of the manifest, made from the
     finished arrays before anything is written."""
@@ -401,7 +401,7 @@ def _write_arrays(table: ParsedTable, keep: np.ndarray, merged: int, tmp: Path, 
         "source_format": table.source_format,
         "extract_date": table.extract_date,
         # the date of the register the index holds: an extract's, or the last mutation
-        # delivery applied to it (engine.update); None for a CSV
+        # delivery applied to it (engine.ingest.update); None for a CSV
         "register_date": table.register_date or table.extract_date,
         "left_out": table.left_out,
         "left_out_detail": table.left_out_detail,

@@ -38,7 +38,7 @@ import numpy as np
 from lxml import etree
 from tqdm import tqdm
 
-from . import _csv
+from .. import _csv
 from .municipalities import MunicipalityReference, load_reference
 
 __all__ = ["is_lvbag", "read_lvbag", "LEFT_OUT_REASONS"]
@@ -55,7 +55,7 @@ STATUS_OK = {"NUM": NUM_OK, "OPR": OPR_OK, "WPL": WPL_OK, "VBO": VBO_OK, "LIG": 
              "STA": PLAATS_OK}
 #: Every status of the BAG 2.0 object types. A record holds its status as a code, its place here
 #: (OTHER_STATUS for one not listed), and the rules above are applied when the addresses are
-#: joined: to an extract's records and to the register's state (`engine.register`) alike.
+#: joined: to an extract's records and to the register's state (`engine.ingest.register`) alike.
 #: NOTE: the state stores these codes: append, never reorder.
 STATUSES = (
     "Woonplaats aangewezen", "Woonplaats ingetrokken", "Naamgeving uitgegeven", "Naamgeving ingetrokken",
@@ -242,7 +242,7 @@ def _parse_named(kind: str, chain: tuple[str, ...], name: str) -> dict:
         raise LvbagError(f"{name}: broken XML: {e}") from None
 class ObjectReader:
     """Reads the fields the join needs from one object element (`Objecten:<Type>`), of an
-    extract's file or of a mutation delivery's (`engine.mutations`): one reader, so both
+    extract's file or of a mutation delivery's (`engine.ingest.mutations`): one reader, so both
     read the same record from the same XML.
 
     PERF: one pass over the object's children with the tags compared as strings; the tag names
@@ -322,7 +322,7 @@ class ObjectReader:
 
 class Columns:
     """The records of one object type, gathered one at a time, as the columns of a table
-    (`arrays`): what the join reads, and what the register's state holds (`engine.register`)."""
+    (`arrays`): what the join reads, and what the register's state holds (`engine.ingest.register`)."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
@@ -516,7 +516,7 @@ class LvbagResult:
     examples: dict[str, list[str]]
     files: int
     note: str = ""
-    # what the register's state is made of (engine.register; an LVBAG source only): the records
+    # what the register's state is made of (engine.ingest.register; an LVBAG source only): the records
     # of each type (`tables`, as `Columns.arrays`), the GEM-WPL-RELATIE rows, the municipalities
     # the extract selects (none: the whole country) and the reference that named them
     tables: dict | None = None
@@ -578,7 +578,7 @@ def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | No
                municipalities: str | os.PathLike | MunicipalityReference | None = None) -> LvbagResult:
     """Read an LVBAG extract (zip, zip of zips, or directory) into CSV lines of the addresses.
 
-    `municipalities` names the municipalities and provinces (`engine.municipalities`: a file, a
+    `municipalities` names the municipalities and provinces (`engine.ingest.municipalities`: a file, a
     loaded reference, or None for the default); it is read first, so a bad one fails at once."""
     root = Path(path)
     ref = (municipalities if isinstance(municipalities, MunicipalityReference)
@@ -669,7 +669,7 @@ def join(tables: dict, relation: dict, register_date: str, ref: MunicipalityRefe
     version valid that day (`_current`), joined as docs/guide/official.md says.
 
     `tables` holds the records of each type (`Columns.arrays`: an extract's, or the register's
-    state after mutations, `engine.register`); `relation` the GEM-WPL-RELATIE rows (none: the
+    state after mutations, `engine.ingest.register`); `relation` the GEM-WPL-RELATIE rows (none: the
     one municipality `area` names); `where` names the source in messages."""
     day = int(register_date.replace("-", ""))
     by_type = {k: dict.fromkeys(LEFT_OUT_REASONS, 0) for k in KINDS}

@@ -1,14 +1,14 @@
 """The register's state: what a later mutation delivery needs to join the addresses again.
 
 A build from an LVBAG extract writes it into the index directory, beside the arrays, and names
-its files in the manifest (``"register"``); `engine.update` reads it, applies deliveries to
+its files in the manifest (``"register"``); `engine.ingest.update` reads it, applies deliveries to
 it, and writes the new index and the new state the same way. It holds:
 
 - of each object type (woonplaats, openbare ruimte, nummeraanduiding, verblijfsobject,
   ligplaats, standplaats) every version that is valid on the register's date or will be later
   (a version that ended, or was marked inactive, can never be chosen again: only a delivery
   can change it, and a delivery carries the whole record), with the fields the join reads
-  (`engine.lvbag.Columns`): ``register-NUM.zst`` ...;
+  (`engine.ingest.lvbag.Columns`): ``register-NUM.zst`` ...;
 - the GEM-WPL-RELATIE rows (``register-GWR.zst``), the municipality relation on any date;
 - the municipality reference as the build read it (``register-reference.json.zst``), so that an
   update names the municipalities exactly as the build did, without the file;
@@ -127,19 +127,19 @@ class Register:
     """The register's state (see the module's docstring)."""
 
     date: str                                  # YYYY-MM-DD: the extract's or the last delivery's
-    tables: dict[str, dict]                    # per type: the columns of `engine.lvbag.Columns`
-    relation: dict[str, np.ndarray]            # GEM-WPL-RELATIE rows (`engine.lvbag.relation_rows`)
+    tables: dict[str, dict]                    # per type: the columns of `engine.ingest.lvbag.Columns`
+    relation: dict[str, np.ndarray]            # GEM-WPL-RELATIE rows (`engine.ingest.lvbag.relation_rows`)
     area: list[str]                            # municipality codes selected; [] = the whole country
     reference: MunicipalityReference
     extract: dict = field(default_factory=dict)      # name, date, sha256 of the extract it began with
     deliveries: list[dict] = field(default_factory=list)  # each applied: name, from, to, date, sha256
     # the text columns as read: per type its records then, and per column (codes, distinct values)
-    # (PERF: a delivery only appends records, engine.mutations.apply; `save` encodes only those)
+    # (PERF: a delivery only appends records, engine.ingest.mutations.apply; `save` encodes only those)
     _read: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_result(cls, res: LvbagResult, *, name: str, sha256: str) -> Register:
-        """The state of an extract just read (`engine.lvbag.read_lvbag`)."""
+        """The state of an extract just read (`engine.ingest.lvbag.read_lvbag`)."""
         assert res.tables is not None and res.relation is not None and res.reference is not None
         return cls(date=res.extract_date, tables=res.tables, relation=res.relation, area=list(res.area),
                    reference=res.reference, extract={"name": name, "date": res.extract_date, "sha256": sha256})

@@ -2,10 +2,10 @@
 
     python -m engine update INDEX_DIR BAGNLDM-13112021-14112021.zip [MORE ...] [--out NEW_DIR]
 
-The register's state the build wrote beside the index (`engine.register`) takes the
-deliveries in date order (`engine.mutations`), the addresses are joined again on the last
-delivery's date by the extract build's own join (`engine.lvbag.join`), and the new index and
-state are written by the build's own writer (`engine.build.write_index`): into a temporary
+The register's state the build wrote beside the index (`engine.ingest.register`) takes the
+deliveries in date order (`engine.ingest.mutations`), the addresses are joined again on the last
+delivery's date by the extract build's own join (`engine.ingest.lvbag.join`), and the new index and
+state are written by the build's own writer (`engine.ingest.build.write_index`): into a temporary
 sibling, then renamed into place, so a running service picks the new index up with its usual
 reload. The rules of the dates:
 
@@ -92,9 +92,9 @@ def update(index_dir: str | os.PathLike, deliveries: list[str | os.PathLike], *,
     `out_dir` (default: `index_dir` itself, replaced atomically); return its manifest, or None
     when every delivery was applied already (nothing is written then).
 
-    `municipalities` gives another municipality reference (`engine.municipalities`); by
+    `municipalities` gives another municipality reference (`engine.ingest.municipalities`); by
     default the one the build read, kept in the state. `force` replaces an `out_dir` that is
-    not an index (`engine.build.check_target`)."""
+    not an index (`engine.ingest.build.check_target`)."""
     t0 = time.perf_counter()
     index_dir = Path(index_dir)
     out = Path(out_dir) if out_dir is not None else index_dir

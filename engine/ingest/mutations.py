@@ -2,7 +2,7 @@
 register's state.
 
     delivery = read_delivery("BAGNLDM-13112021-14112021.zip")   # or its unpacked directory
-    counts = apply(register, delivery)                            # engine.register.Register
+    counts = apply(register, delivery)                            # engine.ingest.register.Register
 
 A delivery holds `Leveringsdocument-BAG-Extract.xml` (a `MUT-Extract`: its
 `StandTechnischeDatum` and the period `MutatiedatumVanaf` .. `MutatiedatumTot`), the mutation
@@ -10,13 +10,13 @@ files `9999MUT<from>-<to>-NNNNNN.xml` (in a zip of that name), the in-onderzoek 
 (`9999IOMUT…`, not read: no part of an address) and a whole `GEM-WPL-RELATIE` file. A mutation
 file is `mlm:bagMutaties / ml:mutatieGroep*`; each group holds `ml:wijziging` (`ml:was` +
 `ml:wordt`), `ml:toevoeging` (`ml:wordt`) and `ml:verwijdering` (`ml:was`), each wrapping
-`mlm:bagObject / Objecten:<Type>`, read by the extract's own reader (`engine.lvbag.ObjectReader`).
+`mlm:bagObject / Objecten:<Type>`, read by the extract's own reader (`engine.ingest.lvbag.ObjectReader`).
 
 The Kadaster's rules, applied to the versions (voorkomens) of each object, in the order of the
 file: a `toevoeging` adds the version it carries (a new object, or the next version of one); a
 `wijziging` replaces the version of its `was` by its `wordt` (closing it: `eindGeldigheid`,
 or marking it inactive: `tijdstipInactief`); a `verwijdering` removes the version of its `was`.
-Which version is current is then decided as for an extract (`engine.lvbag._current`) on the
+Which version is current is then decided as for an extract (`engine.ingest.lvbag._current`) on the
 delivery's `StandTechnischeDatum`. Panden hold no address: counted, not kept.
 """
 
