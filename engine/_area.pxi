@@ -105,7 +105,7 @@ def _area_values(value, str parameter):
     return out
 
 
-cdef int _postcode_range(str text, int32_t* lo, int32_t* hi) except -1:
+cdef int _postcode_range(str text, int32_t* lo, int32_t* hi) except -2:
     """The range of postcode codes (digits * 676 + letters, as pc_code) that a postcode area
     of 4 digits, 4 digits and a letter, or a whole postcode (any case, a space or none before
     the letters) covers; -1 (no exception) when the text is none of these."""
