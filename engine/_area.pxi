@@ -79,11 +79,15 @@ def _area_key(str text):
     return " ".join(_fold_text(text).split())
 
 
-def _area_values(value, str parameter):
+def _area_values(value, str parameter, dict known=None):
     """The names (or postcodes) of one area parameter: a str, several separated by commas, or
-    a list or tuple of str."""
+    a list or tuple of str. With `known` (the folded names of that kind), a name that holds
+    commas itself ("Nuenen, Gerwen en Nederwetten") is read whole from a str: the longest run
+    of comma-separated parts that is a name is taken first."""
     if isinstance(value, str):
         items = (<str>value).split(",")
+        if known is not None and len(items) > 1:
+            items = _join_named(items, known)
     elif isinstance(value, (list, tuple)):
         items = list(value)
         for item in items:
@@ -102,6 +106,21 @@ def _area_values(value, str parameter):
             out.append(item)
     if len(out) > AREA_NAMES:
         raise QueryError(f"{parameter} may name at most {AREA_NAMES} places", parameter=parameter)
+    return out
+
+
+def _join_named(list parts, dict known):
+    """`parts` (a str split at its commas) with each longest run that is a known name joined."""
+    out = []
+    cdef int i = 0, j, n = len(parts)
+    while i < n:
+        j = n
+        # an empty part is never joined into a name: "Groningen," stays an empty name's error
+        while j > i + 1 and (not all([(<str>x).strip() for x in parts[i:j]])
+                             or _area_key(",".join(parts[i:j])) not in known):
+            j -= 1
+        out.append(",".join(parts[i:j]))
+        i = j
     return out
 
 
@@ -215,7 +234,7 @@ def _make_area(dict arrays, names, municipality, locality, province, postcode, b
         if value is None:
             continue
         sids = []
-        for name in _area_values(value, parameter):
+        for name in _area_values(value, parameter, names.ids[parameter]):
             found = names.ids[parameter].get(_area_key(name))
             if not found:
                 raise QueryError(f"{parameter} {name!r} is not {_AREA_NOUNS[parameter]} of the register",

@@ -215,6 +215,7 @@ def _reverse_json(Index index, lat, lon, limit, radius, AreaSpec area):
     cdef double metres[MAXLIMIT]
     cdef int i
     none.on = 0
+    metres[0] = 0
     if _near_arguments(index, lat, lon, limit, radius, &r):
         return _hits_json(&index.d, [], metres, r.k)
     index._enter()

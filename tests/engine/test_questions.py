@@ -231,6 +231,18 @@ def test_a_short_word_finds_the_area_own_streets(sample_index):
     assert len(hits) == 10 and {h.locality for h in hits} == {"Haren Gn"}
 
 
+def test_a_name_that_holds_a_comma_is_read_whole(sample_index):
+    # names are separated by commas, yet "Nuenen, Gerwen en Nederwetten" is one municipality
+    # (not in the sample: a fabricated table of names stands for the register's)
+    known = {"nuenen gerwen en nederwetten": [1], "groningen": [2], "nuenen": [3]}
+    assert engine._core._join_named(["Nuenen", " Gerwen en Nederwetten", "Groningen"], known) == [
+        "Nuenen, Gerwen en Nederwetten", "Groningen"]
+    assert engine._core._join_named(["Nuenen", "Groningen"], known) == ["Nuenen", "Groningen"]
+    assert engine._core._join_named(["Atlantis", "Groningen"], known) == ["Atlantis", "Groningen"]
+    assert engine._core._join_named(["Groningen", ""], known) == ["Groningen", ""]   # an empty name
+    assert [h.municipality for h in sample_index.suggest("kerkstraat", municipality="Groningen,Maastricht")]
+
+
 def test_json_of_a_restricted_search_is_its_hits(sample_index):
     hits = sample_index.suggest("kerkstraat 1", limit=3, municipality="Groningen")
     body = sample_index.suggest_json("kerkstraat 1", limit=3, municipality="Groningen")
