@@ -35,7 +35,7 @@ import time
 import falcon
 
 import engine
-from server import auth as _auth
+from server import keys as _keys
 from server import config as _config
 from server import cors as _cors
 from server import metrics as _metrics
@@ -83,7 +83,7 @@ cdef inline int _bucket(double seconds) noexcept nogil:
 cdef object _MEDIA_JSON = falcon.MEDIA_JSON
 cdef object _QueryError = engine.QueryError
 cdef object _read_plain_query = engine.read_plain_query
-cdef str _SECRET = _auth.SECRET
+cdef str _SECRET = _keys.SECRET
 cdef str _PATH = _cors.PATH
 cdef double _MAX_AGE = _config.MAX_KEY_REFRESH_SECONDS
 

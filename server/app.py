@@ -234,8 +234,8 @@ class DegradedGauge:
 
 def shared_state(config: Config, metrics: Metrics) -> tuple[Authenticator, DegradedGauge]:
     """The key store and the rate limits' quota ``config`` names (issue 15), and their gauge."""
+    from server.keys import SOCKET_TIMEOUT, RedisKeyStore, open_store
     from server.limiter import FileQuota, Limiter, MemoryQuota, RedisQuota
-    from server.redis_store import SOCKET_TIMEOUT, RedisKeyStore, open_store
 
     store = open_store(config.keystore_path, timeout=SOCKET_TIMEOUT)
     if isinstance(store, RedisKeyStore):

@@ -62,6 +62,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol
 
 from server.errors import ApiError
+from server.keys import client_for
 
 log = logging.getLogger("server.limiter")
 
@@ -253,8 +254,6 @@ class RedisQuota:
         self._connect()
 
     def _connect(self) -> None:
-        from server.redis_store import client_for
-
         self._client = client_for(self.url)
         self._script = self._client.register_script(_LEASE_SCRIPT)
 

@@ -27,12 +27,13 @@ import orjson
 
 import engine
 from engine.explain import aliases_from_manifest, highlights
-from server.auth import COST_UNIT_SECONDS, SECRET, Authenticator, hash_key, parse_bearer
+from server.auth import COST_UNIT_SECONDS, Authenticator, parse_bearer
 from server.clients import client_address
 from server.cors import PATH as CORS_PATH
 from server.cors import check_origin
 from server.cors import response_headers as cors_response_headers
 from server.errors import ApiError, method_not_allowed, unauthorized
+from server.keys import SECRET, hash_key
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import Metrics
 from server.params import parse_query, read_plain_query

@@ -10,8 +10,9 @@ import pytest
 from testdata import REPO
 
 from server.__main__ import main as cli
-from server.auth import Authenticator, KeyStore, KeyStoreError, parse_bearer
+from server.auth import Authenticator, parse_bearer
 from server.errors import ApiError
+from server.keys import KeyStore, KeyStoreError
 from server.limiter import Lease, bucket_take
 
 

@@ -12,7 +12,8 @@ import sqlite3
 import pytest
 
 from server.__main__ import main as cli
-from server.auth import PUBLISHABLE, Authenticator, KeyStore, KeyStoreError, normalize_origin
+from server.auth import Authenticator
+from server.keys import PUBLISHABLE, KeyStore, KeyStoreError, normalize_origin
 
 SHOP = "https://shop.example"
 OTHER_SHOP = "http://localhost:8123"

@@ -8,9 +8,10 @@ import falcon.testing
 import pytest
 
 from server.app import create_app
-from server.auth import COST_UNIT_SECONDS, Authenticator, KeyStore
+from server.auth import COST_UNIT_SECONDS, Authenticator
 from server.config import Config
 from server.errors import ApiError
+from server.keys import KeyStore
 from server.limiter import Limiter, MemoryQuota
 
 

@@ -15,8 +15,9 @@ import pytest
 
 import engine
 from server.app import AsgiRequest, _build
-from server.auth import PUBLISHABLE, Authenticator
+from server.auth import Authenticator
 from server.config import Config
+from server.keys import PUBLISHABLE
 from server.metrics import LATENCY_BUCKETS
 
 QUERIES = ["kerkstraat 1", "amsterdam", "1012", "a", "stationsweg 12 b", "", "x" * 129]

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 from testdata import REPO
 
-from server.auth import Authenticator, KeyStore
+from server.auth import Authenticator
 from server.errors import ApiError
+from server.keys import KeyStore
 
 
 def answer(auth: Authenticator, key: str) -> str:
@@ -77,7 +78,8 @@ _AS_NOBODY = textwrap.dedent(
     """
     import os, sys
     sys.path.insert(0, sys.argv[2])
-    from server.auth import Authenticator, KeyStore
+    from server.auth import Authenticator
+    from server.keys import KeyStore
     from server.errors import ApiError
     if os.geteuid() == 0:  # become nobody: root reads every file
         os.setgid(65534); os.setgroups([]); os.setuid(65534)

@@ -14,8 +14,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from server.app import create_app
-from server.auth import PUBLISHABLE
 from server.config import Config
+from server.keys import PUBLISHABLE
 from server.metrics import LATENCY_BUCKETS, Metrics
 
 SHOP = "https://shop.example"
@@ -179,8 +179,9 @@ class Clock:
 
 def test_remembered_headers_never_outlive_their_key_table(tmp_path, monkeypatch):
     from server import auth as auth_module
-    from server.auth import Authenticator, KeyStore
+    from server.auth import Authenticator
     from server.errors import ApiError
+    from server.keys import KeyStore
 
     store = KeyStore(str(tmp_path / "k.sqlite3"))
     key = store.create("a", 100)
