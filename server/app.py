@@ -45,6 +45,8 @@ from server.auth import COST_UNIT_SECONDS, Authenticator
 from server.clients import TrustedProxies
 from server.config import Config
 from server.cors import preflight
+from server.keys import SOCKET_TIMEOUT, RedisKeyStore, open_store
+from server.limiter import ClientBuckets, FileQuota, Limiter, MemoryQuota, RedisQuota
 from server.metrics import Metrics, multiprocess_dir
 from server.openapi import spec_bytes
 from server.pages import demo_key_route, page_routes
@@ -234,9 +236,6 @@ class DegradedGauge:
 
 def shared_state(config: Config, metrics: Metrics) -> tuple[Authenticator, DegradedGauge]:
     """The key store and the rate limits' quota ``config`` names (issue 15), and their gauge."""
-    from server.keys import SOCKET_TIMEOUT, RedisKeyStore, open_store
-    from server.limiter import FileQuota, Limiter, MemoryQuota, RedisQuota
-
     store = open_store(config.keystore_path, timeout=SOCKET_TIMEOUT)
     if isinstance(store, RedisKeyStore):
         quota = RedisQuota(config.keystore_path)
@@ -248,8 +247,9 @@ def shared_state(config: Config, metrics: Metrics) -> tuple[Authenticator, Degra
     limiter = Limiter(quota, sync_seconds=config.limit_sync_seconds, on_degraded=gauge.setter("limits"))
     auth = Authenticator(
         store,
-        refresh_seconds=config.key_refresh_seconds,
         limiter=limiter,
+        clients=ClientBuckets(),
+        refresh_seconds=config.key_refresh_seconds,
         on_degraded=gauge.setter("store"),
         proxies=TrustedProxies(config.trusted_proxies),
     )

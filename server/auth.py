@@ -55,7 +55,7 @@ from server.clients import TrustedProxies
 from server.config import MAX_KEY_REFRESH_SECONDS
 from server.errors import ApiError, unauthorized
 from server.keys import KEY_SHAPE, KeyRecord, KeyStore, RedisKeyStore, hash_key
-from server.limiter import ClientBuckets, Limiter, MemoryQuota, rate_limited
+from server.limiter import ClientBuckets, Limiter, rate_limited
 
 log = logging.getLogger("server.auth")
 
@@ -100,15 +100,21 @@ def parse_bearer(header: str | None) -> str:
 
 
 class Authenticator:
-    """A worker's view of the key store: authenticates a header and applies the rate limit."""
+    """A worker's view of the key store: authenticates a header and applies the rate limits.
+
+    ``limiter``: the keys' limits (``server.app`` makes it from the ``Config``: a quota shared
+    by the machine's or the cluster's workers); ``clients``: the limits per client address of
+    a key with ``client_rate`` (``server.clients`` says who the client is).
+    """
 
     def __init__(
         self,
         store: KeyStore | RedisKeyStore,
         *,
+        limiter: Limiter,
+        clients: ClientBuckets,
         refresh_seconds: float,
         clock: Callable[[], float] = time.monotonic,
-        limiter: Limiter | None = None,
         on_degraded: Callable[[bool], None] | None = None,
         proxies: TrustedProxies | None = None,
     ) -> None:
@@ -118,9 +124,8 @@ class Authenticator:
         self.refresh_seconds = refresh_seconds
         self._clock = clock
         self._on_degraded = on_degraded
-        self.limiter = limiter if limiter is not None else Limiter(MemoryQuota(clock), clock=clock)
-        #: the limits per client address of a key with ``client_rate`` (server.clients says who)
-        self.clients = ClientBuckets(clock=clock)
+        self.limiter = limiter
+        self.clients = clients
         self.proxies = proxies if proxies is not None else TrustedProxies()
         self._table = _NEVER_READ
         self._version: int | None = None  # of the shared store, as last read

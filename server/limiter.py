@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import sqlite3
 import threading
 import time
@@ -524,12 +523,3 @@ class Limiter:
         self.workers, self._counted = 1, False
         self.quota.after_fork()
         self.start()
-
-
-def default_limits_file(keystore: str) -> str:
-    """The machine's limits file for a key store: in the temporary directory, one per store."""
-    import hashlib
-    import tempfile
-
-    digest = hashlib.sha256(os.path.realpath(keystore).encode()).hexdigest()[:16]
-    return os.path.join(tempfile.gettempdir(), f"nl-address-limits-{digest}.sqlite3")

@@ -12,10 +12,10 @@ from urllib.parse import quote, urlencode
 import falcon.asgi
 import falcon.testing
 import pytest
+from authenticators import authenticator
 
 import engine
 from server.app import AsgiRequest, _build
-from server.auth import Authenticator
 from server.config import Config
 from server.keys import PUBLISHABLE
 from server.metrics import LATENCY_BUCKETS
@@ -213,7 +213,7 @@ def test_the_gate_is_off_with_a_clock_of_its_own_or_an_access_log(index, keys):
     assert not route.gate.__self__.enabled
     from server._gate import Gate
 
-    auth = Authenticator(service.auth.store, refresh_seconds=1.0, clock=lambda: 1.0)
+    auth = authenticator(service.auth.store, refresh_seconds=1.0, clock=lambda: 1.0)
     assert not Gate(auth, service.slot, service.metrics, 0.0002, ValueError).enabled
 
 
