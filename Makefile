@@ -107,11 +107,13 @@ asan: install
 		PYTHONPATH=$(abspath build/asan) ADDRESS_DATA_DIR=$(abspath $(DATA_DIR)) ADDRESS_EVAL_DIR=$(abspath $(DATA_DIR)/../eval) \
 		$(abspath $(PY)) -m pytest tests/engine -q -p no:cacheprovider
 
-# ruff on the Python; cython-lint on every .pyx/.pxd/.pxi; the stubs of the compiled modules
-# against what they export (mypy stubtest; Cython's own pickling names allowed)
+# ruff on the Python; cython-lint on every .pyx/.pxd/.pxi; no import cycle in engine/ or server/
+# (tests/import_cycles.py); the stubs of the compiled modules against what they export (mypy
+# stubtest; Cython's own pickling names allowed)
 lint: install
 	$(PY) -m ruff check engine server tests benchmarks
 	$(PY) .ci/cython-lint
+	$(PY) tests/import_cycles.py engine server
 	$(PY) -m mypy.stubtest --mypy-config-file .ci/stubtest.ini --allowlist .ci/stubtest-allowlist \
 		engine._core engine._csv server._gate
 
