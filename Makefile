@@ -53,9 +53,11 @@ test: system-packages install
 	ADDRESS_DATA_DIR=$(DATA_DIR) $(PY) -m pytest -m "not full"
 
 # the fast loop: the engine and server tests that start no gunicorn, Redis, cluster or browser
-# (not marked slow), on the sample index, on every core (pytest-xdist); then ruff
+# (not marked slow), on the sample index, on every core (pytest-xdist), and the import-cycle
+# check with its tests; then ruff
 check: install
-	ADDRESS_DATA_DIR=$(DATA_DIR) $(PY) -m pytest -m "not full and not slow" -n auto -q tests/engine tests/server
+	ADDRESS_DATA_DIR=$(DATA_DIR) $(PY) -m pytest -m "not full and not slow" -n auto -q tests/engine tests/server tests/test_import_cycles.py
+	$(PY) tests/import_cycles.py engine server
 	$(PY) -m ruff check engine server tests benchmarks
 
 # the engine tests on CPython 3.11, 3.12 and 3.13, each in a fresh venv (build/matrix) with the

@@ -11,9 +11,7 @@ which never runs, does not count. Python files are read with :mod:`ast`; Cython'
 ``.pxd``, ``.pxi``) by their import lines (``import``, ``from ... import``, ``cimport``); a
 ``.pxd`` is the module of its ``.pyx``, and a ``.pxi`` is part of the ``.pyx`` that includes it.
 
-``tests/import-cycles-allowlist`` names edges (``a -> b``) that may still close a cycle, each
-to be removed; one that is no longer there fails the check as well, so the list only shrinks.
-Exit 1 with each cycle (or stale entry) named, 0 when there is none.
+Exit 1 with each cycle named, 0 when there is none.
 """
 
 from __future__ import annotations
@@ -25,7 +23,6 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ALLOWLIST = Path(__file__).resolve().parent / "import-cycles-allowlist"
 CYTHON = (".pyx", ".pxd", ".pxi")
 _FROM = re.compile(r"^[ \t]*from[ \t]+([.\w]+)[ \t]+c?import[ \t]+(\([^)]*\)|[^\n#]*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*c?import[ \t]+([^\n#]+)", re.M)
@@ -149,34 +146,18 @@ def cycles(graph: Graph) -> list[list[str]]:
     return sorted(found)
 
 
-def read_allowlist(path: Path = ALLOWLIST) -> set[tuple[str, str]]:
-    """The edges ``a -> b`` of the allowlist (``#`` starts a comment)."""
-    edges = set()
-    for line in path.read_text().splitlines():
-        line = line.partition("#")[0].strip()
-        if line:
-            source, arrow, target = line.partition("->")
-            if not arrow:
-                raise ValueError(f"{path}: not an edge 'a -> b': {line!r}")
-            edges.add((source.strip(), target.strip()))
-    return edges
-
-
-def check(graph: Graph, allowed: set[tuple[str, str]]) -> list[str]:
-    """What is wrong: each cycle left once the allowed edges are taken out, each allowed edge
-    that is not there. Empty when all is well."""
-    problems = [f"allowlisted edge {a} -> {b} is not there any more: remove it from {ALLOWLIST.name}"
-                for a, b in sorted(allowed) if b not in graph.get(a, ())]
-    pruned = {a: {b for b in targets if (a, b) not in allowed} for a, targets in graph.items()}
-    for component in cycles(pruned):
-        edges = [f"{a} -> {b}" for a in component for b in sorted(pruned[a]) if b in component]
+def check(graph: Graph) -> list[str]:
+    """Each cycle, with the edges that close it; empty when there is none."""
+    problems = []
+    for component in cycles(graph):
+        edges = [f"{a} -> {b}" for a in component for b in sorted(graph[a]) if b in component]
         problems.append(f"import cycle among {', '.join(component)}: " + "; ".join(edges))
     return problems
 
 
 def main(argv: list[str]) -> int:
     packages = [ROOT / name for name in argv or ["engine", "server"]]
-    problems = check(import_graph(packages), read_allowlist())
+    problems = check(import_graph(packages))
     for problem in problems:
         print(problem, file=sys.stderr)
     return 1 if problems else 0
