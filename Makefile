@@ -29,7 +29,7 @@ $(PY): | system-packages-build
 	$(PYTHON) -m venv $(VENV)
 
 # (re)install when the build inputs change: compiles the Cython extensions in place
-$(STAMP): pyproject.toml setup.py engine/*.pyx engine/*.pxd engine/*.pxi server/*.pyx | system-packages-build $(PY)
+$(STAMP): pyproject.toml setup.py engine/*.pyx engine/*.pxd engine/*.pxi server/*.pyx server/*.pxd | system-packages-build $(PY)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
 	$(PY) -m pip install -q -e ".[server,test,docs]"
 	touch $(STAMP)
@@ -117,7 +117,7 @@ lint: install
 	$(PY) .ci/cython-lint
 	$(PY) tests/import_cycles.py engine server
 	$(PY) -m mypy.stubtest --mypy-config-file .ci/stubtest.ini --allowlist .ci/stubtest-allowlist \
-		engine._core engine._csv server._gate
+		engine._core engine._csv server._gate server._rules
 
 # the build outputs; the venv stays (`rm -rf .venv` for a fresh one)
 clean:

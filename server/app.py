@@ -41,7 +41,7 @@ import falcon.asgi
 
 import engine
 from server import _gate, errors
-from server.auth import COST_UNIT_SECONDS, Authenticator
+from server.auth import Authenticator
 from server.clients import TrustedProxies
 from server.config import Config
 from server.cors import preflight
@@ -187,7 +187,7 @@ def _build(
     app.add_error_handler(errors.HANDLED, handler)
     address = route(Address(slot, auth), preflight(auth), finish.answered)
     if asgi:  # PERF: the usual request in one compiled call (server/_gate.pyx: ASGI's headers)
-        address.gate = _gate.Gate(auth, slot, metrics, COST_UNIT_SECONDS, query_error).answer
+        address.gate = _gate.Gate(auth, slot, finish.answered, query_error).answer
     app.add_route("/v1/address", address)
     app.add_route("/healthz", route(Health()))
     app.add_route("/readyz", route(Ready(slot, auth)))

@@ -51,6 +51,7 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import NamedTuple
 
+from server._rules import COST_UNIT_SECONDS, young
 from server.clients import TrustedProxies
 from server.config import MAX_KEY_REFRESH_SECONDS
 from server.errors import ApiError, unauthorized
@@ -59,8 +60,6 @@ from server.limiter import ClientBuckets, Limiter, rate_limited
 
 log = logging.getLogger("server.auth")
 
-#: A request costs one token more per this much engine time (issue 11).
-COST_UNIT_SECONDS = 0.0002
 #: At most this many accepted Authorization headers are remembered per key table.
 MAX_ACCEPTED_HEADERS = 10_000
 #: Compared against when the key id is unknown, so that path costs the same as a wrong secret.
@@ -215,7 +214,7 @@ class Authenticator:
             keys = {} if missing else self.store.active()
         except Exception as exc:  # KeyStoreError, or anything else: the worker must go on
             self._failed_at = self._clock()
-            state = "stale" if self._table.read_at + MAX_KEY_REFRESH_SECONDS <= now else "failing"
+            state = "failing" if young(self._table.read_at, now) else "stale"
             self._log_state(state, logging.ERROR, "cannot read the key store: %s", exc)
             return False
         finally:
@@ -317,7 +316,7 @@ class Authenticator:
         """
         if self.shared:
             return table.read_at == -math.inf
-        if table.read_at + MAX_KEY_REFRESH_SECONDS > now:
+        if young(table.read_at, now):
             return False
         reader = self._reader
         if reader is None or not reader.is_alive() or self._failed_at > table.read_at:
@@ -333,12 +332,16 @@ class Authenticator:
         table = self._table
         return not table.missing and not self._stale(table, now)
 
+    def _refresh_due(self, now: float) -> bool:
+        """Whether a request must re-read the store: no reader thread does, and it is time."""
+        return self._reader is None and now >= self._next_refresh
+
     def _maybe_refresh(self, now: float) -> None:
         # Without a reader thread only: one thread of a gthread worker re-reads; the others go
         # on with the current table.
-        if self._reader is None and now >= self._next_refresh and self._lock.acquire(blocking=False):
+        if self._refresh_due(now) and self._lock.acquire(blocking=False):
             try:
-                if now >= self._next_refresh:
+                if self._refresh_due(now):  # not done by another thread meanwhile
                     self.refresh()
             finally:
                 self._lock.release()
@@ -354,16 +357,13 @@ class Authenticator:
         ``refresh_seconds``); they hold the key itself, which every request brings into the
         worker's memory anyway; an unknown header always takes the constant-time path.
         """
+        record = self.remembered(header)  # type: ignore[arg-type]
+        if record is not None:
+            return record
         now = self._clock()
-        if self._reader is None and now >= self._next_refresh:  # PERF: the test of _maybe_refresh
-            self._maybe_refresh(now)
+        self._maybe_refresh(now)
         table = self._table
         accepted = self._accepted
-        # PERF: a table read in the last MAX_KEY_REFRESH_SECONDS is not stale (see _stale): no call
-        if accepted[0] is table and (table.read_at + MAX_KEY_REFRESH_SECONDS > now or not self._stale(table, now)):
-            record = accepted[1].get(header)  # type: ignore[arg-type]
-            if record is not None:
-                return record
         credentials = parse_bearer(header)
         if self._stale(table, now):
             raise ApiError("not_ready", "the API key store is unavailable", headers={"Retry-After": "5"})
@@ -384,6 +384,20 @@ class Authenticator:
         if len(accepted[1]) < MAX_ACCEPTED_HEADERS:
             accepted[1][header] = record  # type: ignore[index]
         return record
+
+    def remembered(self, header: str) -> KeyRecord | None:
+        """What :meth:`authenticate` answers for ``header`` if it can tell without any work: a
+        header the current key table accepted before, a table that is not stale and no refresh
+        due on the request path; None otherwise (``authenticate`` then does the work, and
+        ``server._gate`` leaves the request to the Python path)."""
+        now = self._clock()
+        table, accepted = self._table, self._accepted
+        if accepted[0] is not table or self._refresh_due(now):
+            return None
+        # PERF: a table read in the last MAX_KEY_REFRESH_SECONDS is not stale: no call
+        if young(table.read_at, now) or not self._stale(table, now):
+            return accepted[1].get(header)
+        return None
 
     def origin_allowed(self, origin: str) -> bool:
         """Whether some active key allows ``origin`` (the test a CORS preflight gets)."""
