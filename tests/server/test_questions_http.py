@@ -9,7 +9,7 @@ import json
 import pytest
 from test_contract import assert_problem
 
-from server.auth import PUBLISHABLE
+from server.keys import PUBLISHABLE
 
 POSTCODE = "/v1/address/postcode"
 REVERSE = "/v1/address/reverse"
