@@ -274,8 +274,9 @@ def _make_area(dict arrays, names, municipality, locality, province, postcode, b
         a.n_pc = len(values)
         if walk is None:
             # the municipalities with addresses there (a walk needs groups of a name)
-            sel = [np.asarray(arrays["pc_addr"])[arrays["pc_start"][int(np.searchsorted(arrays["pc_code"], a.pc_lo[k]))]:
-                                                 arrays["pc_start"][int(np.searchsorted(arrays["pc_code"], a.pc_hi[k], side="right"))]]
+            codes, starts = arrays["pc_code"], arrays["pc_start"]
+            sel = [np.asarray(arrays["pc_addr"])[starts[int(np.searchsorted(codes, a.pc_lo[k]))]:
+                                                 starts[int(np.searchsorted(codes, a.pc_hi[k], side="right"))]]
                    for k in range(a.n_pc)]
             rows = np.concatenate(sel)
             muns = np.unique(names.g_municipality[np.asarray(arrays["a_group"])[rows]]).tolist()

@@ -55,7 +55,7 @@ cdef list _lookup_rows(const Data* d, int32_t code, int number, int letter, byte
     """The address rows of postcode `code` and house `number`, in the order of the register
     (pc_addr: by row, which is by street, then letter, then addition), narrowed by the letter
     and addition when given (case-insensitive)."""
-    cdef int p = _pc_index(d, code), lo, hi, i, k, alen
+    cdef int p = _pc_index(d, code), hi, i, k, alen
     cdef int32_t a, add_id
     cdef const uint8_t* A
     cdef const char* want = NULL

@@ -72,7 +72,7 @@ cdef int _nearest(const Data* d, const Area* area, Nearest* r) noexcept nogil:
     (when on): depth first, the nearer child first, leaving every node whose box is farther
     than the k-th nearest found (or the radius). Return how many were found."""
     cdef int stack[NEAR_DEPTH_MAX * 2 + 4]
-    cdef int top = 0, node, first_leaf, level, left, right, near, far
+    cdef int top = 0, node, first_leaf, left, right, near, far
     cdef int64_t lo, hi, i, j, n = d.n_addr
     cdef double dy, dx, d2, c = r.cos_lat
     cdef const int32_t* box
