@@ -11,6 +11,7 @@ memory-maps its arrays (no copy), so every process that opens the same index sha
 
 from __future__ import annotations
 
+import datetime as _dt
 import importlib.metadata as _metadata
 import json
 import math
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
     from .explain import WordMatch
 
 __all__ = ["AddressIndex", "IndexOpenError", "IndexClosedError", "QueryError", "FORMAT_VERSION", "__version__",
-           "Hit", "Match", "MAX_QUERY_LENGTH", "MAX_LIMIT", "read_plain_query", "release_page_cache"]
+           "Hit", "Match", "MAX_QUERY_LENGTH", "MAX_LIMIT", "read_plain_query", "release_page_cache",
+           "register_date"]
 
 # what a query may be (QueryError beyond): q of at most MAX_QUERY_LENGTH code points, limit from
 # 1 to MAX_LIMIT (the service states the same limits by reading these)
@@ -44,6 +46,17 @@ try:  # NOTE: one source, pyproject.toml's version, read from the installed pack
     __version__ = _metadata.version("nl-address-autocomplete")
 except _metadata.PackageNotFoundError:  # the source tree on sys.path without an install
     __version__ = "0+unknown"
+
+
+def register_date(manifest: dict) -> _dt.date | None:
+    """The date of the register an index holds, from its manifest: the LVBAG extract's
+    (`StandTechnischeDatum`) or the last mutation delivery's applied to it (`python -m engine
+    update`), a GeoPackage's; None for an index built from a CSV, which names none."""
+    text = manifest.get("register_date") or manifest.get("extract_date")   # extract_date: before updates
+    try:
+        return _dt.date.fromisoformat(str(text)) if text else None
+    except ValueError:
+        return None
 
 
 class IndexOpenError(Exception):
@@ -225,6 +238,12 @@ class AddressIndex(Index):
         index.manifest = manifest
         index._maps = maps
         return index
+
+    @property
+    def register_date(self) -> _dt.date | None:
+        """The date of the register this index holds (see :func:`register_date`): how current
+        its addresses are. None for an index built from a CSV."""
+        return register_date(self.manifest)
 
     def suggest(self, q: str, *, limit: int = 5, lat: float | None = None,
                 lon: float | None = None) -> list[Hit]:

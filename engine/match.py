@@ -43,8 +43,8 @@ from ._core import (
     _csv_fields,
     _match_chunk,
 )
+from .files import DECOMPRESS_ERRORS, SourceError, open_decompressed
 from .hits import Hit
-from .source import DECOMPRESS_ERRORS, SourceError, open_decompressed
 
 if TYPE_CHECKING:
     from . import AddressIndex
@@ -178,7 +178,7 @@ class MatchFileError(Exception):
 
 def _open_read(path: Path) -> IO[str]:
     """Open `path` (plain, .gz or .zst) for text, streamed, with the build's checks of a
-    compressed file (`engine.source.open_decompressed`): its name must say what it holds, and
+    compressed file (`engine.files.open_decompressed`): its name must say what it holds, and
     a truncated or corrupt one raises one of DECOMPRESS_ERRORS where it stops.
 
     NOTE: bytes that are not UTF-8 pass through unchanged (surrogateescape); such a text is

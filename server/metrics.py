@@ -19,6 +19,9 @@ Metrics:
   connections refused over it (503 ``too_many_connections``). Only the default worker counts
   them (``server/protocol.py``, through :data:`CONNECTIONS`); gunicorn's own workers apply
   ``worker_connections`` themselves (gthread), or not at all (asgi, sync), and export none.
+- ``address_index_register_timestamp_seconds`` and ``address_index_register_age_days``: the date
+  of the register it holds (an LVBAG extract's, or the last mutation delivery's applied since:
+  ``engine.register_date``) and how many whole days old that is today.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from bisect import bisect_left
 from collections import Counter as Tally
 from collections import deque
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from operator import itemgetter
 from typing import Any
 
@@ -47,6 +50,8 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
+
+import engine
 
 log = logging.getLogger("server.access")
 
@@ -92,6 +97,16 @@ def built_timestamp(manifest: dict[str, Any]) -> float | None:
         return None
 
 
+def register_age_days(manifest: dict[str, Any], now: float | None = None) -> int | None:
+    """Whole days from the register's date the index holds (``engine.register_date``) to today
+    (UTC): 0 for an index current to the day; None when the index names no date (a CSV)."""
+    date = engine.register_date(manifest)
+    if date is None:
+        return None
+    today = datetime.fromtimestamp(time.time() if now is None else now, tz=UTC).date()
+    return (today - date).days
+
+
 def extract_timestamp(manifest: dict[str, Any]) -> float | None:
     """Seconds since the epoch of the manifest's ``extract_date`` (YYYY-MM-DD, UTC), if any."""
     try:
@@ -133,8 +148,20 @@ class _IndexCollector(Collector):
         if extract is not None:
             yield GaugeMetricFamily(
                 "address_index_extract_timestamp_seconds",
-                "The register's date the served index holds (extract_date), seconds since the epoch.",
+                "The date of the extract the served index was built from (extract_date), seconds since the epoch.",
                 value=extract,
+            )
+        date = engine.register_date(manifest)
+        if date is not None:   # the register's date: the extract's, or the last delivery's applied since
+            yield GaugeMetricFamily(
+                "address_index_register_timestamp_seconds",
+                "The date of the register the served index holds (register_date), seconds since the epoch.",
+                value=datetime(date.year, date.month, date.day, tzinfo=UTC).timestamp(),
+            )
+            yield GaugeMetricFamily(
+                "address_index_register_age_days",
+                "Whole days from the register's date the served index holds to today (UTC).",
+                value=register_age_days(manifest),
             )
 
 

@@ -33,7 +33,7 @@ from server.cors import check_origin
 from server.cors import response_headers as cors_response_headers
 from server.errors import ApiError, method_not_allowed, unauthorized
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from server.metrics import Metrics
+from server.metrics import Metrics, register_age_days
 from server.params import parse_query, read_plain_query
 
 
@@ -136,6 +136,10 @@ class Health:
         resp.data = self.BODY
 
 
+def _iso(date: Any) -> str | None:
+    return None if date is None else date.isoformat()
+
+
 class Ready:
     """``GET /readyz``: an index is open and the key store was read in the last 5 s."""
 
@@ -161,6 +165,9 @@ class Ready:
                 # freshness: csv, lvbag-xml or gpkg, and the register's date it holds
                 "source_format": manifest.get("source_format", "csv"),
                 "extract_date": manifest.get("extract_date"),
+                # the register's date (the extract's, or the last mutation delivery's) and its age
+                "register_date": _iso(engine.register_date(manifest)),
+                "register_age_days": register_age_days(manifest),
             },
         }
         if self._slot.problem is not None:  # serving the last good index

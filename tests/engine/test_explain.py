@@ -13,8 +13,8 @@ import random
 import pytest
 
 from engine.explain import WordMatch, aliases_from_manifest, default_aliases, explain, highlights, match_score
+from engine.ingest.source import read_source
 from engine.normalize import fold
-from engine.source import read_source
 
 
 @pytest.fixture(scope="module")

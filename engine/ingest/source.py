@@ -11,52 +11,31 @@ limit on the share of bad rows.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
 import logging
 import os
 import sys
 import zipfile
-import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, cast
 
 import numpy as np
-import zstandard
 from tqdm import tqdm
 
-from . import _csv
+from .. import _csv
+from ..files import CHUNK_SIZE, DECOMPRESS_ERRORS, CountingReader, SourceError, compression_of, decompressed
+from .gpkg import GpkgError, read_gpkg
+from .lvbag import LvbagError, is_lvbag, parse_result, read_lvbag
+from .register import Register
 
-__all__ = ["ParsedTable", "SourceError", "read_source", "REQUIRED_COLUMNS", "DECOMPRESS_ERRORS",
-           "compression_of", "decompressed", "open_decompressed"]
+__all__ = ["ParsedTable", "SourceError", "read_source", "REQUIRED_COLUMNS"]
 
 log = logging.getLogger(__name__)
 
 REQUIRED_COLUMNS: tuple[str, ...] = _csv.REQUIRED_COLUMNS
 
-#: Decompressed bytes handed to the parser per call.
-CHUNK_SIZE = 4 << 20
 #: How many bad rows a SourceError message lists.
 _SHOWN_ERRORS = 5
-
-#: Compressed bytes read at a time from a .zst file (about 600 KB decompressed). Small, so that
-#: the blocks before a damaged one are given before the error (the decompressor gives nothing of
-#: a piece it fails in); it is also a little faster than 256 KB (0.93 against 1.36 s for the
-#: whole-country CSV, 1.1 GB: the output stays in the cache).
-_ZSTD_READ_SIZE = 32 << 10
-#: Decompressed bytes a stream of `open_decompressed` hands on at a time.
-_PIECE_SIZE = 1 << 20
-
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-_GZIP_MAGIC = b"\x1f\x8b"
-
-
-class SourceError(ValueError):
-    """The source file is missing, unreadable, or has too many bad rows."""
-
 
 @dataclass(eq=False, repr=False)
 class ParsedTable:
@@ -96,6 +75,8 @@ class ParsedTable:
     left_out: dict[str, int] = field(default_factory=dict)   # records not addresses now, by reason
     left_out_detail: dict = field(default_factory=dict)      # the same by object type, examples
     skipped: list[str] = field(default_factory=list)         # entries of the source not read
+    register_date: str | None = None  # the register's date, when mutations were applied since the extract
+    register: Register | None = None  # an LVBAG source: its state, written beside the index
 
     def __len__(self) -> int:
         """Number of accepted rows."""
@@ -109,150 +90,6 @@ class ParsedTable:
         )
 
 
-class _CountingReader:
-    """A read-only file wrapper that hashes and counts the bytes read through it."""
-
-    def __init__(self, raw: BinaryIO, progress: tqdm) -> None:
-        self._raw = raw
-        self._progress = progress
-        self.sha256 = hashlib.sha256()
-        self.bytes_read = 0
-
-    def read(self, size: int = -1) -> bytes:
-        data = self._raw.read(size)
-        self.sha256.update(data)
-        self.bytes_read += len(data)
-        self._progress.update(len(data))
-        return data
-
-    def drain(self) -> None:
-        """Read (and hash) whatever the decompressor left unread."""
-        while self.read(1 << 20):
-            pass
-
-
-#: What reading a truncated or corrupt .gz or .zst file raises (`decompressed`): the one list of
-#: them, for every reader of compressed input (the build's, the municipality reference's,
-#: ``engine match``'s)
-DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (zstandard.ZstdError, gzip.BadGzipFile, EOFError, zlib.error)
-
-
-def decompressed(reader: BinaryIO, kind: str, chunk_size: int = CHUNK_SIZE) -> Iterator[memoryview]:
-    """The decompressed bytes of `reader`, in pieces of at most `chunk_size` bytes.
-
-    `kind` is 'plain', 'gzip' or 'zstd' (`compression_of`). A truncated or corrupt gzip or
-    zstd stream raises one of DECOMPRESS_ERRORS once the pieces before the damage are given,
-    instead of ending quietly.
-    """
-    if kind == "zstd":
-        yield from _zstd_chunks(reader, chunk_size)
-    elif kind == "gzip":
-        yield from _gzip_chunks(reader, chunk_size)
-    else:
-        while data := reader.read(chunk_size):
-            yield memoryview(data)
-
-
-def _gzip_chunks(reader: BinaryIO, chunk_size: int) -> Iterator[memoryview]:
-    # GzipFile.read(n) drops what it decompressed of n when the stream breaks off, so gather a
-    # piece from read1 (what one step of the decompressor gives) and hand it on before raising
-    stream = gzip.GzipFile(fileobj=reader, mode="rb")
-    while True:
-        parts: list[bytes] = []
-        size = 0
-        try:
-            while size < chunk_size and (data := stream.read1(chunk_size - size)):
-                parts.append(data)
-                size += len(data)
-        except DECOMPRESS_ERRORS:
-            if parts:
-                yield memoryview(b"".join(parts))
-            raise
-        if not parts:
-            return
-        yield memoryview(parts[0] if len(parts) == 1 else b"".join(parts))
-
-
-def _zstd_chunks(reader: BinaryIO, chunk_size: int) -> Iterator[memoryview]:
-    # zstandard's stream_reader ends quietly on a truncated frame, so drive a
-    # decompressobj per frame ourselves and check that the last one finished.
-    dctx = zstandard.ZstdDecompressor()
-    dobj, fed = dctx.decompressobj(), False
-    while compressed := reader.read(_ZSTD_READ_SIZE):
-        while compressed:
-            out = memoryview(dobj.decompress(compressed))
-            fed = True
-            for start in range(0, len(out), chunk_size):
-                yield out[start:start + chunk_size]
-            # A frame ended inside this piece: the rest starts the next frame.
-            compressed = dobj.unused_data if dobj.eof else b""
-            if dobj.eof:
-                dobj, fed = dctx.decompressobj(), False
-    if fed and not dobj.eof:
-        raise EOFError("compressed file ended before the end of the zstd frame")
-
-
-def compression_of(path: Path, head: bytes) -> str:
-    """'plain', 'gzip' or 'zstd': the decompressor the file name asks for, checked against the
-    file's first bytes `head` (SourceError when they disagree)."""
-    suffix = path.suffix.lower()
-    if suffix in (".zst", ".zstd"):
-        if not head.startswith(_ZSTD_MAGIC) and head:
-            raise SourceError(f"{path}: named {path.suffix} but is not zstd-compressed")
-        return "zstd"
-    if suffix == ".gz":
-        if not head.startswith(_GZIP_MAGIC) and head:
-            raise SourceError(f"{path}: named .gz but is not gzip-compressed")
-        return "gzip"
-    if head.startswith(_ZSTD_MAGIC) or head.startswith(_GZIP_MAGIC):
-        raise SourceError(f"{path}: looks compressed; name it .csv.zst or .csv.gz")
-    return "plain"
-
-
-class _Pieces(io.RawIOBase):
-    """A read-only stream over the pieces `decompressed` gives (`open_decompressed`)."""
-
-    def __init__(self, raw: BinaryIO, pieces: Iterator[memoryview]) -> None:
-        self._raw = raw
-        self._pieces = pieces
-        self._piece = memoryview(b"")
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:  # noqa: ANN001 (a writable buffer)
-        while not self._piece:
-            piece = next(self._pieces, None)
-            if piece is None:
-                return 0
-            self._piece = piece
-        n = min(len(b), len(self._piece))
-        b[:n] = self._piece[:n]
-        self._piece = self._piece[n:]
-        return n
-
-    def close(self) -> None:
-        if not self.closed:
-            self._raw.close()
-        super().close()
-
-
-def open_decompressed(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open a plain, .gz or .zst file for reading its decompressed bytes, with the build's
-    checks: the name must agree with the content (`compression_of`, SourceError), and a
-    truncated or corrupt compressed file raises one of DECOMPRESS_ERRORS where the damage
-    is found, after every byte before it was read."""
-    path = Path(path)
-    raw = open(path, "rb")
-    try:
-        kind = compression_of(path, raw.read(4))
-        raw.seek(0)
-    except BaseException:
-        raw.close()
-        raise
-    return cast(BinaryIO, io.BufferedReader(_Pieces(raw, decompressed(raw, kind, _PIECE_SIZE)), _PIECE_SIZE))
-
-
 def read_source(
     path: str | os.PathLike[str],
     *,
@@ -264,9 +101,9 @@ def read_source(
 ) -> ParsedTable:
     """Parse and validate an address CSV file (`.csv`, `.csv.zst` or `.csv.gz`), or read the
     official BAG: an LVBAG XML extract (zip or directory) or a PDOK GeoPackage, recognised by
-    their content (`engine.lvbag`, `engine.gpkg`; `jobs` worker processes parse the XML).
+    their content (`engine.ingest.lvbag`, `engine.ingest.gpkg`; `jobs` worker processes parse the XML).
     The official formats name no municipality: `municipalities` is the reference that does (an
-    address CSV or CBS's list, `engine.municipalities`; None: `$ADDRESS_DATA_DIR/nl-addresses.csv.zst`).
+    address CSV or CBS's list, `engine.ingest.municipalities`; None: `$ADDRESS_DATA_DIR/nl-addresses.csv.zst`).
 
     Every data row is checked; bad rows are rejected, counted and listed in
     `errors` (line number, reason).  Raises SourceError when the file does not
@@ -302,7 +139,7 @@ def read_source(
     ):
         kind = compression_of(path, raw.read(4))
         raw.seek(0)
-        reader = _CountingReader(raw, bar)
+        reader = CountingReader(raw, bar)
         try:
             for chunk in decompressed(reader, kind, chunk_size):
                 parser.feed(chunk)
@@ -335,7 +172,6 @@ def _official_format(path: Path) -> str | None:
     if head.startswith(b"SQLite format 3\0"):
         return "gpkg"
     if head.startswith(b"PK\x03\x04"):
-        from .lvbag import is_lvbag
         if is_lvbag(path):
             return "lvbag"
         raise SourceError(f"{path}: a zip that holds no LVBAG extract (no NUM, VBO, ... files)")
@@ -360,7 +196,6 @@ def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: in
                    municipalities: str | os.PathLike[str] | None) -> ParsedTable:
     """An LVBAG extract or a PDOK GeoPackage, through the CSV parser's checks."""
     if path.is_dir() or _official_format(path) == "lvbag":
-        from .lvbag import LvbagError, parse_result, read_lvbag
         try:
             res = read_lvbag(path, progress=progress, jobs=jobs, municipalities=municipalities)
         except (LvbagError, zipfile.BadZipFile, OSError) as e:
@@ -371,19 +206,32 @@ def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: in
             raise
         fmt = "lvbag-xml"
     else:
-        from .gpkg import GpkgError, read_gpkg
-        from .lvbag import parse_result
         try:
             res = read_gpkg(path, municipalities)
         except GpkgError as e:
             raise SourceError(f"{path}: {e}") from e
         fmt = "gpkg"
     sha, size = _sha256(path)
-    table = ParsedTable(
-        **parse_result(res), source_name=path.name, source_sha256=sha, bytes_read=size,
-        source_format=fmt, extract_date=res.extract_date, left_out=res.left_out,
+    table = table_of(res, name=path.name, sha256=sha, size=size, source_format=fmt)
+    if res.tables is not None:
+        table.register = Register.from_result(res, name=path.name, sha256=sha)
+    check_bad_share(table, res, max_bad_share, path.name)
+    return table
+
+
+def table_of(res, *, name: str, sha256: str, size: int, source_format: str) -> ParsedTable:
+    """The rows of the addresses an official source was joined into (an `engine.ingest.lvbag.LvbagResult`),
+    through the CSV parser's checks."""
+    return ParsedTable(
+        **parse_result(res), source_name=name, source_sha256=sha256, bytes_read=size,
+        source_format=source_format, extract_date=res.extract_date, left_out=res.left_out,
         left_out_detail={"by_type": res.left_out_by_type, "examples": res.examples, "note": res.note},
         skipped=res.skipped)
+
+
+def check_bad_share(table: ParsedTable, res, max_bad_share: float, name: str) -> None:
+    """Raise SourceError when the dangling references and the rejected values of an official
+    source are more than `max_bad_share` of its addresses."""
     # what the register holds but is no address now is counted, not bad; a reference to
     # nothing (dangling) and a value the checks reject are bad, and share the CSV's limit
     dangling = res.left_out.get("dangling_reference", 0)
@@ -393,10 +241,9 @@ def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: in
         shown = [f"  {e}" for e in res.examples.get("dangling_reference", [])]
         shown += [f"  {reason}" for _, reason in table.errors[:_SHOWN_ERRORS]]
         raise SourceError(
-            f"{path.name}: {bad} of {total} addresses bad ({bad / total:.4%}: {dangling} dangling "
+            f"{name}: {bad} of {total} addresses bad ({bad / total:.4%}: {dangling} dangling "
             f"references, {table.rejected} rejected values), more than the limit of "
             f"{max_bad_share:.4%}; first:\n" + "\n".join(shown[:2 * _SHOWN_ERRORS]))
-    return table
 
 
 def _check_share(table: ParsedTable, max_bad_share: float) -> None:

@@ -10,7 +10,7 @@ Two layouts are recognised by their tables and columns:
   `postcode`, `nummer_id`, `status`, `datum_eind`.
 
 A GeoPackage holds main addresses only (no nevenadressen) and names no municipality: it is
-found through the reference given to the build (`engine.municipalities`): an address list
+found through the reference given to the build (`engine.ingest.municipalities`): an address list
 places each address by its woonplaats and postcode (else by the majority of its code's
 addresses), CBS's list by the code, read from a `gemeentecode` column when the table has one,
 else from the first four digits of the nummeraanduiding's identification (the code of the
