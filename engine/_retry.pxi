@@ -1013,16 +1013,16 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
                 s.stage = ST_PROVINCE
                 s.huis = huis
                 _read(d, s)
-                s.huis = 0
                 s.stage = ST_DROPPED
                 s.province = -1
                 if s.ncand > 0:
-                    return
+                    return  # (s.huis stays with the reading that found it: engine.explain)
+                s.huis = 0
         s.huis = huis
         _read(d, s)
-        s.huis = 0
         if s.ncand > 0:
-            return
+            return  # (s.huis stays with the reading that found it: engine.explain)
+        s.huis = 0
     for i in range(n):
         numbers_typed += drop[i] == 0 and _number_like(&saved[i])
     k = n - 1
@@ -1069,9 +1069,9 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
             s.stage = ST_STRIPPED
             s.huis = 1
             _read(d, s)
-            s.huis = 0
             if s.ncand > 0:
-                return
+                return  # (s.huis stays with the reading that found it: engine.explain)
+            s.huis = 0
         if stripped:
             j = 0
             for i in range(n):
@@ -1084,9 +1084,9 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
             s.stage = ST_STRIPPED
             s.huis = huis   # an addition H is what "hs" or "huis" said (`_suffix_pen`)
             _read(d, s)
-            s.huis = 0
             if s.ncand > 0:
-                return
+                return  # (s.huis stays with the reading that found it: engine.explain)
+            s.huis = 0
         k -= 1
     if _postcode_retry(d, s, saved, drop, n):
         return
