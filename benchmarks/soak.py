@@ -112,7 +112,7 @@ def main() -> int:
     )
     keystore = tmp / "keys.sqlite3"
     sys.path.insert(0, str(REPO))
-    from server.auth import KeyStore
+    from server.keys import KeyStore
 
     key = KeyStore(str(keystore)).create("soak", 1e9)
     env = {"ADDRESS_INDEX": args.index, "ADDRESS_KEYSTORE": str(keystore), "PROMETHEUS_MULTIPROC_DIR": str(tmp / "m")}
