@@ -79,7 +79,7 @@ cdef int _explained_search(const Data* d, Search* s, int* out, Explained* ex) no
     return n
 
 
-cdef list _pieces(str q, const Piece* pieces, int n):
+cdef list _pieces(const Piece* pieces, int n):
     """The pieces as (start, end, kind, field, line, span) (engine.explain WordMatch)."""
     cdef int i
     cdef const Piece* pc
@@ -123,7 +123,7 @@ def _explain_address(Index index, q, int32_t address):
             _typed_of(s, &ex.typed)
             _scored_search(&index.d, s, hits, score, &how)
             ex.n[0] = _explain_hit(&index.d, s, &ex.typed, address, ex.pieces[0])
-        return _pieces(q, ex.pieces[0], ex.n[0]), _highlights(ex.pieces[0], ex.n[0])
+        return _pieces(ex.pieces[0], ex.n[0]), _highlights(ex.pieces[0], ex.n[0])
     finally:
         free(ex)
         free(s)
