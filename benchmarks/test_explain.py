@@ -1,9 +1,10 @@
 """Cost of saying how a hit matched (engine.explain) on the whole-country index, per hit.
 
 The hits are those of the public queries and their typing prefixes at limit 5, explained in the
-order they come, as a server explaining every hit of every answer would (a query's words are
-folded once for its hits; an address seen before reuses its folded words). Each round is ONE
-call on the next hit; p50 / p99 per hit are printed in the summary.
+order they come. Each round is ONE call on the next hit (the query searched again and the hit
+read from its reading: engine/_explain.pxi); p50 / p99 per hit are printed in the summary. The
+service's highlight=true writes the highlights of a whole answer with its search instead
+(`suggest_json(highlight=True)`: no second search).
 
     ADDRESS_FULL_INDEX=indexes/nl python -m pytest benchmarks/test_explain.py
 """
@@ -15,7 +16,7 @@ import itertools
 import pytest
 from benchlib import summarize_ns
 
-from engine.explain import aliases_from_manifest, explain, highlights
+from engine.explain import explain, highlights
 
 pytestmark = pytest.mark.full
 
@@ -23,10 +24,10 @@ PAIRS = 20000       # (query, hit) pairs timed
 
 
 @pytest.fixture(scope="module")
-def pairs(full_index, workload) -> list[tuple[str, dict]]:
+def pairs(full_index, workload) -> list[tuple[str, int]]:
     out = []
     for q in workload["all"]:
-        out.extend((q, hit) for hit in (h.to_dict() for h in full_index.suggest(q, limit=5)))
+        out.extend((q, hit.address_id) for hit in full_index.suggest(q, limit=5))
         if len(out) >= PAIRS:
             break
     return out[:PAIRS]
@@ -36,12 +37,11 @@ def pairs(full_index, workload) -> list[tuple[str, dict]]:
 @pytest.mark.parametrize("limit", [5], ids=lambda v: f"limit={v}")
 def test_explain_per_hit(benchmark, full_index, pairs, summary, func, limit):
     """One hit explained (or its highlights computed) per round."""
-    aliases = aliases_from_manifest(full_index.manifest)
     it = itertools.cycle(pairs)
 
     def setup():
         q, hit = next(it)
-        return (q, hit), {"aliases": aliases}
+        return (full_index, q, hit), {}
 
     benchmark.extra_info.update(workload="all", calls=len(pairs))
     benchmark.pedantic(func, setup=setup, rounds=len(pairs), iterations=1)

@@ -20,18 +20,16 @@ import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._core import AREA_PARAMETERS, ARRAYS, SIZES, Index, IndexClosedError, QueryError, _search_scored, read_plain_query
 from .checksums import ChecksumError, verify_files
+from .explain import WordMatch
+from .explain import explain as _explain
 from .hits import Hit, make_hits
 from .match import Match, match_texts
 from .params import FORMAT_VERSION
-
-if TYPE_CHECKING:
-    from .explain import WordMatch
 
 _Names = str | list[str] | None            # area names: one str (commas between several) or a list
 _Box = str | tuple[float, float, float, float] | None   # minlon, minlat, maxlon, maxlat
@@ -303,20 +301,10 @@ class AddressIndex(Index):
         range)."""
         return make_hits(self, q, [(address_id, score)], found)[0]
 
-    @property
-    def aliases(self) -> dict[str, tuple[str, ...]]:
-        """The alias table of this index (`engine.explain.aliases_from_manifest`), made once."""
-        table: dict[str, tuple[str, ...]] | None = self.__dict__.get("_aliases")
-        if table is None:
-            from .explain import aliases_from_manifest
-
-            table = self.__dict__["_aliases"] = aliases_from_manifest(self.manifest)
-        return table
-
     def explain(self, hit: Hit) -> tuple[WordMatch, ...]:
-        """Return how each typed word of `hit.query` matched `hit`, with this index's alias
-        table: `Hit.how_matched(index.aliases)`."""
-        return hit.how_matched(self.aliases)
+        """Return how each typed word of `hit.query` matched `hit`:
+        `engine.explain.explain(index, hit.query, hit)`."""
+        return _explain(self, hit.query, hit)
 
     def match(self, texts: Iterable[object], *, threads: int | None = None,
               chunk_size: int = 1024) -> Iterator[Match]:

@@ -66,6 +66,70 @@ cdef int _scored_search(const Data* d, Search* s, int* out, float* score, int* h
     return n
 
 
+cdef int _explained_search(const Data* d, Search* s, int* out, Explained* ex) noexcept nogil:
+    """`_search`, each hit explained into ex (`_explain_hit`). A one-word query with a stored
+    answer is searched again without it, as `_scored_search` does, for the reading that found
+    its hits."""
+    cdef float score[MAXLIMIT]
+    cdef int n, i, how
+    _typed_of(s, &ex.typed)
+    n = _scored_search(d, s, out, score, &how)
+    for i in range(n):
+        ex.n[i] = _explain_hit(d, s, &ex.typed, out[i], ex.pieces[i])
+    return n
+
+
+cdef list _pieces(const Piece* pieces, int n):
+    """The pieces as (start, end, kind, field, line, span) (engine.explain WordMatch)."""
+    cdef int i
+    cdef const Piece* pc
+    out = []
+    for i in range(n):
+        pc = &pieces[i]
+        out.append((pc.start, pc.end, KINDS[pc.kind], FIELDS[pc.field], pc.line if pc.line >= 0 else None,
+                    (pc.a, pc.b) if pc.line >= 0 else None))
+    return out
+
+
+cdef list _highlights(const Piece* pieces, int n):
+    """Per line (3) the spans `_highlight_spans` makes of the pieces, as [(a, b), ...]."""
+    cdef int16_t spans[2 * PIECES_MAX]
+    cdef int line, k, count
+    out = []
+    for line in range(3):
+        _highlight_spans(pieces, n, line, spans, &count)
+        out.append([(spans[2 * k], spans[2 * k + 1]) for k in range(count)])
+    return out
+
+
+def _explain_address(Index index, q, int32_t address):
+    """How each typed word of q matched address `address` (engine.explain): the search of q (at
+    the largest limit, no focus point) read again for that address, as for a hit of it
+    (`_explain_hit`). ([(start, end, kind, field, line, span), ...], highlights per line)."""
+    cdef Search* s = NULL
+    cdef Explained* ex = NULL
+    cdef int hits[MAXLIMIT]
+    cdef float score[MAXLIMIT]
+    cdef int how
+    index._enter()
+    try:
+        if address < 0 or address >= index.d.n_addr:
+            raise IndexError(f"no address {address}: the index holds {index.d.n_addr}")
+        s = index._prepare(q, MAXLIMIT, None, None, None)
+        ex = <Explained*>malloc(sizeof(Explained))
+        if ex == NULL:
+            raise MemoryError()
+        with nogil:
+            _typed_of(s, &ex.typed)
+            _scored_search(&index.d, s, hits, score, &how)
+            ex.n[0] = _explain_hit(&index.d, s, &ex.typed, address, ex.pieces[0])
+        return _pieces(ex.pieces[0], ex.n[0]), _highlights(ex.pieces[0], ex.n[0])
+    finally:
+        free(ex)
+        free(s)
+        index._leave()
+
+
 def _search_scored(Index index, q, limit, lat, lon, area=None):
     """([(address id, score), ...], how) of the hits of q, best first: `search_ids` with the
     scores, and how they were found (a FOUND_HOW value)."""

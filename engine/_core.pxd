@@ -2,7 +2,7 @@
 # structures it works in, and the Index class. The C types of `Data` match the numpy dtypes of
 # the arrays on disk (ARRAYS in _core.pyx), which `Index.__init__` checks once on open.
 
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 
 cdef enum:
@@ -223,6 +223,13 @@ cdef struct Area:
     int32_t walk_hi[AREA_WALKS]  # `_walk_area`); 0 runs: the area has none to walk
 
 
+cdef struct Src:
+    # where a byte of the folded query came from: the code points [a, b) of the query as given
+    # (the two of "ij" folded to one "y"); a space put in, or a byte no code point made, -1
+    int16_t a
+    int16_t b
+
+
 cdef struct Tok:
     int start
     int len
@@ -235,7 +242,7 @@ cdef struct Word:
     int32_t lo[MAXR]
     int32_t hi[MAXR]
     float base[MAXR]    # penalty of the range before the prefix share (0 prefix, TYPO for typos)
-    uint8_t typo[MAXR]
+    uint8_t typo[MAXR]  # 0: a prefix range; a typo token: TYPO_WHOLE, TYPO_START
     int32_t exact       # token id equal to the word, or -1
     int64_t cost        # postings under all ranges
     int typo_done       # the furthest look for slips so far (1, then 2: the last)
@@ -245,8 +252,15 @@ cdef struct Word:
     int tbits_nr        # ... tbits_nr is nr (_scan.pxi `_typo_bits`; -1: not yet)
 
 
+cdef enum:
+    # what a word's typo range holds (Word.typo; engine.explain tells the two apart)
+    TYPO_WHOLE = 1       # a token within the word's slips
+    TYPO_START = 2       # a token the word starts with a slip undone (a word still being typed)
+
+
 cdef struct Interp:
-    int number          # house number, -1 when none was typed
+    int number          # house number, -1 when none was typed ...
+    int num_tok         # ... and its token (its leading digits), -1 then
     int place_after     # words after this token are read as the place (the number's token,
                         # when words come before it; MAXT otherwise)
     int street_until    # words before this token are read as the street (the number's token,
@@ -346,6 +360,7 @@ cdef struct TraceRec:
 
 cdef struct Search:
     char q[QBUF]
+    Src qsrc[QBUF]      # where each byte of q came from (every step that respells q keeps it)
     int qlen
     int ntok
     Tok tok[MAXT]
@@ -391,6 +406,10 @@ cdef struct Search:
     int32_t slip_tid[MAXT][MAXSLIP]  # (the first MAXSLIP of them; -1: not looked for yet)
     int split_pc        # the postcode was read from two tokens ("5202 de"), or the words
                         # were read within a postcode being typed (area_lo)
+    int pc_tok          # the last `_parse`: the token of the postcode (its digits), -1 when
+    int pc_tok2         # none, and its letters typed apart (-1: none) ...
+    int area_tok        # ... and of the postcode being typed, with its letter typed apart
+    int area_tok2
     int area            # ... the latter: the four digits typed, 0 when not
     int pc_strict       # postcode mode: every typed word must name the street or place (1),
                         # and the house number is the one typed, not one it starts (2)

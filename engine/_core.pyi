@@ -68,8 +68,9 @@ class Index:
     def area(self, *, municipality: _Names = None, locality: _Names = None, province: _Names = None,
              postcode: _Names = None, bbox: _Box = None) -> AreaSpec | None: ...
     def suggest_json(self, q: str, *, limit: _Limit = 5, lat: _Coordinate = None,
-                     lon: _Coordinate = None, municipality: _Names = None, locality: _Names = None,
-                     province: _Names = None, postcode: _Names = None, bbox: _Box = None) -> bytes: ...
+                     lon: _Coordinate = None, highlight: bool = False, municipality: _Names = None,
+                     locality: _Names = None, province: _Names = None, postcode: _Names = None,
+                     bbox: _Box = None) -> bytes: ...
     def search_ids(self, q: str, *, limit: _Limit = 5, lat: _Coordinate = None,
                    lon: _Coordinate = None, area: AreaSpec | None = None) -> list[int]: ...
     def lookup_ids(self, postcode: str, number: int, *, letter: str | None = None,
@@ -137,6 +138,11 @@ MATCH_NOT_TEXT: int
 
 def _search_scored(index: Index, q: str, limit: int, lat: float | None,
                    lon: float | None, area: AreaSpec | None = None) -> tuple[list[tuple[int, float]], str]: ...
+KINDS: tuple[str, ...]           # how a typed word matched, as engine.explain names it (_explain.pxi)
+FIELDS: tuple[str | None, ...]   # ... and what of the hit (None: left out)
+def _explain_address(index: Index, q: str, address: int
+                     ) -> tuple[list[tuple[int, int, str, str | None, int | None, tuple[int, int] | None]],
+                                list[list[tuple[int, int]]]]: ...
 def _address_fields(index: Index, a: int) -> tuple[str, int, str, str, str, str, str, str, float, float]: ...
 def _match_chunk(index: Index, texts: list[Any], ids: np.ndarray, scores: np.ndarray,
                  status: np.ndarray, hows: np.ndarray) -> None:

@@ -58,7 +58,7 @@ _json.pxi; then this file's Python-facing class, then _batch.pxi.
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
 from libc.math cimport M_PI, cos, log, sqrt
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
@@ -126,6 +126,7 @@ include "_typo.pxi"
 include "_scan.pxi"
 include "_score.pxi"
 include "_retry.pxi"
+include "_explain.pxi"
 include "_json.pxi"
 include "_near.pxi"
 
@@ -602,15 +603,20 @@ cdef class Index:
             self._names = _AreaNames(self._arrays, functools.partial(_name_of, self))
         return _make_area(self._arrays, self._names, municipality, locality, province, postcode, bbox)
 
-    def suggest_json(self, q, *, limit=5, lat=None, lon=None, municipality=None, locality=None,
-                     province=None, postcode=None, bbox=None):
-        """Return the response body of the contract for query `q` as JSON bytes; with any of
-        the area arguments (`area`), only addresses inside that area."""
+    def suggest_json(self, q, *, limit=5, lat=None, lon=None, highlight=False, municipality=None,
+                     locality=None, province=None, postcode=None, bbox=None):
+        """Return the response body of the contract for query `q` as JSON bytes; with
+        `highlight` (a bool), each hit also holds ``highlights``: per line of its ``lines`` the
+        spans the typed words matched (engine.explain); with any of the area arguments
+        (`area`), only addresses inside that area."""
         cdef Search* s = NULL
+        cdef Explained* ex = NULL
         cdef int hits[MAXLIMIT]
         cdef int n = 0
         cdef Buf b
         b.p = NULL
+        if highlight is not False and highlight is not True:
+            raise TypeError(f"highlight must be a bool, not {type(highlight).__name__}")
         area = None
         if municipality is not None or locality is not None or province is not None or postcode is not None \
                 or bbox is not None:
@@ -622,14 +628,20 @@ cdef class Index:
             b.cap = 4096
             b.n = 0
             b.p = <char*>malloc(b.cap)
-            if b.p == NULL:
+            if highlight:
+                ex = <Explained*>malloc(sizeof(Explained))
+            if b.p == NULL or (highlight and ex == NULL):
                 raise MemoryError()
             with nogil:
-                n = _search(&self.d, s, hits)
-                _render(&self.d, hits, n, s.limit, &b)
+                if ex == NULL:
+                    n = _search(&self.d, s, hits)
+                else:
+                    n = _explained_search(&self.d, s, hits, ex)
+                _render(&self.d, hits, n, s.limit, &b, ex)
             return PyBytes_FromStringAndSize(b.p, b.n)
         finally:
             free(b.p)
+            free(ex)
             free(s)
             self._leave()
 
@@ -817,13 +829,19 @@ cdef Search* _new_search(q, limit, lat, lon) except NULL:
             # a note's bracket or a line break: `_search` reads the query without them
             # first, and without what they mark when that finds nothing
             s.q[k] = _layout[cp]
+            s.qsrc[k].a = <int16_t>i
+            s.qsrc[k].b = <int16_t>(i + 1)
             k += 1
         elif cp < FOLD_MAX:
             for j in range(_fold_len[cp]):
                 s.q[k] = _fold_out[cp][j]
+                s.qsrc[k].a = <int16_t>i
+                s.qsrc[k].b = <int16_t>(i + 1)
                 k += 1
         else:
             s.q[k] = 32
+            s.qsrc[k].a = <int16_t>i
+            s.qsrc[k].b = <int16_t>(i + 1)
             k += 1
     s.qlen = k
     return s

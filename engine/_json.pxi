@@ -146,6 +146,7 @@ cdef extern from *:
     #define J_LOCATION "\\",\\"Nederland\\"],\\"location\\":{\\"latitude\\":"
     #define J_LONGITUDE ",\\"longitude\\":"
     #define J_HIT_END "}}"
+    #define J_HIGHLIGHTS ",\\"highlights\\":["
     /* the fixed parts' bytes, at most (a hit with a letter and an addition) */
     #define J_FIXED (sizeof(J_STREET J_NUMBER J_NUMBER_END J_LETTER J_VALUE_END J_ADDITION J_VALUE_END \\
         J_POSTCODE J_LOCALITY J_MUNICIPALITY J_PROVINCE J_LINES J_LINE2 J_LOCATION J_LONGITUDE J_HIT_END))
@@ -167,11 +168,45 @@ cdef extern from *:
     const char* J_LOCATION
     const char* J_LONGITUDE
     const char* J_HIT_END
+    const char* J_HIGHLIGHTS
     Py_ssize_t J_FIXED
     void _lit "J_LIT"(Buf* b, const char* s) noexcept nogil
 
 
-cdef void _put_hit(Buf* b, const Data* d, int32_t a) noexcept nogil:
+cdef void _put_highlights(Buf* b, const Piece* pieces, int n) noexcept nogil:
+    """`,"highlights":[[[a,b],...],[...],[...]]`: per line, the spans the typed words matched
+    (`_highlight_spans`)."""
+    cdef int16_t spans[2 * PIECES_MAX]
+    cdef int line, k, count
+    if _grow(b, 24 + 44 * n) != 0:
+        return
+    _lit(b, J_HIGHLIGHTS)
+    for line in range(3):
+        if line:
+            b.p[b.n] = 44
+            b.n += 1
+        b.p[b.n] = 91
+        b.n += 1
+        _highlight_spans(pieces, n, line, spans, &count)
+        for k in range(count):
+            if k:
+                b.p[b.n] = 44
+                b.n += 1
+            b.p[b.n] = 91
+            b.n += 1
+            _raw_int(b, spans[2 * k])
+            b.p[b.n] = 44
+            b.n += 1
+            _raw_int(b, spans[2 * k + 1])
+            b.p[b.n] = 93
+            b.n += 1
+        b.p[b.n] = 93
+        b.n += 1
+    b.p[b.n] = 93
+    b.n += 1
+
+
+cdef void _put_hit(Buf* b, const Data* d, int32_t a, const Piece* pieces, int npieces) noexcept nogil:
     cdef int32_t g = d.a_group[a]
     cdef char letter = <char>d.a_letter[a]
     cdef int32_t add = d.a_addition[a]
@@ -231,7 +266,13 @@ cdef void _put_hit(Buf* b, const Data* d, int32_t a) noexcept nogil:
     _raw_micro(b, d.a_lat[a])
     _lit(b, J_LONGITUDE)
     _raw_micro(b, d.a_lon[a])
-    _lit(b, J_HIT_END)
+    if pieces == NULL:
+        _lit(b, J_HIT_END)
+        return
+    b.p[b.n] = 125
+    b.n += 1
+    _put_highlights(b, pieces, npieces)
+    _put(b, "}", 1)
 
 
 cdef void _fetch_hits(const Data* d, const int* hits, int n) noexcept nogil:
@@ -269,14 +310,18 @@ cdef void _fetch_hits(const Data* d, const int* hits, int n) noexcept nogil:
         _prefetch(d.s_blob + d.s_off[d.g_municipality[g]])
 
 
-cdef int _render(const Data* d, const int* hits, int n, int limit, Buf* b) noexcept nogil:
+cdef int _render(const Data* d, const int* hits, int n, int limit, Buf* b, const Explained* ex) noexcept nogil:
+    """The response body of the hits; with each one's highlights, when explained (ex not NULL)."""
     cdef int i
     _fetch_hits(d, hits, n)
     _puts(b, "{\"hits\":[")
     for i in range(n):
         if i:
             _put(b, ",", 1)
-        _put_hit(b, d, hits[i])
+        if ex == NULL:
+            _put_hit(b, d, hits[i], NULL, 0)
+        else:
+            _put_hit(b, d, hits[i], ex.pieces[i], ex.n[i])
     _puts(b, "],\"limit\":")
     _put_int(b, limit)
     _put(b, "}", 1)

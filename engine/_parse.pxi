@@ -5,26 +5,51 @@
 # query parsing
 
 
-cdef void _tokenise(Search* s) noexcept nogil:
-    """Split the folded query (ASCII a-z0-9 and spaces) into tokens; ij -> y; split letter|digit."""
+cdef int _fold_words(char* q, Src* src, int qlen) noexcept nogil:
+    """q[:qlen] (folded: ASCII a-z0-9 and spaces) with ij -> y and a space between a letter and a
+    following digit, in place, `src` kept beside it (the y of ij came from both); the new length."""
     cdef char buf[QBUF]
-    cdef int i, n = 0, c, prev = 32
-    # ij -> y, and a space between a letter and a following digit
-    i = 0
-    while i < s.qlen and n < QBUF - 2:
-        c = s.q[i]
-        if c == 105 and i + 1 < s.qlen and s.q[i + 1] == 106:  # "ij"
+    cdef Src bsrc[QBUF]
+    cdef int i = 0, n = 0, c, prev = 32
+    while i < qlen and n < QBUF - 2:
+        c = q[i]
+        bsrc[n] = src[i]
+        if c == 105 and i + 1 < qlen and q[i + 1] == 106:  # "ij"
             c = 121
             i += 1
+            bsrc[n].b = src[i].b
         if 48 <= c <= 57 and 97 <= prev <= 122:
+            bsrc[n + 1] = bsrc[n]
+            bsrc[n].a = bsrc[n].b = -1
             buf[n] = 32
             n += 1
         buf[n] = <char>c
         n += 1
         prev = c
         i += 1
-    memcpy(s.q, buf, n)
-    s.qlen = n
+    memcpy(q, buf, n)
+    memcpy(src, bsrc, n * sizeof(Src))
+    return n
+
+
+cdef inline int _put_bytes(char* out, Src* osrc, int m, const char* q, const Src* src, int n) noexcept nogil:
+    """Copy q[:n], and where its bytes came from, to out and osrc at offset m; the new end."""
+    memcpy(out + m, q, n)
+    memcpy(osrc + m, src, n * sizeof(Src))
+    return m + n
+
+
+cdef inline int _put_space(char* out, Src* osrc, int m) noexcept nogil:
+    """Put a space (which no code point made) at offset m; the new end."""
+    out[m] = 32
+    osrc[m].a = osrc[m].b = -1
+    return m + 1
+
+
+cdef void _tokenise(Search* s) noexcept nogil:
+    """Split the folded query (ASCII a-z0-9 and spaces) into tokens; ij -> y; split letter|digit."""
+    cdef int i, n
+    n = s.qlen = _fold_words(s.q, s.qsrc, s.qlen)
     s.ntok = 0
     i = 0
     cdef Tok* t
@@ -167,6 +192,9 @@ cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
         pc_tok = i
         break
     s.split_pc = pc_tok2 >= 0
+    s.pc_tok = pc_tok
+    s.pc_tok2 = pc_tok2
+    s.area_tok = s.area_tok2 = -1
     s.area = 0
     if pc_tok >= 0:
         consumed[pc_tok] = 1
@@ -188,11 +216,14 @@ cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
                 consumed[i + 1] = 1
                 area_lo += (s.q[s.tok[i + 1].start] - 97) * 26
                 area_hi = area_lo + 25
+                s.area_tok2 = i + 1
             if mode == 3:
                 area_lo = area_hi = -1
+                s.area_tok2 = -1
             else:
                 s.area = t.value
                 s.split_pc = 1
+                s.area_tok = i
     # a word that only says a number follows, after another word and before the number
     # ("kerkstraat no 5", "herestraat nr. 12"), is no word of a name ("no" starts Noordwijk)
     for i in range(1, s.ntok - 1):
@@ -225,6 +256,7 @@ cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
             it.nparts = 0
             it.nwords = 0
             it.number = -1
+            it.num_tok = -1
             it.place_after = MAXT
             it.street_until = -1
             loose_words = 0
@@ -233,6 +265,7 @@ cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
                 j = numcand[k]
                 t = &s.tok[j]
                 it.number = t.value
+                it.num_tok = j
                 if t.len > t.digits:
                     it.part_tok[0] = j
                     it.part_off[0] = t.digits

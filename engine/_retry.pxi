@@ -33,6 +33,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     cdef int n = 0, i, tier, m, olen = s.qlen
     cdef bint marked = False, dead
     cdef char layout[QBUF]
+    cdef Src layout_src[QBUF]
     s.work = 0
     s.walked = 0
     s.groups = 0
@@ -50,6 +51,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         if s.q[i] == 40 or s.q[i] == 41 or s.q[i] == 44:
             if not marked:
                 memcpy(layout, s.q, olen)
+                memcpy(layout_src, s.qsrc, olen * sizeof(Src))
                 marked = True
             s.q[i] = 32
     _tokenise(s)
@@ -104,6 +106,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         if m < 0:
             continue
         memcpy(s.q, clean, m)
+        memcpy(s.qsrc, layout_src, m * sizeof(Src))  # (`_without_noise` keeps every offset)
         s.qlen = m
         _tokenise(s)
         s.left_out = 1
@@ -149,8 +152,9 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
             # the nearest numbers and slips in whole words
             s.stage = ST_DROPPED
             _read(d, s)
-            memcpy(s.tok, whole_toks, sizeof(Tok) * ntyped)
-            s.ntok = ntyped
+            if s.ncand == 0:  # (what found something stays, as every reading's: engine.explain)
+                memcpy(s.tok, whole_toks, sizeof(Tok) * ntyped)
+                s.ntok = ntyped
         if s.ncand == 0 and s.ntok > 1 and not dead:
             # "oudegracht 98 utrecht": the street is there, the number not (or not yet in the
             # register): its nearest numbers, read as typed or with one slip in a word that
@@ -180,16 +184,15 @@ cdef void _near_glued(const Data* d, Search* s, const Tok* typed, int ntyped) no
     it glued (`_respace_retry` found that they make a registered word); the query stands as
     typed again when that finds nothing."""
     cdef Respace r
-    cdef char orig[QBUF]
     cdef int m, olen = s.qlen, max_pass = s.max_pass
-    memcpy(orig, s.q, olen)
     memcpy(r.orig, s.q, olen)
+    memcpy(r.src, s.qsrc, olen * sizeof(Src))
     memcpy(r.tok, typed, sizeof(Tok) * ntyped)
     r.n = ntyped
     r.olen = olen
     r.ncut = 0
     r.word = -1
-    m = _respell(&r, s.near_glue, s.q)
+    m = _respell(&r, s.near_glue, s.q, s.qsrc)
     if m < 0:
         return
     s.qlen = m
@@ -200,7 +203,8 @@ cdef void _near_glued(const Data* d, Search* s, const Tok* typed, int ntyped) no
     s.pc_strict = 0
     s.max_pass = max_pass
     if s.ncand == 0:
-        memcpy(s.q, orig, olen)
+        memcpy(s.q, r.orig, olen)
+        memcpy(s.qsrc, r.src, olen * sizeof(Src))
         s.qlen = olen
         memcpy(s.tok, typed, sizeof(Tok) * ntyped)
         s.ntok = ntyped
@@ -332,8 +336,9 @@ cdef bint _slipped_word(const Data* d, Search* s, int ti) noexcept nogil:
 
 
 cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int split, char* buf,
-                     int* cut) noexcept nogil:
-    """The query with its glued words cut (`_glue_reading`) into buf; its length, or -1 when
+                     Src* bsrc, int* cut) noexcept nogil:
+    """The query with its glued words cut (`_glue_reading`) into buf (where each byte came from
+    into bsrc); its length, or -1 when
     no word is glued. broad: also cut the words of 8+ letters that start a registered word
     as typed but are two or more whole ones ("oudemolenweg"), when some word is glued. split
     > 0: the digits of the first number with words glued after it are a house number of that
@@ -345,9 +350,11 @@ cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int
     cdef bint starts
     cdef const Tok* t
     cdef const char* w
+    cdef const Src* ws
     for i in range(s.ntok):
         t = &s.tok[i]
         w = s.q + t.start
+        ws = s.qsrc + t.start
         last = i == s.ntok - 1
         pieces = 0
         cut[i] = 0
@@ -372,30 +379,24 @@ cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int
         if m + t.len + pieces + 3 >= QBUF - 2:
             return -1
         if m > 0:
-            buf[m] = 32
-            m += 1
+            m = _put_space(buf, bsrc, m)
         if pieces == 0:
-            memcpy(buf + m, w, t.len)
-            m += t.len
+            m = _put_bytes(buf, bsrc, m, w, ws, t.len)
             continue
         if at > 0 and split > 0 and splits == 0:
             if at <= split:
                 return -1
-            memcpy(buf + m, w, split)
-            buf[m + split] = 32
-            memcpy(buf + m + split + 1, w + split, at - split)
-            m += at + 1
+            m = _put_bytes(buf, bsrc, m, w, ws, split)
+            m = _put_space(buf, bsrc, m)
+            m = _put_bytes(buf, bsrc, m, w + split, ws + split, at - split)
             splits = 1
         else:
-            memcpy(buf + m, w, at)
-            m += at
+            m = _put_bytes(buf, bsrc, m, w, ws, at)
         p = 0
         for k in range(pieces):
             if k > 0 or (at > 0 and cuts[0] > 1):
-                buf[m] = 32
-                m += 1
-            memcpy(buf + m, w + at + p, cuts[k] - p)
-            m += cuts[k] - p
+                m = _put_space(buf, bsrc, m)
+            m = _put_bytes(buf, bsrc, m, w + at + p, ws + at + p, cuts[k] - p)
             p = cuts[k]
     return m if glued else -1
 
@@ -416,10 +417,13 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
     139-312). Otherwise the query stands as typed. True when it answered."""
     cdef char buf[QBUF]
     cdef char orig[QBUF]
+    cdef Src bsrc[QBUF]
+    cdef Src osrc[QBUF]
     cdef int cut[MAXT]
     cdef bint slipped
     cdef int m, m0 = -1, broad, olen = s.qlen, max_pass = s.max_pass, tr, split = 0, digits = 0, i
     memcpy(orig, s.q, olen)
+    memcpy(osrc, s.qsrc, olen * sizeof(Src))
     for i in range(s.ntok):
         if 2 <= s.tok[i].digits <= GLUED_DIGITS and s.tok[i].len > s.tok[i].digits:
             digits = s.tok[i].digits
@@ -433,13 +437,14 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
                 break
             if split > 5:
                 continue
-        m = _glue_spell(d, s, True, broad, split, buf, cut)
+        m = _glue_spell(d, s, True, broad, split, buf, bsrc, cut)
         if m < 0:
             break
         if tr == 1 and m == m0:
             continue
         m0 = m
         memcpy(s.q, buf, m)
+        memcpy(s.qsrc, bsrc, m * sizeof(Src))
         s.qlen = m
         _tokenise(s)
         s.max_pass = 1
@@ -451,6 +456,7 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
             # Hekel); the query goes on as typed. ("nieuwedijk", Nieuwe Dijk as typed, is no
             # loose reading.)
             memcpy(s.q, orig, olen)
+            memcpy(s.qsrc, osrc, olen * sizeof(Src))
             s.qlen = olen
             _tokenise(s)
             slipped = False
@@ -463,6 +469,7 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
                 s.ncand = 0
                 break
             memcpy(s.q, buf, m)
+            memcpy(s.qsrc, bsrc, m * sizeof(Src))
             s.qlen = m
             _tokenise(s)
             _read(d, s)
@@ -471,15 +478,17 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
             s.left_out = 1
             return True
         memcpy(s.q, orig, olen)
+        memcpy(s.qsrc, osrc, olen * sizeof(Src))
         s.qlen = olen
         _tokenise(s)
     if m0 >= 0:
         # letters glued after a number are words, whatever else the query holds: it goes on from
         # them cut (slips, the nearest numbers: "kerkstraat12alphenaandenrijn", where house 12
         # is not registered). (A word that starts nothing may hold a slip instead.)
-        m = _glue_spell(d, s, False, False, 0, buf, cut)
+        m = _glue_spell(d, s, False, False, 0, buf, bsrc, cut)
         if m >= 0:
             memcpy(s.q, buf, m)
+            memcpy(s.qsrc, bsrc, m * sizeof(Src))
             s.qlen = m
             _tokenise(s)
             s.left_out = 1
@@ -560,6 +569,7 @@ cdef int32_t _typed_province(const Data* d, Search* s, const Tok* t, const int* 
 cdef struct Respace:
     # the state of `_respace_retry`: the query as typed, and the cuts of the word being split
     char orig[QBUF]
+    Src src[QBUF]       # where each byte of orig came from (Search.qsrc)
     Tok tok[MAXT]
     int olen
     int n
@@ -571,34 +581,30 @@ cdef struct Respace:
     int probes          # prefix searches left for cutting words
 
 
-cdef int _respell(const Respace* r, int glue, char* out) noexcept nogil:
+cdef int _respell(const Respace* r, int glue, char* out, Src* osrc) noexcept nogil:
     """The typed tokens joined by single spaces, with the cuts of r.word made (r.ncut spaces
-    inserted) or, for glue >= 0, token glue glued to the next. Returns the length, or -1 when
-    it would not fit the query buffer."""
+    inserted) or, for glue >= 0, token glue glued to the next, into out (where each byte came
+    from into osrc). Returns the length, or -1 when it would not fit the query buffer."""
     cdef int j, c, m = 0, a, prev
     for j in range(r.n):
         if m + r.tok[j].len + r.ncut + 1 >= QBUF - 2:
             return -1
         if j > 0 and j != glue + 1:
-            out[m] = 32
-            m += 1
+            m = _put_space(out, osrc, m)
         a = r.tok[j].start
         prev = 0
         if j == r.word:
             for c in range(r.ncut):
-                memcpy(out + m, r.orig + a + prev, r.cut[c] - prev)
-                m += r.cut[c] - prev
-                out[m] = 32
-                m += 1
+                m = _put_bytes(out, osrc, m, r.orig + a + prev, r.src + a + prev, r.cut[c] - prev)
+                m = _put_space(out, osrc, m)
                 prev = r.cut[c]
-        memcpy(out + m, r.orig + a + prev, r.tok[j].len - prev)
-        m += r.tok[j].len - prev
+        m = _put_bytes(out, osrc, m, r.orig + a + prev, r.src + a + prev, r.tok[j].len - prev)
     return m
 
 
 cdef bint _try_respelled(const Data* d, Search* s, Respace* r, int glue) noexcept nogil:
     """Read the query respelled (`_respell`) instead; True when that finds something."""
-    cdef int m = _respell(r, glue, s.q)
+    cdef int m = _respell(r, glue, s.q, s.qsrc)
     if m < 0:
         return False
     r.tries += 1
@@ -673,6 +679,7 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
     r.tries = 0
     r.probes = RESPACE_PROBES
     memcpy(r.orig, s.q, s.qlen)
+    memcpy(r.src, s.qsrc, s.qlen * sizeof(Src))
     memcpy(r.tok, s.tok, sizeof(Tok) * r.n)
     for i in range(r.n):
         n_nothing += nothing[i]
@@ -763,6 +770,7 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
             if _cut_word(d, s, &r, 0, pieces):
                 return
     memcpy(s.q, r.orig, r.olen)
+    memcpy(s.qsrc, r.src, r.olen * sizeof(Src))
     s.qlen = r.olen
     memcpy(s.tok, r.tok, sizeof(Tok) * r.n)
     s.ntok = r.n
@@ -881,6 +889,9 @@ cdef bint _floor_reading(const Data* d, Search* s, const Tok* saved, const int* 
         s.q[at + 1] = <char>(48 + floor % 10)
     else:
         s.q[at] = <char>(48 + floor)
+    # ... each digit from the whole ordinal typed
+    s.qsrc[at].a = s.qsrc[at + 1].a = s.qsrc[saved[floor_at].start].a
+    s.qsrc[at].b = s.qsrc[at + 1].b = s.qsrc[saved[floor_at].start + saved[floor_at].len - 1].b
     j = 0
     i = 0
     while i < n:
@@ -1002,16 +1013,16 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
                 s.stage = ST_PROVINCE
                 s.huis = huis
                 _read(d, s)
-                s.huis = 0
                 s.stage = ST_DROPPED
                 s.province = -1
                 if s.ncand > 0:
-                    return
+                    return  # (s.huis stays with the reading that found it: engine.explain)
+                s.huis = 0
         s.huis = huis
         _read(d, s)
-        s.huis = 0
         if s.ncand > 0:
-            return
+            return  # (s.huis stays with the reading that found it: engine.explain)
+        s.huis = 0
     for i in range(n):
         numbers_typed += drop[i] == 0 and _number_like(&saved[i])
     k = n - 1
@@ -1058,9 +1069,9 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
             s.stage = ST_STRIPPED
             s.huis = 1
             _read(d, s)
-            s.huis = 0
             if s.ncand > 0:
-                return
+                return  # (s.huis stays with the reading that found it: engine.explain)
+            s.huis = 0
         if stripped:
             j = 0
             for i in range(n):
@@ -1073,9 +1084,9 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
             s.stage = ST_STRIPPED
             s.huis = huis   # an addition H is what "hs" or "huis" said (`_suffix_pen`)
             _read(d, s)
-            s.huis = 0
             if s.ncand > 0:
-                return
+                return  # (s.huis stays with the reading that found it: engine.explain)
+            s.huis = 0
         k -= 1
     if _postcode_retry(d, s, saved, drop, n):
         return
@@ -1112,6 +1123,9 @@ cdef bint _postcode_slips(const Data* d, Search* s, const Tok* saved, const int*
         if not 97 <= pc[i] <= 122:
             return False
     typed = saved[k].value * 676 + (pc[4] - 97) * 26 + (pc[5] - 97)
+    # each byte of a variant from the byte of the typed postcode it stands in for
+    memcpy(s.qsrc + at, s.qsrc + saved[k].start, 4 * sizeof(Src))
+    memcpy(s.qsrc + at + 4, s.qsrc + (saved[k].start + 4 if last == k else saved[last].start), 2 * sizeof(Src))
     # the query without the postcode, with one token (vi) where it stood for the variant
     j = 0
     for i in range(n):

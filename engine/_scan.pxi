@@ -137,7 +137,7 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g, uint32_t 
     # PERF: before its words are matched (it still counts as scored: the budgets run as before)
     if not _may_fit(s, it, numbers, sfx, first, pcr, sig):
         return
-    if not _group_text(d, s, it, g, &text_pen, &loc):
+    if not _group_text(d, s, it, g, &text_pen, &loc, NULL):
         return
     # PERF: the addresses add a penalty of zero or more, so a group whose words alone put it
     # below the full pool's floor is not searched for the number ("d 3077 39": 220 groups with

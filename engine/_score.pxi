@@ -15,6 +15,13 @@ cdef inline float _prefix_cost(float base, int typed, int tlen) noexcept nogil:
 
 cdef inline float _match_word(const Data* d, Search* s, int wi, const TokRec* rec) noexcept nogil:
     """Penalty for word wi matching the group token of `rec`, or -1 when it does not match."""
+    return _match_range(d, s, wi, rec, NULL)
+
+
+cdef inline float _match_range(const Data* d, Search* s, int wi, const TokRec* rec,
+                               int* range_out) noexcept nogil:
+    """`_match_word`, and the word's range that matched into range_out (unless NULL: the search
+    itself; engine.explain reads it: a typo range is a slip, the word's own the start or all)."""
     cdef Word* w = &s.word[wi]
     cdef int32_t t = rec.tok
     cdef uint8_t kind = rec.kind
@@ -43,6 +50,8 @@ cdef inline float _match_word(const Data* d, Search* s, int wi, const TokRec* re
                 p += MUNI_PEN
             if best < 0 or p < best:
                 best = p
+                if range_out != NULL:
+                    range_out[0] = k
     return best
 
 
@@ -55,14 +64,19 @@ cdef inline int _popcount(uint64_t x) noexcept nogil:
 
 
 cdef bint _group_text(const Data* d, Search* s, const Interp* it, int32_t g, float* pen_out,
-                      int* loc_out) noexcept nogil:
-    """Do all words of `it` match tokens of group g? Sum their penalties into pen_out."""
+                      int* loc_out, int* chosen) noexcept nogil:
+    """Do all words of `it` match tokens of group g? Sum their penalties into pen_out; unless
+    chosen is NULL, the group token (an index into g_rec) each word took into chosen[word],
+    -1 for the words after one that matches none (engine.explain)."""
     cdef int a = d.g_tok_start[g], b = d.g_tok_start[g + 1], wi, j, bestj
     cdef float pen = 0, p, bp
     cdef uint64_t covered = 0, all_street = 0
     cdef int loc = 0
     cdef uint8_t kind
     cdef uint64_t used = 0   # group tokens taken by earlier words (the first 64)
+    if chosen != NULL:
+        for wi in range(it.nwords):
+            chosen[wi] = -1
     for wi in range(it.nwords):
         bp = -1
         bestj = -1
@@ -80,6 +94,8 @@ cdef bint _group_text(const Data* d, Search* s, const Interp* it, int32_t g, flo
                 bestj = j
         if bp < 0:
             return False
+        if chosen != NULL:
+            chosen[wi] = bestj
         if bestj - a < 64:
             used |= (<uint64_t>1) << (bestj - a)
         pen += bp
@@ -133,8 +149,24 @@ def _number_lower_bound(Index index, int lo, int hi, int number, bint is_pc=Fals
     return _lower_bound_number(&index.d, lo, hi, number, is_pc)
 
 
-cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int32_t g) noexcept nogil:
-    """Penalty for the typed letter/addition parts against address addr, or -1 (no match)."""
+cdef struct PartMatch:
+    # what `_suffix_pen` read a typed letter/addition part as (engine.explain)
+    int what            # PART_*
+    int at              # the addition: its first character the part matched; a word: the
+                        # group token (an index into g_rec)
+
+
+cdef enum:
+    PART_NONE = 0       # nothing (the parts after one that matches nothing, too)
+    PART_LETTER = 1
+    PART_ADDITION = 2
+    PART_WORD = 3       # a word of the street or the place
+
+
+cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int32_t g,
+                       PartMatch* parts) noexcept nogil:
+    """Penalty for the typed letter/addition parts against address addr, or -1 (no match);
+    unless parts is NULL, what each part matched into parts[i]."""
     cdef int L = _lower(d.a_letter[addr])
     cdef int64_t ao = d.add_off[d.a_addition[addr]]
     cdef int alen = <int>(d.add_off[d.a_addition[addr] + 1] - ao)
@@ -142,12 +174,17 @@ cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int
     cdef int used_l = 0, a_pos = 0, i, k, plen, match
     cdef const char* p
     cdef float pen = 0, wp, bp
-    cdef int a, b, j
+    cdef int a, b, j, bj
+    if parts != NULL:
+        for i in range(it.nparts):
+            parts[i].what = PART_NONE
     for i in range(it.nparts):
         p = s.q + s.tok[it.part_tok[i]].start + it.part_off[i]
         plen = s.tok[it.part_tok[i]].len - it.part_off[i]
         if not used_l and a_pos == 0 and L and plen == 1 and p[0] == L:
             used_l = 1
+            if parts != NULL:
+                parts[i].what = PART_LETTER
             continue
         # the addition may come in pieces: "12 l1" arrives as the parts "l" and "1"
         if alen - a_pos >= plen:
@@ -159,6 +196,9 @@ cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int
             if match:
                 if plen == 1 and not L and it.part_off[i] != 0:
                     pen += LETTER_AS_ADDITION_PEN  # "93h" reads as letter H before addition H
+                if parts != NULL:
+                    parts[i].what = PART_ADDITION
+                    parts[i].at = a_pos
                 a_pos += plen
                 continue
         # not a letter or addition of this address: perhaps a word of the street ("10 op het
@@ -170,14 +210,19 @@ cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int
         a = d.g_tok_start[g]
         b = d.g_tok_start[g + 1]
         bp = -1
+        bj = -1
         for j in range(a, b):
             if it.place_after < MAXT and (d.g_rec[j].kind & K_KIND) == K_STREET:
                 continue
             wp = _match_word(d, s, it.part_tok[i], &d.g_rec[j])
             if wp >= 0 and (bp < 0 or wp < bp):
                 bp = wp
+                bj = j
         if bp < 0:
             return -1
+        if parts != NULL:
+            parts[i].what = PART_WORD
+            parts[i].at = bj
         pen += bp
     if s.huis and (used_l or not L) and a_pos == 0 and (alen == 0 or (alen == 1 and _lower(A[0]) == 104)):
         # "hs" or "huis" left out (`Search.huis`) said the register's addition H, as Amsterdam
@@ -293,7 +338,7 @@ cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, 
     i = e
     while i < hi and d.a_number[_addr_at(d, i, is_pc)] == number and i - e < SAME_NUMBER_CAP:
         addr = _addr_at(d, i, is_pc)
-        pen = _suffix_pen(d, s, it, addr, d.a_group[addr] if is_pc else g) if _in_area(
+        pen = _suffix_pen(d, s, it, addr, d.a_group[addr] if is_pc else g, NULL) if _in_area(
             d, s, it, i, is_pc) else -1
         if pen >= 0:
             # insertion into the sorted output (small arrays)
@@ -446,6 +491,19 @@ cdef inline bint _names_elsewhere(const Search* s, int ti) noexcept nogil:
             or (t.digits == 0 and s.word[ti].exact >= 0 and _typed_len(s.q + t.start, t.len) >= 4))
 
 
+cdef inline float _pc_word(const Data* d, Search* s, int ti, int32_t g, int* bestj) noexcept nogil:
+    """Postcode mode: the least penalty of typed word ti on a token of group g, or -1 when it
+    matches none; that token (an index into g_rec) into bestj."""
+    cdef int j
+    cdef float bp = -1, wp
+    for j in range(d.g_tok_start[g], d.g_tok_start[g + 1]):
+        wp = _match_word(d, s, ti, &d.g_rec[j])
+        if wp >= 0 and (bp < 0 or wp < bp):
+            bp = wp
+            bestj[0] = j
+    return bp
+
+
 cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
     """Postcode mode: score the addresses of the typed postcode (or postcode prefix)."""
     cdef Interp* it = &s.interp[ii]
@@ -453,7 +511,7 @@ cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
     cdef int n_pc, want
     cdef int pos[MAXLIMIT]
     cdef float apen[MAXLIMIT]
-    cdef float wp, bp, rp = _round_pen(s.limit)
+    cdef float bp, rp = _round_pen(s.limit)
     cdef int last_g, last_ok = 1
     cdef float last_pen = 0
     # a postcode prefix spreads over postcodes: with enough of them one address each will do
@@ -478,11 +536,7 @@ cdef void _collect_pc(const Data* d, Search* s, int ii) noexcept nogil:
                 # 12 2" is no house 2 with a stray 12), and a whole name of 4+ letters that
                 # is not this address's ("azaleastraat 111 9675cd": a slip in the postcode)
                 for wi in range(it.nwords):
-                    bp = -1
-                    for jj in range(d.g_tok_start[g], d.g_tok_start[g + 1]):
-                        wp = _match_word(d, s, it.words[wi], &d.g_rec[jj])
-                        if wp >= 0 and (bp < 0 or wp < bp):
-                            bp = wp
+                    bp = _pc_word(d, s, it.words[wi], g, &jj)
                     if bp < 0 and _names_elsewhere(s, it.words[wi]):
                         last_ok = 0
                     last_pen += bp if bp >= 0 else UNKNOWN_WORD_PEN

@@ -642,17 +642,18 @@ cdef int _add_slips(const Data* d, Search* s, int ti) noexcept nogil:
         a = _lower_bound(w.lo, w.first_typo, had, tid)
         if a < had and w.lo[a] == tid:
             continue
-        _push_typo(d, w, tid, _prefix_cost(TYPO_PEN, n, _tok_len(d, tid)))
+        _push_typo(d, w, tid, _prefix_cost(TYPO_PEN, n, _tok_len(d, tid)), TYPO_START)
         added += 1
     return added
 
 
-cdef inline void _push_typo(const Data* d, Word* w, int32_t tid, float base) noexcept nogil:
-    """Append token tid to word w as a typo range of penalty `base` (the caller checks room)."""
+cdef inline void _push_typo(const Data* d, Word* w, int32_t tid, float base, uint8_t mark) noexcept nogil:
+    """Append token tid to word w as a typo range of penalty `base` and kind `mark` (TYPO_WHOLE,
+    TYPO_START; the caller checks room)."""
     w.lo[w.nr] = tid
     w.hi[w.nr] = tid + 1
     w.base[w.nr] = base
-    w.typo[w.nr] = 1
+    w.typo[w.nr] = mark
     w.nr += 1
     w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
     w.tbits_nr = -1
@@ -923,7 +924,7 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
         for i in range(ts.n):
             if ts.dist[i] != dist or w.nr >= MAXR:
                 continue
-            _push_typo(d, w, ts.tid[i], TYPO_PEN + TYPO_EDIT * (dist - 1))
+            _push_typo(d, w, ts.tid[i], TYPO_PEN + TYPO_EDIT * (dist - 1), TYPO_WHOLE)
     if (((ts.n == 0 and w.first_typo == 0) or (look == 2 and (w.first_typo == 0 or w.exact < 0)))
             and n <= PREFIX_SLIP_LEN and s.max_pass > 2 and not capped):
         # no token starts with the word, and none is one slip away (or the last look has
@@ -963,7 +964,8 @@ cdef int _sound_ranges(const Data* d, Search* s, int ti) noexcept nogil:
             if _in_typo(w, tid):
                 continue
             tl = _tok_len(d, tid)
-            _push_typo(d, w, tid, TYPO_PEN if tl == m else _prefix_cost(TYPO_PEN, m, tl))
+            _push_typo(d, w, tid, TYPO_PEN if tl == m else _prefix_cost(TYPO_PEN, m, tl),
+                       TYPO_WHOLE if tl == m else TYPO_START)
             added += 1
     _sort_typo_ranges(w)
     return added > 0

@@ -17,7 +17,6 @@ PERF: of the three types the issue allows, it is the cheapest to make; for a hit
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -27,7 +26,6 @@ from ._core import _address_fields
 
 if TYPE_CHECKING:
     from . import AddressIndex
-    from .explain import WordMatch
 
 __all__ = ["Hit"]
 
@@ -117,20 +115,6 @@ class Hit(msgspec.Struct, frozen=True, gc=False):
     def _with_distance(self, metres: float) -> Hit:
         """This hit with its `distance` (for `AddressIndex.reverse`)."""
         return msgspec.structs.replace(self, distance=metres)
-
-    def how_matched(self, aliases: Mapping[str, Iterable[str]] | None = None) -> tuple[WordMatch, ...]:
-        """How each typed word of `query` matched this hit: one `engine.explain.WordMatch` per
-        typed word (``exact``, ``prefix``, ``alias``, ``slip`` or ``left_out``, the field it
-        matched and the span of `lines` it stands for); see `engine.explain.explain`.
-
-        `aliases`: the alias table of the index that answered (`AddressIndex.aliases`; the
-        engine's static table when None); `AddressIndex.explain(hit)` passes it.
-
-        PERF: computed when asked, not with the hit: it costs about 70 us a hit (p50; the search
-        of the whole list costs less), which most callers of `suggest` never need."""
-        from .explain import explain
-
-        return explain(self.query, self.to_dict(), aliases=aliases)
 
     def to_dict(self) -> dict[str, Any]:
         """The hit's JSON object of the HTTP contract as Python objects."""

@@ -1,6 +1,6 @@
 """The word tables of query understanding: words a person types around an address that name
 no part of it. The compiled core (engine/_core.pyx) reads them once at import, into C arrays
-(`_init_regions`); the Python twin and engine.explain read them here.
+(`_init_regions`); the Python twin reads them here.
 """
 
 # words that may end a pasted address line without naming any address: the country, a

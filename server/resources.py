@@ -31,7 +31,6 @@ import falcon
 import orjson
 
 import engine
-from engine.explain import aliases_from_manifest, highlights
 from server._rules import costly
 from server.auth import Authenticator, parse_bearer
 from server.clients import client_address
@@ -51,7 +50,8 @@ class Index(Protocol):
 
     manifest: dict[str, Any]
 
-    def suggest_json(self, q: str, *, limit: int = 5, lat: float | None = None, lon: float | None = None) -> bytes: ...
+    def suggest_json(self, q: str, *, limit: int = 5, lat: float | None = None, lon: float | None = None,
+                     highlight: bool = False) -> bytes: ...
 
     def suggest(
         self, q: str, *, limit: int = 5, lat: float | None = None, lon: float | None = None
@@ -105,21 +105,6 @@ class Address:
     def __init__(self, slot: IndexSlot, auth: Authenticator) -> None:
         self._slot = slot
         self._auth = auth
-        self._aliases: tuple[object, dict[str, tuple[str, ...]]] = (None, {})
-
-    def _highlighted(self, index: Index, q: str, answer: dict[str, Any]) -> bytes:
-        """The answer with ``highlights`` in each hit (``highlight=true``; ``engine.explain``).
-
-        Per line of ``lines``, the sorted, merged ``[start, end)`` code-point spans of the text
-        the typed words matched (whole words, the typed start of a word, abbreviations and slips
-        marked on the registered spelling).
-        """
-        if self._aliases[0] is not index:  # once per index (a HUP may swap it)
-            self._aliases = (index, aliases_from_manifest(index.manifest))
-        aliases = self._aliases[1]
-        for hit in answer["hits"]:
-            hit["highlights"] = highlights(q, hit, aliases=aliases)
-        return orjson.dumps(answer)
 
     def admit(self, req: falcon.Request) -> KeyRecord:
         """The key's checks of a request of the address routes, in the contract's order: the
@@ -167,18 +152,15 @@ class Address:
         # the cost: the engine's search and the highlights (`charge`)
         wall, cpu = time.perf_counter(), time.thread_time()
         try:
+            # highlight=true: the engine writes each hit's ``highlights`` (per line of ``lines``,
+            # the sorted, merged [start, end) code-point spans of the text the typed words
+            # matched: engine.explain) from the reading that found it. NOTE: charged like the
+            # search (issue 37: uncharged highlights of 90 ms a request took the others' p50
+            # from 1.1 to 140 ms)
             if area is None:
-                body = index.suggest_json(q, limit=limit, lat=lat, lon=lon)
+                body = index.suggest_json(q, limit=limit, lat=lat, lon=lon, highlight=highlight)
             else:  # issue 39: the answers kept inside an area, inside the search
-                body = index.suggest_json(q, limit=limit, lat=lat, lon=lon, **area)
-            if highlight:
-                # NOTE: charged like the search (issue 37: one key asking for the highlights of
-                # a query of 50 one-letter words, 90 ms each uncharged, took the others' p50 from
-                # 1.1 to 140 ms). The spans take 0.1-0.4 ms per hit (p50), so a page that asks
-                # for them on every letter pays 2-10 tokens a request: its key's rate must allow
-                # for that. Each hit's explanation has a work budget (engine.explain
-                # EXPLAIN_WORK): at most about 2 ms a hit.
-                body = self._highlighted(index, q, orjson.loads(body))
+                body = index.suggest_json(q, limit=limit, lat=lat, lon=lon, highlight=highlight, **area)
         except engine.QueryError as exc:  # the area's names; the checks above leave no other
             raise query_error(exc) from None
         finally:

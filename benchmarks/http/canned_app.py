@@ -24,12 +24,13 @@ class CannedIndex:
         self.manifest = index.manifest
         self._answers = {(q, limit): index.suggest_json(q, limit=limit) for q in queries for limit in limits}
 
-    def suggest_json(self, q: str, *, limit: int = 5, lat: float | None = None, lon: float | None = None) -> bytes:
-        if lat is None:
+    def suggest_json(self, q: str, *, limit: int = 5, lat: float | None = None, lon: float | None = None,
+                     highlight: bool = False) -> bytes:
+        if lat is None and not highlight:
             answer = self._answers.get((q, limit))
             if answer is not None:
                 return answer
-        return self._index.suggest_json(q, limit=limit, lat=lat, lon=lon)
+        return self._index.suggest_json(q, limit=limit, lat=lat, lon=lon, highlight=highlight)
 
     def suggest(self, q: str, **kw: object) -> object:
         return self._index.suggest(q, **kw)

@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 import engine
+from engine.explain import explain
 from engine.normalize import fold
 
 QUERIES = ["hooistraat 2a den haag", "den haag hooistraat 2a", "2511 ab", "2511ab 1", "kerk", "s",
@@ -132,14 +133,14 @@ def test_bad_arguments_are_refused_as_suggest_json_refuses_them(sample_index):
 
 
 def test_how_each_typed_word_matched(sample_index):
-    """`index.explain(hit)` (the index's alias table) and `hit.how_matched()` say, per typed word,
-    exact / prefix / alias / slip / left_out (engine.explain)."""
+    """`index.explain(hit)` says, per typed word, exact / prefix / alias / slip / left_out
+    (engine.explain)."""
     hit = sample_index.suggest("den haag hooistr 2a", limit=1)[0]
     words = sample_index.explain(hit)
     assert [(w.typed, w.kind, w.field) for w in words] == [
         ("den", "alias", "locality"), ("haag", "alias", "locality"), ("hooistr", "prefix", "street"),
         ("2", "exact", "number"), ("a", "exact", "letter")]
-    assert hit.how_matched(sample_index.aliases) == words
+    assert explain(sample_index, hit.query, hit) == words
     slip = sample_index.suggest("herestrat 12 groningen achterhuis", limit=1)[0]
     assert [w.kind for w in sample_index.explain(slip)] == ["slip", "exact", "exact", "left_out"]
 

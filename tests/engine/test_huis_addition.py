@@ -20,7 +20,7 @@ import pytest
 import engine
 from engine.__main__ import main
 from engine._reference import ReferenceIndex
-from engine.explain import aliases_from_manifest, explain
+from engine.explain import explain
 
 HEADER = "straat;huisnummer;huisletter;huisnummertoevoeging;postcode;woonplaats;gemeente;provincie;lat;lon\n"
 ROWS = [
@@ -91,13 +91,12 @@ def test_the_twin_reads_hs_as_the_engine_does(index):
 
 @pytest.mark.parametrize("typed", ["hs", "huis"])
 def test_explain_says_hs_and_huis_stand_for_the_h(index, typed):
-    aliases = aliases_from_manifest(index.manifest)
     q = f"damrak 11 {typed}"
-    hit = index.suggest(q, limit=1)[0].to_dict()
-    words = explain(q, hit, aliases=aliases)
+    hit = index.suggest(q, limit=1)[0]
+    words = explain(index, q, hit)
     assert [(w.typed, w.kind, w.field) for w in words] == [
         ("damrak", "exact", "street"), ("11", "exact", "number"), (typed, "alias", "addition")]
-    assert hit["lines"][0] == "Damrak 11-H" and words[2].span == (10, 11)
+    assert hit.lines[0] == "Damrak 11-H" and words[2].span == (10, 11)
 
 
 @pytest.mark.parametrize(("q", "addition"), [

@@ -21,7 +21,7 @@ PROGRAM = '''
 from __future__ import annotations
 
 import engine
-from engine.explain import WordMatch
+from engine.explain import WordMatch, explain, highlights, match_score
 
 
 def describe(index: engine.AddressIndex, q: str) -> list[str]:
@@ -39,9 +39,11 @@ def describe(index: engine.AddressIndex, q: str) -> list[str]:
         line: str = hit.lines[0]
         body: bytes = hit.to_json()
         words: tuple[WordMatch, ...] = index.explain(hit)
-        kinds = [(w.typed, w.kind, w.field, w.span) for w in hit.how_matched(index.aliases)]
+        kinds = [(w.typed, w.kind, w.field, w.span) for w in explain(index, q, hit)]
+        bold: list[list[tuple[int, int]]] = highlights(index, q, hit.address_id)
+        matched: float = match_score(words)
         out.append(f"{street} {number}{letter}{addition} {postcode} {place} {point} {score:.2f} "
-                   f"{found} {line} {len(body)} {len(words)} {kinds} {hit.query} {hit.address_id}")
+                   f"{found} {line} {len(body)} {len(words)} {kinds} {bold} {matched} {hit.query} {hit.address_id}")
         out.append(str(hit.to_dict()["lines"]))
     for m in index.match([q, "", None], threads=2):
         quality: str = m.quality

@@ -5,31 +5,30 @@ from __future__ import annotations
 
 import pytest
 
-from engine.explain import aliases_from_manifest, explain, highlights, match_score
+from engine.explain import explain, highlights, match_score
 
 pytestmark = pytest.mark.full
 
 
 @pytest.fixture(scope="module")
 def country(full_index):
-    return full_index, aliases_from_manifest(full_index.manifest)
+    return full_index
 
 
-def readings(country, q):
-    index, aliases = country
-    hit = index.suggest(q, limit=5)[0].to_dict()
-    return hit, [(m.typed, m.kind, m.field, m.span) for m in explain(q, hit, aliases=aliases)]
+def readings(index, q):
+    hit = index.suggest(q, limit=5)[0]
+    return hit, [(m.typed, m.kind, m.field, m.span) for m in explain(index, q, hit)]
 
 
 def test_the_readme_example(country):
     q = "den haag hooistraat 2a"
     hit, got = readings(country, q)
-    assert hit["lines"] == ["Hooistraat 2A", "2514 BM 's-Gravenhage", "Nederland"]
+    assert hit.lines == ("Hooistraat 2A", "2514 BM 's-Gravenhage", "Nederland")
     assert got == [("den", "alias", "locality", (8, 21)), ("haag", "alias", "locality", (8, 21)),
                    ("hooistraat", "exact", "street", (0, 10)), ("2", "exact", "number", (11, 12)),
                    ("a", "exact", "letter", (12, 13))]
-    assert highlights(q, hit, aliases=country[1]) == [[(0, 10), (11, 13)], [(8, 21)], []]
-    assert round(match_score(explain(q, hit, aliases=country[1])), 2) == 0.96
+    assert highlights(country, q, hit) == [[(0, 10), (11, 13)], [(8, 21)], []]
+    assert round(match_score(explain(country, q, hit)), 2) == 0.96
 
 
 @pytest.mark.parametrize(("q", "want"), [

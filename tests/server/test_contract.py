@@ -313,7 +313,7 @@ def test_metrics_count_requests_by_status_and_key(client, auth):
 class BrokenIndex:
     manifest = {"built_at": "2026-01-01T00:00:00+00:00"}
 
-    def suggest_json(self, q, *, limit=5, lat=None, lon=None):
+    def suggest_json(self, q, *, limit=5, lat=None, lon=None, highlight=False):
         raise RuntimeError("engine bug")
 
 
@@ -340,7 +340,7 @@ class RefusingIndex(BrokenIndex):
     def __init__(self, code: str, parameter: str) -> None:
         self.code, self.parameter = code, parameter
 
-    def suggest_json(self, q, *, limit=5, lat=None, lon=None):
+    def suggest_json(self, q, *, limit=5, lat=None, lon=None, highlight=False):
         import engine
 
         raise engine.QueryError("refused", code=self.code, parameter=self.parameter)

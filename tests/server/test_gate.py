@@ -234,7 +234,7 @@ class SlowIndex:
     def __init__(self, seconds: float = 0.0, refuse: bool = False) -> None:
         self.seconds, self.refuse = seconds, refuse
 
-    def suggest_json(self, q, *, limit=5, lat=None, lon=None):
+    def suggest_json(self, q, *, limit=5, lat=None, lon=None, highlight=False):
         if self.refuse:
             raise engine.QueryError("refused", code="query_too_long", parameter="q")
         start = time.thread_time()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from engine.explain import aliases_from_manifest, highlights
+from engine.explain import highlights
 
 QUERIES = ["kerkstr 1 gron", "s grav kerkstraat 1", "1e sweel 1", "2514kp 1", "hoofdstr", "nothing like it"]
 
@@ -27,11 +27,10 @@ def test_highlight_adds_the_spans_of_engine_explain_to_the_same_hits(get, index,
     plain = json.loads(index.suggest_json(q, limit=7))
     assert body["limit"] == 7
     assert [{k: v for k, v in hit.items() if k != "highlights"} for hit in body["hits"]] == plain["hits"]
-    aliases = aliases_from_manifest(index.manifest)
-    for hit in body["hits"]:
+    for hit, typed in zip(body["hits"], index.suggest(q, limit=7), strict=True):
         spans = hit["highlights"]
         assert len(spans) == len(hit["lines"]) == 3
-        assert spans == [[list(s) for s in line] for line in highlights(q, hit, aliases=aliases)]
+        assert spans == [[list(s) for s in line] for line in highlights(index, q, typed)]
         for line, line_spans in zip(hit["lines"], spans, strict=True):
             ends = [0] + [e for _, e in line_spans]
             for (start, end), before in zip(line_spans, ends, strict=False):

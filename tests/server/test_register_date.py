@@ -21,7 +21,7 @@ class UpdatedIndex:
     def __init__(self, manifest: dict) -> None:
         self.manifest = manifest
 
-    def suggest_json(self, q, *, limit=5, lat=None, lon=None):
+    def suggest_json(self, q, *, limit=5, lat=None, lon=None, highlight=False):
         return b'{"hits":[]}'
 
 

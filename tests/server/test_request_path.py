@@ -25,7 +25,7 @@ QUERY = "country=NLD&q=kerkstraat+1&limit=3"
 class BrokenIndex:
     manifest = {"built_at": "2026-01-01T00:00:00+00:00"}
 
-    def suggest_json(self, q, *, limit=5, lat=None, lon=None):
+    def suggest_json(self, q, *, limit=5, lat=None, lon=None, highlight=False):
         raise RuntimeError("engine bug")
 
 
