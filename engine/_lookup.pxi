@@ -113,7 +113,7 @@ cdef bytes _hits_json(const Data* d, list rows, const double* metres, int limit)
         for i in range(n):
             if i:
                 _put(&b, ",", 1)
-            _put_hit(&b, d, <int32_t>rows[i])
+            _put_hit(&b, d, <int32_t>rows[i], NULL, 0)
             if metres != NULL:
                 b.n -= 1   # the hit's closing brace
                 _puts(&b, ",\"distance\":")
