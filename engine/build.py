@@ -286,6 +286,9 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     # typo table: hashes of each token with up to 1 (2 for long tokens) letters deleted, with
     # the token, in one open-addressing table (a probe reads one run of slots)
     del_slot = _core.deletion_table(*_core.deletion_index(words))
+    # every token's sound key (words.SOUND_RULES), sorted: the tokens a typed word sounds like
+    # are one range, and those of a word still being typed one more
+    snd_blob, snd_off, snd_tok = _sound_keys(words)
 
     # a 64-bit signature per group: bit (first two letters of each token) % 64, beside every
     # posting, so the scan rejects most groups from the postings array alone, without touching
@@ -316,7 +319,7 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "g_start": g_start, "g_prior": g_prior, "g_lat": g_lat, "g_lon": g_lon,
         "g_tok_start": g_tok_start, "g_tokrec": g_tokrec,
         "v_blob": v_blob, "v_off": v_off, "v_post_start": v_post_start, "v_post": v_post,
-        "del_slot": del_slot,
+        "del_slot": del_slot, "snd_blob": snd_blob, "snd_off": snd_off, "snd_tok": snd_tok,
         "v_post_sig": v_post_sig, "v_post_prior": v_post_prior,
         "sp_sig": sp_sig, "sp_prior": sp_prior, "sp_toklen": sp_toklen,
         "v_post_meta": v_post_meta, "v_post_xsig": v_post_xsig, "sp_meta": sp_meta, "sp_xsig": sp_xsig,
@@ -453,6 +456,15 @@ def _posting_meta(g_tok_start, g_tok_kind, g_tok_cover):
     meta |= np.where((kind & ALIAS) != 0, BITS["META_ALIAS"], 0)
     meta |= np.where((kind & KIND) == MUNICIPALITY, BITS["META_MUNICIPALITY"], 0)
     return meta.astype(np.uint8)
+
+
+def _sound_keys(words: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(snd_blob, snd_off, snd_tok): the sound key of every token (`_core.sound_key`), sorted
+    bytewise (ties by token id), and the token of each."""
+    keys = [_core.sound_key(w).encode() for w in words]
+    order = sorted(range(len(words)), key=lambda t: (keys[t], t))
+    blob, off = _blob([keys[t] for t in order])
+    return blob, off, np.array(order, dtype=np.int32)
 
 
 def _whole_token_signatures(words, g_tok, g_tok_start):

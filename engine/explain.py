@@ -38,11 +38,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
+from ._core import SIZES, sound_key, sound_start
 from ._reference import sound_variants, unfold_ij
 from .normalize import FOLD_LIMIT, fold, fold_table
 from .params import ALIAS_WHOLE_LEN
 from .vocab import Vocabulary
 from .words import COUNTRY_WORDS, REGION_PROVINCE
+
+SOUND_MIN = SIZES["SOUND_MIN"]   # a sound-alike is a word of this many letters at least
 
 __all__ = ["MatchKind", "Field", "WordMatch", "explain", "highlights", "match_score",
            "aliases_from_manifest", "default_aliases"]
@@ -606,10 +609,28 @@ def _slips(typed: str, word: str, k: int) -> int:
     return d
 
 
+@lru_cache(maxsize=65536)
+def _sounds_like(typed: str, word: str) -> int:
+    """A typed word of SOUND_MIN+ letters that sounds like a registered one (the engine's sound
+    key, words.SOUND_RULES: "agterweg", "ofstraat"), counted as a slip: the registered word's
+    length; or, still being typed, like its start ("agterw"): about as many of its letters as
+    were typed; else 0."""
+    if len(typed) < SOUND_MIN:
+        return 0
+    key = sound_key(word)
+    if sound_key(typed) == key:
+        return len(word)
+    start, follow = sound_start(typed)
+    if not start or not key.startswith(start) or (follow and key[len(start):len(start) + 1] not in follow):
+        return 0
+    return min(len(typed), len(word) - 1)
+
+
 def _slip_readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
     """A piece that matches nothing as typed: the registered words it is a slip from (one edit
     in a word of 5+ letters, two in one of 9+ typed 7+ long), or the start of one it is one slip
-    from when still being typed (`jerestr`, 4+ letters), or a postcode one slip away."""
+    from when still being typed (`jerestr`, 4+ letters), or that it sounds like (`agterweg`,
+    `agterw`: `_sounds_like`), or a postcode one slip away."""
     out: list[_Reading] = []
     t = p.text
     n = len(t)
@@ -626,12 +647,19 @@ def _slip_readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
                 if d <= k:
                     out.append((SLIP + SLIP_EDIT * d + pen, g, "slip", g.span))
                     continue
+            found = False
             if n >= 4 and not g.alias and n < len(gt):
                 for m in (n, n + 1, n - 1):
                     if m < len(gt) and _within(t, gt[:m], 1) == 1:
                         span = None if not g.starts else (g.starts[0], g.ends[m - 1])
                         out.append((PREFIX_SLIP + pen, g, "slip", span))
+                        found = True
                         break
+            m = 0 if found else _sounds_like(t, gt)
+            if m == len(gt):
+                out.append((SLIP + SLIP_EDIT + pen, g, "slip", g.span))
+            elif m and not g.alias:
+                out.append((PREFIX_SLIP + pen, g, "slip", None if not g.starts else (g.starts[0], g.ends[m - 1])))
     elif _PC_SHAPE.fullmatch(t):
         for g in hit.targets:
             if g.field == "postcode" and _within(t, g.text, 1) == 1:
