@@ -213,6 +213,10 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
                + 0.5 * np.log1p(l_size) / np.log1p(l_size.max())) * PRIOR_MAX
     g_prior = g_prior.astype(np.float32)
 
+    # ---- former municipalities (the source's `gemeente_bron`, when it names another one than
+    # `gemeente`): each group's, an alias of its municipality
+    formers = _former_names(table, keep, g_of_row, gkeys[:, 2], names)
+
     # ---- tokens of every group
     derived = derive_abbreviations(table.streets)
     vocab = Vocabulary(derived)
@@ -226,6 +230,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         ents = list(vocab.entries(names[sid], STREET)) + list(vocab.entries(names[lid], LOCALITY))
         if mid != lid:
             ents += vocab.entries(names[mid], MUNICIPALITY)
+        for former in formers.get(g, ()):
+            ents += vocab.former_entries(former)
         for e in ents:
             tid = texts.get(e.text)
             if tid is None:
@@ -354,6 +360,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "tokens": len(words),
         "postcodes": int(len(pc_code)),
         "derived_abbreviations": {k: sorted(v) for k, v in sorted(derived.items())},
+        # the former names of each municipality (engine.explain reads them as aliases)
+        "former_municipalities": _formers_of(formers, gkeys[:, 2], names),
         "arrays": {k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in arrays.items()},
     }
     tmp = None
@@ -456,6 +464,29 @@ def _posting_meta(g_tok_start, g_tok_kind, g_tok_cover):
     meta |= np.where((kind & ALIAS) != 0, BITS["META_ALIAS"], 0)
     meta |= np.where((kind & KIND) == MUNICIPALITY, BITS["META_MUNICIPALITY"], 0)
     return meta.astype(np.uint8)
+
+
+def _former_names(table: ParsedTable, keep: np.ndarray, g_of_row: np.ndarray, g_mun: np.ndarray,
+                  names: list[str]) -> dict[int, list[str]]:
+    """group -> the former municipalities its addresses had in the source (`gemeente_bron`),
+    where they name another municipality than the group's; sorted."""
+    former = table.former_municipality[keep]
+    had = former > 0
+    pairs = np.unique(np.stack([g_of_row[had], former[had]], axis=1), axis=0) if had.any() else []
+    out: dict[int, list[str]] = {}
+    for g, f in (tuple(int(x) for x in p) for p in pairs):
+        name = table.former_municipalities[f]
+        if name != names[g_mun[g]]:
+            out.setdefault(g, []).append(name)
+    return {g: sorted(v) for g, v in out.items()}
+
+
+def _formers_of(formers: dict[int, list[str]], g_mun: np.ndarray, names: list[str]) -> dict[str, list[str]]:
+    """municipality -> the former municipalities of its groups, sorted."""
+    out: dict[str, set[str]] = {}
+    for g, fs in formers.items():
+        out.setdefault(names[g_mun[g]], set()).update(fs)
+    return {m: sorted(v) for m, v in sorted(out.items())}
 
 
 def _sound_keys(words: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

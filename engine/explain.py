@@ -222,13 +222,16 @@ def _with(table: dict[str, tuple[str, ...]], key: str, alts: Iterable[str]) -> N
 
 
 @lru_cache(maxsize=16)
-def _table_of(derived: tuple[tuple[str, tuple[str, ...]], ...]) -> dict[str, tuple[str, ...]]:
+def _table_of(derived: tuple[tuple[str, tuple[str, ...]], ...],
+              formers: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> dict[str, tuple[str, ...]]:
     vocab = Vocabulary({k: set(v) for k, v in derived})
     table: dict[str, tuple[str, ...]] = {}
     for word, alts in vocab.expansions.items():
         _with(table, word, alts)
     for name, alts in vocab.place_aliases.items():
         _with(table, fold(name), alts)
+    for name, alts in formers:      # a former municipality's name: one of the one it became
+        _with(table, fold(name), [fold(a) for a in alts])
     return table
 
 
@@ -241,15 +244,19 @@ def default_aliases() -> dict[str, tuple[str, ...]]:
 
 def aliases_from_manifest(manifest: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     """Return the alias table an index was built with: the static one plus the abbreviations the
-    register itself shows (the manifest's ``derived_abbreviations``).
+    register itself shows (the manifest's ``derived_abbreviations``) and the former names of
+    its municipalities (``former_municipalities``: ``west betuwe``: ``geldermalsen``, ...).
 
     The same manifest content gives the same (cached) dict, so pass ``index.manifest`` freely."""
-    derived = manifest.get("derived_abbreviations") or {}
-    if not isinstance(derived, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, (list, tuple)) and all(isinstance(w, str) for w in v)
-            for k, v in derived.items()):
-        raise ValueError("the manifest's derived_abbreviations must map words to lists of words")
-    return _table_of(tuple(sorted((k, tuple(v)) for k, v in derived.items())))
+    tables = []
+    for key in ("derived_abbreviations", "former_municipalities"):
+        given = manifest.get(key) or {}
+        if not isinstance(given, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, (list, tuple)) and all(isinstance(w, str) for w in v)
+                for k, v in given.items()):
+            raise ValueError(f"the manifest's {key} must map words to lists of words")
+        tables.append(tuple(sorted((k, tuple(v)) for k, v in given.items())))
+    return _table_of(*tables)
 
 
 # province and country: the engine's own words for them (REGION_PROVINCE, COUNTRY_WORDS); they

@@ -39,7 +39,7 @@ from lxml import etree
 from tqdm import tqdm
 
 from . import _csv
-from .municipalities import MunicipalityReference, load_reference
+from .municipalities import MunicipalityReference, former_name, load_reference
 
 __all__ = ["is_lvbag", "read_lvbag", "LEFT_OUT_REASONS"]
 
@@ -62,7 +62,10 @@ _OBJECT_FILE = re.compile(r"^(\d{4})(WPL|OPR|NUM|VBO|LIG|STA|PND)(\d{8})(-\d+)?\
 _NOT_CURRENT = re.compile(r"Inactief|InOnderzoek|NietBag|Mutatie|\d{4}(IA|IO|NB)[A-Z]{3}\d{8}", re.I)
 _FOREVER = 99_999_999
 _ZIP_MAGIC = b"PK\x03\x04"
-_HEADER = b"straat;huisnummer;huisletter;huisnummertoevoeging;postcode;woonplaats;gemeente;provincie;lat;lon\n"
+# the CSV layout the addresses are handed to the parser in; `gemeente_bron`: the municipality
+# that issued the address when that one has merged since (`municipalities.former_name`)
+_HEADER = (b"straat;huisnummer;huisletter;huisnummertoevoeging;postcode;woonplaats;gemeente;provincie;lat;lon;"
+           b"gemeente_bron\n")
 
 
 class LvbagError(ValueError):
@@ -665,13 +668,14 @@ def _join(root: Path, tables: dict, found: _Found, extract_date: str, day: int,
         for start in range(0, len(rows), step):
             sl = slice(start, start + step)
             lines = []
-            for r, o, w, g, la, lo in zip(rows[sl].tolist(), opr_rows[op[sl]].tolist(), wpl_rows[wp[sl]].tolist(),
-                                          gem[sl].tolist(), lat[sl].tolist(), lon[sl].tolist(), strict=True):
+            for r, o, w, g, la, lo, ident in zip(rows[sl].tolist(), opr_rows[op[sl]].tolist(),
+                                                 wpl_rows[wp[sl]].tolist(), gem[sl].tolist(), lat[sl].tolist(),
+                                                 lon[sl].tolist(), ids[sl].tolist(), strict=True):
                 m = gem_names[g]
                 lines.append(
                     f"{_quote(opr_name[o])};{number[r]};{_quote(letter[r])};{_quote(addition[r])};"
                     f"{_quote(postcode[r])};{_quote(wpl_name[w])};{_quote(m.name)};{_quote(m.province)};"
-                    f"{la:.6f};{lo:.6f}\n")
+                    f"{la:.6f};{lo:.6f};{_quote(former_name(ident, m.name))}\n")
             yield "".join(lines).encode()
 
     left_out = {r: sum(by_type[k][r] for k in KINDS) for r in LEFT_OUT_REASONS}
