@@ -208,7 +208,8 @@ cdef struct Word:
     int slips           # ... and they are tokens the word starts with one slip undone
     int sound_done      # its sound-alikes were looked up (`_add_sounds`): they stay among its
                         # typo ranges when its slips are looked up
-    uint64_t tbits      # the whole-token signature bits (_xsig_bit) of its typo tokens, when
+    uint64_t tbits      # the whole-token signature bits (_xsig_bit) of its typo tokens, and
+    uint64_t tsig       # ... their start signature bits (_sig_bit), when
     int tbits_nr        # ... tbits_nr is nr (_scan.pxi `_typo_bits`; -1: not yet)
 
 

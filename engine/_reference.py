@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import params
-from ._core import MIRRORED, SIZES, Index
+from ._core import MIRRORED, SIZES, Index, sig_bit
 from .vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET
 from .words import SOUND_RULES, SOUND_SPELLINGS, SOUND_VOWELS
 
@@ -1140,12 +1140,14 @@ class ReferenceIndex:
     def other_words_filter(self, s: Search, it: Interp, driver: int) -> bool:
         """Does a word besides the driver give the C code a signature bit to filter on? (One of
         2+ letters whose first two letters every match must share: not "ri", which may be on
-        its way to "ry...", and in the typo pass not a word that has typo tokens.)"""
+        its way to "ry...", and in the typo passes not a word with a typo token whose first
+        two letters have another signature bit, `_need_mask`.)"""
         for ti in it.words:
             text = s.tokens[ti].text
             if ti == driver or len(text) < 2 or (len(text) == 2 and text[1] == "i"):
                 continue
-            if s.typo_mode and any(r.typo for r in s.words[ti].ranges):
+            if s.typo_mode and any(r.typo and sig_bit(self.vocab[r.lo]) != sig_bit(text)
+                                   for r in s.words[ti].ranges):
                 continue
             return True
         return False

@@ -1295,17 +1295,33 @@ cdef bint _needed_by_all(const Search* s, int ti) noexcept nogil:
     return True
 
 
-cdef inline bint _looks_at(const Search* s, int ti, int pass_) noexcept nogil:
+cdef inline bint _looks_at(const Search* s, int ti, int pass_, bint unmatched) noexcept nogil:
     """Does pass pass_ look up word ti (beside the words every interpretation needs that match
-    nothing)? One slip: only in a word that matches nothing as typed; a sound-alike: in a retry,
-    only of a word that is no whole token as typed (a street typed whole is not replaced by
-    one that sounds like it while the retries may still find it: "kerkstraat 14-h haarlem,
-    nederland" is Kerkstraat 14)."""
+    nothing)? One slip: only in a word that matches nothing as typed. A sound-alike: of a word
+    that matches nothing as typed; when none does (`unmatched` false), of every word ("ugo de
+    grootstraat 2 den haag": Hugo), but in a retry not of a whole token as typed (a street
+    typed whole is not replaced by one that sounds like it while the retries may still find
+    it: "kerkstraat 14-h haarlem, nederland" is Kerkstraat 14). PERF: not of the words that
+    match as typed beside one that matches nothing ("moleweg 62 zeist"): their sound-alikes,
+    which may start otherwise (`_need_mask`), would take from the scan the filter of their
+    first letters and add little."""
     if pass_ == PASS_SLIP:
         return s.word[ti].first_typo == 0
     if pass_ == PASS_SOUND:
-        return s.max_pass > RETRY_PASSES or s.word[ti].exact < 0
+        return s.word[ti].first_typo == 0 or (
+            not unmatched and (s.max_pass > RETRY_PASSES or s.word[ti].exact < 0))
     return True
+
+
+cdef bint _unmatched(const Search* s) noexcept nogil:
+    """Does a word of letters of some interpretation match nothing as typed?"""
+    cdef int ii, wi, ti
+    for ii in range(s.ninterp):
+        for wi in range(s.interp[ii].nwords):
+            ti = s.interp[ii].words[wi]
+            if s.tok[ti].digits == 0 and s.word[ti].first_typo == 0:
+                return True
+    return False
 
 
 cdef inline int _look(const Data* d, Search* s, int ti, int pass_) noexcept nogil:
@@ -1322,7 +1338,7 @@ cdef inline int _look(const Data* d, Search* s, int ti, int pass_) noexcept nogi
 cdef void _passes(const Data* d, Search* s) noexcept nogil:
     """Score the interpretations; when nothing is found, again with slips of a key allowed."""
     cdef int ii, wi, pass_, added, ti, max_pass = s.max_pass, npass = 0, scored = 0, deferred = 0
-    cdef bint hopeless, defer
+    cdef bint hopeless, defer, unmatched
     cdef uint64_t looked[NPASS]  # the trace's: per pass, the tokens whose slips were looked up
     s.spent = 0
     if _spent(s):
@@ -1374,10 +1390,11 @@ cdef void _passes(const Data* d, Search* s) noexcept nogil:
                     if s.word[ti].nr == 0:
                         hopeless = True
                         break
+            unmatched = pass_ == PASS_SOUND and _unmatched(s)
             for ii in range(s.ninterp):
                 for wi in range(s.interp[ii].nwords):
                     ti = s.interp[ii].words[wi]
-                    if _looks_at(s, ti, pass_):
+                    if _looks_at(s, ti, pass_, unmatched):
                         if hopeless and s.word[ti].nr > 0 and not s.word[ti].slips:
                             continue
                         looked[pass_] |= (<uint64_t>1) << ti

@@ -85,10 +85,11 @@ def test_words_that_sound_alike_have_one_key(a, b):
 
 @pytest.mark.parametrize(("a", "b"), [
     ("molenweg", "moolenweg"), ("hendrik", "hentrik"), ("straat", "strat"), ("kerk", "gerk"),
-    ("dreef", "treef"),
+    ("dreef", "treef"), ("hreestraat", "reestraat"),
 ])
 def test_words_that_sound_otherwise_have_another_key(a, b):
-    """Long and short vowels, d before r (Hendrik), k and g, d at the start stay apart."""
+    """Long and short vowels, d before r (Hendrik), k and g, d at the start, an h before a
+    consonant (heard) stay apart."""
     assert _core.sound_key(a) != _core.sound_key(b)
     assert twin_sound_key(a) != twin_sound_key(b)
 
