@@ -36,8 +36,8 @@ $(STAMP): pyproject.toml setup.py engine/*.pyx engine/*.pxd engine/*.pxi server/
 
 # (re)build when the engine or the build changes (a change of build alone, such as more stored
 # answers, would otherwise leave the old index served)
-INDEX_INPUTS := engine/build.py engine/params.py engine/source.py engine/vocab.py engine/normalize.py \
-	engine/lvbag.py engine/gpkg.py engine/municipalities.py
+INDEX_INPUTS := $(wildcard engine/ingest/*.py) engine/files.py engine/params.py engine/vocab.py \
+	engine/normalize.py engine/words.py
 
 $(INDEX_DIR)/manifest.json: $(STAMP) $(INDEX_INPUTS)
 	$(PY) -m engine build $(ADDRESS_SOURCE) $(INDEX_DIR)

@@ -46,8 +46,8 @@ sys.path.insert(1, str(REPO))
 
 from benchlib import hit_key, postcode_text, prefixes  # noqa: E402
 
+from engine.ingest.source import read_source  # noqa: E402
 from engine.normalize import FOLD_LIMIT, fold, fold_table  # noqa: E402
-from engine.source import read_source  # noqa: E402
 
 KS = (1, 5, 10)
 _FOLD = fold_table()

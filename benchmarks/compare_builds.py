@@ -62,7 +62,7 @@ def dump(args: argparse.Namespace) -> int:
     sys.path.insert(1, str(HERE))
     from synthetic_quality import synthetic_queries
 
-    from engine.source import read_source
+    from engine.ingest.source import read_source
 
     index = engine.AddressIndex.open(args.index)
     public = _public_queries(Path(args.queries))

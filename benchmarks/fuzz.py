@@ -13,6 +13,16 @@ Runs a mix of queries against ``engine.AddressIndex.suggest_json`` at limits 1, 
 - climbing: mutations of the slowest queries found so far, kept when slower, so the search
   walks towards the worst case (``d b br br 1 o b b 9288 b br`` was found this way).
 
+``--climb SECONDS`` runs a hill climb alone instead, at one limit (``--limit``), of the search
+alone or with the highlights of its hits as ``highlight=true`` computes them (``--highlight``):
+from ``--start`` (by default the slowest query of issue 37's 4-minute climb), each round mutates
+the slowest queries found so far word by word (a word replaced by a short one, a word of the
+query, a number or an edit of itself; a word inserted or deleted; a character changed), times
+each child (best of 3) and keeps the slowest 20; at the end the slowest are timed again (best of
+20) and printed::
+
+    python benchmarks/fuzz.py INDEX --climb 300 --limit 10 [--highlight] [--seed 37]
+
 The engine runs in a child process: a crash (a signal) is reported with the query that caused
 it, found by running the batch again one query at a time, and the fuzzing goes on. A
 ``QueryError`` is a refusal (expected for some input); any other exception is a defect. At
@@ -41,11 +51,22 @@ ALPHABET = (
 SHORT_WORDS = ["d", "b", "br", "o", "a", "s", "de", "van", "1", "2", "12", "9288", "1e", "st", "v", "n", "h"]
 
 
-def _child(conn, index_dir: str) -> None:
-    """Answer batches of (q, limit) with (seconds, error or None) per query."""
+ISSUE_37 = ("van van v vany van 1 van van van van van van van vayn van van vayn vany van v van van van 9288 van "
+            "van van van van van")
+
+
+def _child(conn, index_dir: str, highlight: bool = False) -> None:
+    """Answer batches of (q, limit) with (seconds, error or None) per query; with `highlight`,
+    the seconds include the highlights of every hit (what the service adds for highlight=true:
+    server.resources `Address._highlighted`)."""
+    import orjson
+
     import engine
+    from engine.explain import aliases_from_manifest, highlights
 
     index = engine.AddressIndex.open(index_dir)
+    index.warm()
+    aliases = aliases_from_manifest(index.manifest)
     perf = time.perf_counter
     while True:
         batch = conn.recv()
@@ -55,7 +76,10 @@ def _child(conn, index_dir: str) -> None:
         for q, limit in batch:
             start = perf()
             try:
-                index.suggest_json(q, limit=limit)
+                body = index.suggest_json(q, limit=limit)
+                if highlight:
+                    for hit in orjson.loads(body)["hits"]:
+                        highlights(q, hit, aliases=aliases)
                 error = None
             except engine.QueryError:
                 error = "refused"
@@ -68,14 +92,15 @@ def _child(conn, index_dir: str) -> None:
 class Engine:
     """The child process; restarted after a crash."""
 
-    def __init__(self, index_dir: str) -> None:
+    def __init__(self, index_dir: str, highlight: bool = False) -> None:
         self.index_dir = index_dir
+        self.highlight = highlight
         self._start()
 
     def _start(self) -> None:
         ctx = mp.get_context("spawn")
         self.conn, child_conn = ctx.Pipe()
-        self.proc = ctx.Process(target=_child, args=(child_conn, self.index_dir), daemon=True)
+        self.proc = ctx.Process(target=_child, args=(child_conn, self.index_dir, self.highlight), daemon=True)
         self.proc.start()
 
     def run(self, batch: list[tuple[str, int]]) -> list[tuple[float, str | None]] | None:
@@ -152,6 +177,101 @@ def mutate(q: str, rng: random.Random) -> str:
     return q[:128]
 
 
+def climb_word(words: list[str], rng: random.Random) -> str:
+    """A word for the climb to put somewhere: a short one, one of the query, a number, or an
+    edit of one of the query's (a letter inserted, removed or changed)."""
+    kind = rng.randrange(4)
+    if kind == 0 or not words:
+        return rng.choice(SHORT_WORDS)
+    if kind == 1:
+        return rng.choice(words)
+    if kind == 2:
+        return str(rng.choice((rng.randint(1, 99), rng.randint(100, 999), rng.randint(1000, 9999))))
+    w = rng.choice(words)
+    i = rng.randint(0, len(w))
+    c = rng.choice("abcdefghijklmnopqrstuvwxyz0123456789")
+    return rng.choice((w[:i] + c + w[i:], w[:i] + w[i + 1:] or c, w[:i] + c + w[i + 1:]))
+
+
+def climb_mutate(q: str, rng: random.Random) -> str:
+    """One to three word-level changes of q: a word replaced, inserted or deleted, two words
+    swapped, or a character changed; at most 128 code points."""
+    for _ in range(rng.randint(1, 3)):
+        words = q.split()
+        kind = rng.randrange(5)
+        if kind == 0 and words:
+            words[rng.randrange(len(words))] = climb_word(words, rng)
+        elif kind == 1:
+            words.insert(rng.randint(0, len(words)), climb_word(words, rng))
+        elif kind == 2 and len(words) > 1:
+            del words[rng.randrange(len(words))]
+        elif kind == 3 and len(words) > 1:
+            i, j = rng.randrange(len(words)), rng.randrange(len(words))
+            words[i], words[j] = words[j], words[i]
+        else:
+            q = mutate(q, rng)
+            continue
+        q = " ".join(words)
+    while len(q) > 128:  # drop words until it fits
+        words = q.split()
+        del words[rng.randrange(len(words))]
+        q = " ".join(words)
+    return q
+
+
+def climb(args: argparse.Namespace) -> int:
+    """The hill climb of ``--climb`` (see the module's docstring)."""
+    rng = random.Random(args.seed)
+    eng = Engine(args.index, highlight=args.highlight)
+    limit = args.limit
+
+    def timed(queries: list[str]) -> list[float]:
+        """Best of 3 per query (a crash counts as infinitely slow and is reported)."""
+        results = eng.run([(q, limit) for q in queries for _ in range(3)])
+        if results is None:
+            for q in queries:
+                if eng.run([(q, limit)]) is None:
+                    print(f"CRASH: {q!r} limit {limit}", flush=True)
+            return [0.0] * len(queries)
+        return [min(r[0] for r in results[3 * k:3 * k + 3]) for k in range(len(queries))]
+
+    pool: list[tuple[float, str]] = [(timed([args.start])[0], args.start)]
+    seen = {args.start}
+    tried = 0
+    t0 = time.perf_counter()
+    next_report = 30.0
+    while time.perf_counter() - t0 < args.climb:
+        children = []
+        for _ in range(50):
+            child = climb_mutate(rng.choice(pool)[1], rng)
+            if child and child not in seen:
+                seen.add(child)
+                children.append(child)
+        tried += len(children)
+        for seconds, q in zip(timed(children), children, strict=True):
+            if len(pool) < 20:
+                heapq.heappush(pool, (seconds, q))
+            elif seconds > pool[0][0]:
+                heapq.heapreplace(pool, (seconds, q))
+        if time.perf_counter() - t0 >= next_report:
+            worst = max(pool)
+            print(f"{time.perf_counter() - t0:5.0f} s, {tried:,} queries; slowest {worst[0] * 1e3:.3f} ms "
+                  f"{worst[1]!r}", flush=True)
+            next_report += 30.0
+    retimed = []
+    for _, q in pool:
+        best = min(r[0] for r in eng.run([(q, limit)] * 20))
+        retimed.append((best, q))
+    retimed.sort(reverse=True)
+    eng.close()
+    what = "search and highlights" if args.highlight else "search"
+    print(f"\nclimb of {args.climb:.0f} s from {args.start!r}, limit {limit}, {what}: {tried:,} queries; "
+          f"slowest (best of 20 runs each):")
+    for seconds, q in retimed[: args.top]:
+        print(f"  {seconds * 1e3:7.3f} ms  {q!r}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("index")
@@ -159,7 +279,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--top", type=int, default=20)
     ap.add_argument("--public", default=str(PUBLIC))
+    ap.add_argument("--climb", type=float, metavar="SECONDS", help="run a hill climb alone for this long")
+    ap.add_argument("--start", default=ISSUE_37, help="the climb's first query (default: issue 37's)")
+    ap.add_argument("--limit", type=int, default=10, choices=LIMITS, help="the climb's limit")
+    ap.add_argument("--highlight", action="store_true", help="time the highlights of the hits too")
     args = ap.parse_args(argv)
+    if args.climb is not None:
+        return climb(args)
 
     rng = random.Random(args.seed)
     real = [json.loads(line)["q"] for line in open(args.public, encoding="utf-8")]

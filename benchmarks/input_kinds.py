@@ -48,7 +48,7 @@ def kinds(source: str, seed: int, n: int) -> dict[str, list[str]]:
     from fuzz import mutate, random_query, slipped_words
     from synthetic_quality import synthetic_queries, wrong_street
 
-    from engine.source import read_source
+    from engine.ingest.source import read_source
 
     rows = load_public()
     out: dict[str, list[str]] = {"clean": [r["q"] for r in rows]}

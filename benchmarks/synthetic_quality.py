@@ -55,7 +55,7 @@ from benchlib import hit_key, postcode_text  # noqa: E402
 
 import engine  # noqa: E402
 from engine.normalize import fold  # noqa: E402
-from engine.source import read_source  # noqa: E402
+from engine.ingest.source import read_source  # noqa: E402
 
 
 def _slip(word: str, rng: random.Random) -> str:
@@ -166,7 +166,7 @@ def wrong_street(t, rng: random.Random) -> str:
 
 
 def synthetic_queries(t, seed: int, n: int, *, messy: bool = False):
-    """Yield (target, {form: query}) for n random addresses of the register t (engine.source
+    """Yield (target, {form: query}) for n random addresses of the register t (engine.ingest.source
     `read_source`); the same seed gives the same queries. With ``messy``, also the forms of
     issue 14 (`messy_forms`), from a stream of their own: the other forms stay as they were."""
     messy_rng = random.Random(seed + 4)

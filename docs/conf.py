@@ -31,6 +31,7 @@ generated.mkdir(exist_ok=True)
 (generated / "openapi.json").write_text(json.dumps(json.loads(spec_bytes()), indent=2) + "\n")
 for name, command in {
     "engine": ["engine", "--help"], "engine-build": ["engine", "build", "--help"],
+    "engine-update": ["engine", "update", "--help"],
     "engine-query": ["engine", "query", "--help"], "server": ["server", "--help"],
     "server-keys": ["server", "keys", "--help"], "server-switch-index": ["server", "switch-index", "--help"],
 }.items():

@@ -1,5 +1,6 @@
-"""Command line: ``python -m engine build SOURCE OUT_DIR``, ``python -m engine query DIR Q`` and
-``python -m engine match INPUT --column NAME --out OUTPUT``."""
+"""Command line: ``python -m engine build SOURCE OUT_DIR``, ``python -m engine update INDEX_DIR
+DELIVERY...``, ``python -m engine query DIR Q`` and ``python -m engine match INPUT --column NAME
+--out OUTPUT``."""
 
 from __future__ import annotations
 
@@ -32,6 +33,24 @@ def main(argv: list[str] | None = None) -> int:
                    "woonplaats and postcode) or CBS's list 'Gemeenten alfabetisch' as CSV (by code); "
                    "default $ADDRESS_DATA_DIR/nl-addresses.csv.zst, ADDRESS_DATA_DIR defaulting to "
                    "../shared/data")
+    u = sub.add_parser("update", help="apply the Kadaster's mutation deliveries (daily or monthly) to an index "
+                       "built from an LVBAG extract, in date order; write the new index atomically")
+    u.add_argument("index_dir", help="the index to update (built from an LVBAG extract, or updated before)")
+    u.add_argument("deliveries", nargs="+", metavar="DELIVERY",
+                   help="BAGNLDM-DDMMYYYY-DDMMYYYY.zip or its unpacked directory; several are applied in date order, "
+                   "those applied already skipped")
+    u.add_argument("--out", metavar="DIR", default=None,
+                   help="write the new index here (missing, empty or an index) and leave INDEX_DIR as it is; "
+                   "default: replace INDEX_DIR atomically")
+    u.add_argument("--out-of-order", action="store_true",
+                   help="apply a delivery that does not follow the register's date (a gap, an overlap, an older one)")
+    u.add_argument("--force", action="store_true",
+                   help="replace the output directory even if it is not an index, deleting what it holds")
+    u.add_argument("--municipalities", metavar="FILE", default=None,
+                   help="another municipality reference (as for build); default: the one the build read, kept "
+                   "with the register's state")
+    u.add_argument("--max-bad-share", type=float, default=0.001,
+                   help="fail when more than this share of the addresses is bad (default 0.001)")
     q = sub.add_parser("query", help="ask an index, print the JSON response")
     q.add_argument("index")
     q.add_argument("q")
@@ -41,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "match":
         return _match(args)
     if args.cmd == "build":
-        from .build import BuildError, TargetError, build
-        from .source import SourceError
+        from .ingest.build import BuildError, TargetError, build
+        from .ingest.source import SourceError
         try:
             build(args.source, args.out_dir, progress=not args.no_progress,
                   max_bad_share=args.max_bad_share, force=args.force, jobs=args.jobs,
@@ -51,12 +70,30 @@ def main(argv: list[str] | None = None) -> int:
             print(f"build failed: {e}", file=sys.stderr)
             return 1
         return 0
+    if args.cmd == "update":
+        return _update(args)
     from . import AddressIndex, IndexOpenError, QueryError
     try:
         index = AddressIndex.open(args.index)
         sys.stdout.buffer.write(index.suggest_json(args.q, limit=args.limit) + b"\n")
     except (IndexOpenError, QueryError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _update(args) -> int:
+    from .ingest.build import BuildError, TargetError
+    from .ingest.mutations import DeliveryError
+    from .ingest.register import RegisterError
+    from .ingest.source import SourceError
+    from .ingest.update import UpdateError, update
+
+    try:
+        update(args.index_dir, args.deliveries, out_dir=args.out, out_of_order=args.out_of_order, force=args.force,
+               municipalities=args.municipalities, max_bad_share=args.max_bad_share)
+    except (UpdateError, DeliveryError, RegisterError, SourceError, TargetError, BuildError) as e:
+        print(f"update failed: {e}", file=sys.stderr)
         return 1
     return 0
 

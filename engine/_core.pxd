@@ -36,9 +36,13 @@ cdef enum:
     DEL_BUCKET = 8       # slots of a cache line: every home slot starts one
     UNFOLD_MAX = 96
     MAX_CONSIDER = 2000  # groups scored per interpretation at most
-    WORK_PER_GROUP = 16  # a group scored costs this many postings walked (_retry.pxi _spent)
+    WORK_PER_GROUP = 16  # a group scored costs this many postings walked (_retry.pxi _spent),
+    FREE_WORDS = 5       # ... both more in a query of more words than this (_scan.pxi
+    EXTRA_WORD_WORK = 2  # `_scan_text`): a group this many times more per word beyond them
     SLIP_PER_PROBE = 5   # the slips looked up (Search.slip_work, _typo.pxi _slips_spent):
-    SLIP_PER_CHECK = 30  # a deletion hash probed, a token measured against the word
+    SLIP_PER_CHECK = 30  # a deletion hash probed, a token measured against the word;
+    SLIP_SCAN_TOKENS = 4  # a slip of a word being typed: an edit looked up (SLIP_PER_PROBE), this
+                          # many tokens walked for all of them at once (_typo.pxi `_word_slips`)
     TOKEN_CAP_MIN = 8
     PC_PREFIX_CAP = 4000
     DROP_MAX_TOKENS = 12  # a query that finds nothing is tried again with its words spaced
@@ -316,6 +320,8 @@ cdef struct TraceRec:
     int64_t ns          # the time since the reading before it was kept (or the search began)
     int64_t work        # the query's work and slip work counted by its end
     int64_t slip_work
+    int64_t walked      # ... the postings (and short-prefix entries) whose bounds its scans
+    int64_t groups      # checked, and the groups they scored, by its end
 
 
 cdef struct Search:
@@ -339,7 +345,11 @@ cdef struct Search:
     float floor         # score a group must beat to enter the full pool
     int pool_cap        # groups kept: only the best `limit` can reach the answer
     int considered      # groups scored for the current interpretation
-    int64_t work        # postings walked + WORK_PER_GROUP per group scored, for the whole query
+    int64_t work        # postings walked + WORK_PER_GROUP per group scored, for the whole query,
+    int post_work       # ... a posting counting this much and a group this much, by the
+    int group_work      # words of the interpretation scanned (_scan.pxi `_scan_text`)
+    int64_t walked      # postings (and short-prefix entries) whose bounds were checked, and
+    int64_t groups      # groups scored, for the whole query (the trace's)
     float min_pen       # least penalty of the words other than the one being scanned
     float tok_pen       # penalty of the scanned word on the token being scanned
     int others          # words of the interpretation besides the scanned one
@@ -388,6 +398,9 @@ cdef struct Search:
     int memo_used       # tokens in memo_tid/memo_dist
     int32_t memo_tid[MEMO_POOL]
     uint8_t memo_dist[MEMO_POOL]
+    int nslipmemo       # the words whose prefix slips this query found (_typo.pxi
+    TypoMemo slipmemo[MEMO_MAX]  # `_word_slips`): each found once, for every token and
+    int32_t slipmemo_tid[MEMO_MAX * MAXSLIP]  # reading of it (`start` counts in MAXSLIPs)
     int spent           # SPENT_* bits of the current reading
     int stage           # ST_* of the readings being made, for the trace
     int parse_mode      # the mode of the last `_parse`, for the trace

@@ -63,7 +63,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
 from libc.math cimport M_PI, cos, log, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
@@ -150,6 +150,7 @@ SIZES = {
     "SOUND_MIN": SOUND_MIN, "SOUND_PREFIX_MAX": SOUND_PREFIX_MAX, "SOUND_WALK_MAX": SOUND_WALK_MAX,
     "PASS_TYPED": PASS_TYPED, "PASS_SOUND": PASS_SOUND, "PASS_SLIP": PASS_SLIP,
     "PASS_SLIP_ALL": PASS_SLIP_ALL, "PASS_TWO": PASS_TWO, "NPASS": NPASS, "RETRY_PASSES": RETRY_PASSES,
+    "WORK_PER_GROUP": WORK_PER_GROUP, "FREE_WORDS": FREE_WORDS, "EXTRA_WORD_WORK": EXTRA_WORD_WORK,
 }
 
 # the kinds of a group token and the bits of a posting's meta byte (_core.pxd), for build.py and
@@ -738,8 +739,10 @@ cdef dict _reading(const TraceRec* r):
         "deferred": bool(r.deferred), "found": r.found > 0,
         "spent": [name for bit, name in SPENT.items() if r.spent & bit],
         # where a query's time goes: since the reading before (the trace's own copying left
-        # out), and the budgets' counts by its end
-        "us": r.ns / 1e3, "work": r.work, "slip_work": r.slip_work,
+        # out), the budgets' counts by its end, and what the scans did by then: the postings
+        # whose bounds they checked and the groups they scored
+        "us": r.ns / 1e3, "work": r.work, "slip_work": r.slip_work, "walked": r.walked,
+        "groups": r.groups,
     }
 
 

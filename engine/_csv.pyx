@@ -3,7 +3,7 @@
 
 Design
 ------
-* The caller (engine/source.py) decompresses the file and hands us chunks of
+* The caller (engine/ingest/source.py) decompresses the file and hands us chunks of
   bytes of any size through `Parser.feed`, then calls `Parser.finish`.
 * Records never span lines (a quoted field that does not close on its own
   line is a bad row), so we split on physical `\\n` with memchr.  The only

@@ -5,12 +5,13 @@
 # PERF: the work of one query, whatever it is, is bounded (issue 11): queries of many one-letter
 # words and numbers ("d b br br 1 o b b 9288 b br") have many readings, each retried with
 # slips, respaced and without some words, and every reading walks postings and scores groups;
-# their product took 15 ms. Each posting walked counts 1 and each group scored WORK_PER_GROUP;
-# once a query has spent _work_budget, no further group is scored and no further reading is
-# tried: the answer is the best found so far (deterministic: the same query stops at the same
-# point); but when the reading as typed spent it and found nothing, the retries get
-# 1/RETRY_SHARE of it more (`_search`). No query of the public set comes near it (see
-# benchmarks/fuzz.py).
+# their product took 15 ms. Each posting walked counts 1 and each group scored WORK_PER_GROUP
+# (more in a query of more than FREE_WORDS words: _scan.pxi `_scan_text`); once a query has
+# spent _work_budget, no further group is scored, no scan walks on (_scan.pxi `_walk_postings`)
+# and no further reading is tried: the answer is the best found so far (deterministic: the same
+# query stops at the same point); but when the reading as typed spent it and found nothing,
+# the retries get 1/RETRY_SHARE of it more (`_search`). No query of the public set comes near
+# it (see benchmarks/fuzz.py; its `--climb` finds the slowest queries: issue 37).
 cdef int64_t _work_budget = 25000
 DEF GLUED_DIGITS = 7    # a number glued to words: the house number and a numeric addition
 DEF INITIALS_POSTINGS = 200  # a whole word with more postings is no initials typed glued
@@ -33,10 +34,15 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     cdef bint marked = False, dead
     cdef char layout[QBUF]
     s.work = 0
+    s.walked = 0
+    s.groups = 0
+    s.post_work = 1
+    s.group_work = WORK_PER_GROUP
     s.slip_work = 0
     s.two_slip_words = 0
     s.nmemo = 0
     s.memo_used = 0
+    s.nslipmemo = 0
     s.left_out = 0
     s.near_glue = -1
     # a pasted address's layout (`_prepare`): read as typed without the marks first
@@ -321,8 +327,7 @@ cdef bint _slipped_word(const Data* d, Search* s, int ti) noexcept nogil:
         return True
     if ti != s.ntok - 1:
         return False
-    if s.slip_n[ti] < 0:
-        _prefix_slips(d, s, ti)
+    _word_slips(d, s, ti)
     return s.slip_n[ti] > 0
 
 
@@ -1471,4 +1476,6 @@ cdef void _trace_reading(Search* s, const uint64_t* looked, int npass, int score
     r.ns = now - s.trace_t0
     r.work = s.work
     r.slip_work = s.slip_work
+    r.walked = s.walked
+    r.groups = s.groups
     s.trace_t0 = _now_ns()  # (the copy above is not the next reading's time)

@@ -64,7 +64,8 @@ cdef inline bint _charge_group(Search* s) noexcept nogil:
     if s.considered >= MAX_CONSIDER or _spent(s):
         return False
     s.considered += 1
-    s.work += WORK_PER_GROUP
+    s.groups += 1
+    s.work += s.group_work
     return True
 
 
@@ -199,7 +200,15 @@ cdef inline void _walk_postings(const Data* d, Search* s, int ii, int p, int pe,
     the first that cannot reach the pool (nor can any after it); skip the ones whose signature
     lacks a bit of `need` or that their own stored bounds put out of reach."""
     cdef int start = p
-    while p < pe:
+    # PERF: once the query's budget is spent no group is scored (`_charge_group`), so the walk
+    # ends there (issue 37). It went on to the end of the token's postings, counted beforehand
+    # (up to SCAN_BUDGET of them), which can spend the budget at once: the bounds of those
+    # postings were checked to score nothing, each a read of the group's point with a focus
+    # point ("van van v vany van 1 van ... 9288 van ...", whose 9288 reads as a postcode's
+    # digits: 1.7 of its 2.2 ms in one reading). Nothing else changes: past the budget, the
+    # walk's checks had no effect.
+    while p < pe and not _spent(s):
+        s.walked += 1
         _fetch_ahead(d, s, &s.interp[ii], d.v_post_sig, d.v_post, d.v_post_num, d.v_post_sfx,
                      d.v_post_first, d.v_post_pcr, p, start, pe, need)
         # PERF: the signature rejects most groups without touching them
@@ -240,6 +249,9 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
         s.cap_xbit = _xsig_bit(s.q + t.start, t.len) if x >= 0 else -1
     pe = d.sp_start[a + 1]
     for p in range(d.sp_start[a], pe):
+        if _spent(s):
+            break  # (as `_walk_postings`)
+        s.walked += 1
         _fetch_ahead(d, s, &s.interp[ii], d.sp_sig, d.sp_group, d.sp_num, d.sp_sfx, d.sp_first,
                      d.sp_pcr, p, d.sp_start[a], pe, need)
         if (d.sp_sig[p] & need) != need:
@@ -383,6 +395,22 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
         if (t != best and not (s.typo_mode and s.word[t].nr > s.word[t].first_typo)
                 and not (s.tok[t].len == 1 and s.q[s.tok[t].start] == 105)):
             s.need_first |= (<uint32_t>1) << _first_bit(s.q[s.tok[t].start])
+    # PERF: what a posting walked and a group scored cost grows with the words (issue 37): the
+    # bound of each posting checks every other word's whole-token bit and slips
+    # (`_out_of_reach`), and scoring a group matches every word against its tokens
+    # (`_group_text`), where short words with slips match some token of nearly every group.
+    # Counted as one unit and WORK_PER_GROUP whatever the query, a query of 12 words of slips and
+    # short starts ("v a 1 vayn vany vays vayn an vayn 1553 van va(3yn van de ...") spent its
+    # budget at 190 ns a unit, where "van van van" does at 19 ns. Past FREE_WORDS words, a
+    # posting counts once more per FREE_WORDS other words, and a group EXTRA_WORD_WORK times
+    # WORK_PER_GROUP more per word. (No answer of the public queries, their typing prefixes and
+    # the synthetic sets changes, benchmarks/compare_builds.py; with 4 free words, two did.)
+    s.post_work = 1
+    if s.nx + s.nslipped > FREE_WORDS:
+        s.post_work += (s.nx + s.nslipped - FREE_WORDS) // FREE_WORDS
+    s.group_work = WORK_PER_GROUP
+    if it.nwords > FREE_WORDS:
+        s.group_work += WORK_PER_GROUP * EXTRA_WORD_WORK * (it.nwords - FREE_WORDS)
     s.considered = 0  # the bound holds per interpretation: one reading cannot starve another
     # PERF: with other words to filter on, the signatures make a long scan cheap
     budget = SCAN_BUDGET if need else SCAN_ALONE
@@ -406,7 +434,7 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                 s.tok_pen = _tok_pen(d, s, best, r, t)
                 if _spent(s):
                     return
-                s.work += d.v_post_start[t + 1] - d.v_post_start[t]
+                s.work += (d.v_post_start[t + 1] - d.v_post_start[t]) * s.post_work
                 _walk_postings(d, s, ii, d.v_post_start[t], d.v_post_start[t + 1], need)
         else:
             # PERF: a very short prefix ("a", "ka"): take the exact token in full and the
@@ -426,6 +454,6 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                 if _spent(s):
                     s.cap_xbit = -2
                     return
-                s.work += pe - p
+                s.work += (pe - p) * s.post_work
                 _walk_postings(d, s, ii, p, pe, need)
             s.cap_xbit = -2

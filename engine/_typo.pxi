@@ -448,6 +448,7 @@ cdef void _slip_start(const Data* d, Search* s, int ti, int32_t a, int32_t hi0, 
     cdef int32_t lo, hi
     cdef char f[PREFIX_SLIP_LEN + 2]
     cdef int j = 0, k = 0
+    s.slip_work += SLIP_PER_PROBE
     # PERF: an ij is looked for only in a word with a j (nearly every edited word is the start
     # of no token, and the filter says so in a few steps: the search is all but its set-up)
     if memchr(v, 106, m) != NULL:
@@ -513,6 +514,7 @@ cdef void _slip_scan(const Data* d, Search* s, int ti, int32_t lo, int32_t hi, c
     cdef int tl, c, e
     cdef const char* tp
     memset(count, 0, sizeof(count))
+    s.slip_work += (hi - lo) // SLIP_SCAN_TOKENS + 1
     for t in range(lo, hi):
         tp = <const char*>(d.v_blob + d.v_off[t])
         tl = <int>(d.v_off[t + 1] - d.v_off[t])
@@ -568,6 +570,42 @@ cdef inline bint _ij_near(const char* p, int n, int i) noexcept nogil:
         if p[j] == 106:
             return True
     return False
+
+
+# PERF: the tokens a word starts with one slip undone (`_prefix_slips`, 5-15 us a word: a
+# hundred look-ups of edits) were found for every token of every reading, and counted by no
+# budget (issue 37: a query of 28 four-letter words, most of them repeated, spent 0.5 of its
+# 0.9 ms there, its slip work at 2,850 of 40,000). What they are follows from the word alone,
+# so a query finds them once per word (`slipmemo`); and their look-ups count in the slip work
+# (SLIP_PER_PROBE an edit looked up, one per SLIP_SCAN_TOKENS tokens walked), so that once it
+# is spent a word not looked at yet gets none, as a word gets no typo tokens (`_typo_ranges`).
+cdef void _word_slips(const Data* d, Search* s, int ti) noexcept nogil:
+    """Set s.slip_tid[ti] and s.slip_n[ti] (`_prefix_slips`), once per word of the query."""
+    cdef Tok* t = &s.tok[ti]
+    cdef const char* p = s.q + t.start
+    cdef int n = t.len, m
+    cdef TypoMemo* e
+    if s.slip_n[ti] >= 0:
+        return
+    for m in range(s.nslipmemo):
+        e = &s.slipmemo[m]
+        if e.n == n and memcmp(e.text, p, n) == 0:
+            memcpy(s.slip_tid[ti], &s.slipmemo_tid[e.start * MAXSLIP], e.count * sizeof(int32_t))
+            s.slip_n[ti] = e.count
+            return
+    if _slips_spent(s) or n > UNFOLD_MAX:
+        s.slip_n[ti] = 0
+        return
+    _prefix_slips(d, s, ti)
+    if s.nslipmemo < MEMO_MAX:
+        e = &s.slipmemo[s.nslipmemo]
+        memcpy(e.text, p, n)
+        e.n = n
+        e.maxd = 0
+        e.start = s.nslipmemo
+        e.count = s.slip_n[ti]
+        memcpy(&s.slipmemo_tid[e.start * MAXSLIP], s.slip_tid[ti], e.count * sizeof(int32_t))
+        s.nslipmemo += 1
 
 
 cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
@@ -689,15 +727,22 @@ cdef int _add_slips(const Data* d, Search* s, int ti) noexcept nogil:
     """Add to word ti the tokens it starts with one slip undone (those not among its typo
     tokens yet, while ranges are left); return how many were added."""
     cdef Word* w = &s.word[ti]
-    cdef int i, added = 0, n = s.tok[ti].len
+    cdef int i, a, added = 0, n = s.tok[ti].len, had
     cdef int32_t tid
-    if s.slip_n[ti] < 0:
-        _prefix_slips(d, s, ti)
+    _word_slips(d, s, ti)
+    if s.slip_n[ti] == 0:
+        return 0
+    # PERF: a slip is looked for among the typo tokens the word had, sorted, by halving (it was
+    # a walk over them all, for each: up to MAXSLIP x MAXR steps a word); the slips are
+    # distinct, so the ones added here need no look
+    _sort_typo_ranges(w)
+    had = w.nr
     for i in range(s.slip_n[ti]):
         if w.nr >= MAXR:
             break
         tid = s.slip_tid[ti][i]
-        if _in_typo(w, tid):
+        a = _lower_bound(w.lo, w.first_typo, had, tid)
+        if a < had and w.lo[a] == tid:
             continue
         _push_typo(d, w, tid, _prefix_cost(TYPO_PEN, n, _tok_len(d, tid)))
         added += 1
@@ -1141,16 +1186,36 @@ cdef inline bint _in_typo(const Word* w, int32_t tid) noexcept nogil:
     return False
 
 
+cdef struct _TypoRange:
+    int32_t lo
+    int32_t hi
+    float base
+    uint8_t typo
+
+
+cdef int _by_token(const void* a, const void* b) noexcept nogil:
+    cdef int32_t x = (<const _TypoRange*>a).lo, y = (<const _TypoRange*>b).lo
+    return (x > y) - (x < y)
+
+
 cdef void _sort_typo_ranges(Word* w) noexcept nogil:
-    """Sort the typo ranges by token id, so that matching one is a binary search."""
-    cdef int i, j
-    cdef int32_t lo, hi
-    cdef float base
-    cdef uint8_t typo
+    """Sort the typo ranges by token id, so that matching one is a binary search.
+
+    PERF: the tokens of a look-up come in the order found, and an insertion sort of up to MAXR
+    of them took up to MAXR^2 / 4 moves, a word and a pass (issue 37: a quarter of a query of 28
+    short words). Each token is one typo range at most, so the order is the same with any sort;
+    ranges already in order (the usual second call) are left as they are."""
+    cdef int i, m = w.nr - w.first_typo
+    cdef _TypoRange r[MAXR]
     for i in range(w.first_typo + 1, w.nr):
-        lo, hi, base, typo = w.lo[i], w.hi[i], w.base[i], w.typo[i]
-        j = i
-        while j > w.first_typo and w.lo[j - 1] > lo:
-            w.lo[j], w.hi[j], w.base[j], w.typo[j] = w.lo[j - 1], w.hi[j - 1], w.base[j - 1], w.typo[j - 1]
-            j -= 1
-        w.lo[j], w.hi[j], w.base[j], w.typo[j] = lo, hi, base, typo
+        if w.lo[i - 1] > w.lo[i]:
+            break
+    else:
+        return
+    for i in range(m):
+        r[i].lo, r[i].hi, r[i].base, r[i].typo = (w.lo[w.first_typo + i], w.hi[w.first_typo + i],
+                                                  w.base[w.first_typo + i], w.typo[w.first_typo + i])
+    qsort(r, m, sizeof(_TypoRange), _by_token)
+    for i in range(m):
+        w.lo[w.first_typo + i], w.hi[w.first_typo + i] = r[i].lo, r[i].hi
+        w.base[w.first_typo + i], w.typo[w.first_typo + i] = r[i].base, r[i].typo

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -561,6 +561,19 @@ EXACT, ALIAS_WHOLE, PREFIX, ALIAS_PREFIX, SLIP, SLIP_EDIT, PREFIX_SLIP = 0.0, 0.
 RESPACE = 0.2            # per extra word of a glued or respaced reading
 LEFT_OUT = 10.0          # per word left out, plus a little per letter (a longer piece matched wins)
 _BEAM = 64               # sets of registered words kept after each typed word (the cheapest)
+# PERF: the work of explaining one hit is bounded (issue 37): a query of 50 one-letter words
+# ("kerkstraat 1 amst(rdam (a b  d e f ... w)") has readings for most words in every hit, and the
+# walk kept 64 sets of registered words after each: 8-10 ms a hit, 75-107 ms for the highlights of
+# ten (the search: 0.1 ms). The walk counts the readings it makes (a look at each word of the hit
+# per typed piece, SLIP_WORK per slip measured), the sets it chooses from and each set it
+# continues (`_best`); as EXPLAIN_WORK runs out it keeps fewer sets, and past it the words left
+# are left out. The public queries and 3,000 messy lines (benchmarks/messy.py) spend at most
+# 1,409 on a hit, and all their 23,015 hits at limit 10 are explained the same with it as
+# without. NOTE: a unit is not a fixed time (an edit distance measured in Python costs 1-40 us),
+# so the bound is the most an ordinary hit costs, times about 1.4: benchmarks/fuzz.py --climb
+# --highlight finds tens of ms for ten hits; issue 38 (the engine's own readings) is the fix.
+EXPLAIN_WORK = 2000
+SLIP_WORK = 10           # a slip measured (an edit distance in Python) counts this much
 
 _PC_SHAPE = re.compile(r"[0-9]{4}[a-z]{2}")
 
@@ -633,7 +646,7 @@ def _sounds_like(typed: str, word: str) -> int:
     return min(len(typed), len(word) - 1)
 
 
-def _slip_readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
+def _slip_readings(p: _Piece, hit: _Hit, after: bool, spend: list[int]) -> list[_Reading]:
     """A piece that matches nothing as typed: the registered words it is a slip from (one edit
     in a word of 5+ letters, two in one of 9+ typed 7+ long), or the start of one it is one slip
     from when still being typed (`jerestr`, 4+ letters), or that it sounds like (`agterweg`,
@@ -650,6 +663,7 @@ def _slip_readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
             gt = g.text
             k = 2 if ulen >= 7 and (ulen >= 9 or len(gt) >= 9) else 1
             if ulen >= 5 and abs(len(gt) - n) <= k + 1:
+                spend[0] += SLIP_WORK
                 d = _slips(t, gt, k)
                 if d <= k:
                     out.append((SLIP + SLIP_EDIT * d + pen, g, "slip", g.span))
@@ -657,12 +671,16 @@ def _slip_readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
             found = False
             if n >= 4 and not g.alias and n < len(gt):
                 for m in (n, n + 1, n - 1):
+                    spend[0] += SLIP_WORK
                     if m < len(gt) and _within(t, gt[:m], 1) == 1:
                         span = None if not g.starts else (g.starts[0], g.ends[m - 1])
                         out.append((PREFIX_SLIP + pen, g, "slip", span))
                         found = True
                         break
-            m = 0 if found else _sounds_like(t, gt)
+            if found:
+                continue
+            spend[0] += SLIP_WORK
+            m = _sounds_like(t, gt)
             if m == len(gt):
                 out.append((SLIP + SLIP_EDIT + pen, g, "slip", g.span))
             elif m and not g.alias:
@@ -674,7 +692,7 @@ def _slip_readings(p: _Piece, hit: _Hit, after: bool) -> list[_Reading]:
     return out
 
 
-def _readings(p: _Piece, hit: _Hit, after: bool, typing: bool = False) -> list[_Reading]:
+def _readings(p: _Piece, hit: _Hit, after: bool, spend: list[int], typing: bool = False) -> list[_Reading]:
     """Each registered word the piece alone may stand for, the cheapest first (at most 6).
 
     `typing`: the piece is the end of the text, still being typed: where it is both the start of
@@ -705,7 +723,7 @@ def _readings(p: _Piece, hit: _Hit, after: bool, typing: bool = False) -> list[_
             found.append((PREFIX + g.pens[after], g, "prefix", span))
     if not found:
         # PERF: slips only for a word that matches nothing as typed, as the engine looks for them
-        found = _slip_readings(p, hit, after)
+        found = _slip_readings(p, hit, after, spend)
     if len(found) > 1:
         found.sort(key=_first)
     return found[:6]
@@ -798,7 +816,7 @@ def _extend(partial: list[tuple[float, int, tuple[_Match, ...]]], p: _Piece, rea
     return out[:8]
 
 
-def _options(query: _Query, i: int, hit: _Hit, after: bool) -> list[_Option]:
+def _options(query: _Query, i: int, hit: _Hit, after: bool, spend: list[int]) -> list[_Option]:
     """The readings of typed word i (and of the words after it it may be glued to)."""
     typing = query.typing and i == len(query.words) - 1
     opts: list[_Option] = []
@@ -806,13 +824,13 @@ def _options(query: _Query, i: int, hit: _Hit, after: bool) -> list[_Option]:
     for pieces in query.cuts[i]:
         partial: list[tuple[float, int, tuple[_Match, ...]]] = [(0.0, 0, ())]
         for p in pieces[:-1]:
-            partial = _extend(partial, p, _readings(p, hit, after))
+            partial = _extend(partial, p, _readings(p, hit, after, spend))
         last = pieces[-1]
         if i + 1 < len(words):
             for cost, extra, mask, ms in _glues(last, words, i + 1, hit, after):
                 opts.extend(_Option(c + cost, 1 + extra, m | mask, pms + ms)
                             for c, m, pms in partial if not m & mask)
-        partial = _extend(partial, last, _readings(last, hit, after, typing))
+        partial = _extend(partial, last, _readings(last, hit, after, spend, typing))
         opts.extend(_Option(c, 1, m, ms) for c, m, ms in partial)
     opts.extend(_splits(query.cuts[i][0][0], hit, after))
     opts.sort(key=_per_word)
@@ -835,19 +853,44 @@ def _number_at(words: tuple[_Word, ...], number: str) -> int:
     return -1
 
 
-def _best(opts: list[list[_Option]], n: int) -> list[_Option]:
+def _left_out(query: _Query, i: int) -> list[_Option]:
+    """Typed word i left out: the only reading of a word once the work budget is spent."""
+    p = query.cuts[i][0][0]
+    return [_Option(LEFT_OUT + 0.1 * len(p.text), 1, 0, ((p, "left_out", None, None),))]
+
+
+def _best(options: Callable[[int], tuple[list[_Option], int]], left_out: Callable[[int], list[_Option]],
+          n: int, work: int) -> tuple[list[_Option], int]:
     """The reading of the query with the lowest cost whose registered words are all distinct.
 
     Dynamic programming over the typed words: after each word, the cheapest reading for each
     set of registered words used so far (a set used twice costs more than once, so only the
-    cheaper reading of it can be the best), at most _BEAM sets a word (the cheapest)."""
+    cheaper reading of it can be the best), at most _BEAM sets a word (the cheapest).
+
+    `options(i)` gives the readings of typed word i (and of the words after it it may be glued
+    to), made as the walk reaches it, and the work they took. PERF: the walk spends at most
+    about `work` (besides those, each set continued by a reading counts 1): as it runs out,
+    fewer sets are kept, at least one, and once spent each word left has only `left_out(i)`
+    (EXPLAIN_WORK). Returns the readings and the work left (below zero: spent)."""
     layers: list[dict[int, tuple[float, tuple[int, int, _Option] | None]]] = [{} for _ in range(n + 1)]
     layers[0][0] = (0.0, None)
     for i in range(n):
         layer = layers[i]
-        states = sorted(layer.items(), key=_cost_of)[:_BEAM] if len(layer) > _BEAM else layer.items()
+        if not layer:
+            continue  # no reading ends here: a glued reading of words before it went past it
+        if work > 0:
+            opts, took = options(i)
+            work -= took
+        else:
+            opts = left_out(i)
+        # the cheapest sets, as many as the work left continues (at least one); choosing them
+        # counts one a set
+        work -= len(layer)
+        beam = min(_BEAM, max(1, work // len(opts)))
+        states = sorted(layer.items(), key=_cost_of)[:beam] if len(layer) > beam else layer.items()
+        work -= len(states) * len(opts)
         for mask, (cost, _) in states:
-            for o in opts[i]:
+            for o in opts:
                 j = i + o.ntok
                 if o.mask & mask or j > n:
                     continue
@@ -865,7 +908,7 @@ def _best(opts: list[list[_Option]], n: int) -> list[_Option]:
         j, mask, o = back
         out.append(o)
     out.reverse()
-    return out
+    return out, work
 
 
 def _cost_of(item: tuple[int, tuple[float, object]]) -> float:
@@ -888,6 +931,12 @@ def explain(q: str, hit: Mapping[str, Any], *, aliases: Mapping[str, Iterable[st
     One `WordMatch` per typed word (a word the hit reads as two parts, ``12a``, gives two),
     in the order of `q`.
     """
+    return _explained(q, hit, aliases, EXPLAIN_WORK)[0]
+
+
+def _explained(q: str, hit: Mapping[str, Any], aliases: Mapping[str, Iterable[str]] | None, work: int
+               ) -> tuple[tuple[WordMatch, ...], int]:
+    """`explain` with a work budget of `work`; also the work it spent (for benchmarks/fuzz.py)."""
     if not isinstance(q, str):
         raise TypeError(f"q must be a str, not {type(q).__name__}")
     fields, lines = _hit_key(hit)
@@ -895,12 +944,18 @@ def explain(q: str, hit: Mapping[str, Any], *, aliases: Mapping[str, Iterable[st
     query = _query(q)
     words = query.words
     if not words:
-        return ()
+        return (), 0
     num_at = _number_at(words, h.number) if h.number else -1
     before = num_at > 0 and any(not w.text[:1].isdigit() for w in words[:num_at])
-    opts = [_options(query, i, h, before and i > num_at) for i in range(len(words))]
     out = []
-    for o in _best(opts, len(words)):
+    def options(i: int) -> tuple[list[_Option], int]:
+        # the readings of word i take a look at every word of the hit per piece of it, and
+        # SLIP_WORK per slip measured
+        spend = [len(h.targets) * sum(map(len, query.cuts[i]))]
+        return _options(query, i, h, before and i > num_at, spend), spend[0]
+
+    readings, left = _best(options, lambda i: _left_out(query, i), len(words), work)
+    for o in readings:
         for p, kind, g, span in o.matches:
             typed = q[p.start:p.end]
             if g is None:
@@ -909,7 +964,7 @@ def explain(q: str, hit: Mapping[str, Any], *, aliases: Mapping[str, Iterable[st
                 out.append(WordMatch(typed, p.start, p.end, kind, g.field,  # type: ignore[arg-type]
                                      g.line if span is not None else None, span))
     out.sort(key=_position)
-    return tuple(out)
+    return tuple(out), work - left
 
 
 def _position(m: WordMatch) -> int:

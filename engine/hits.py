@@ -127,7 +127,7 @@ class Hit(msgspec.Struct, frozen=True, gc=False):
 
 
 def _json_str(text: str) -> bytes:
-    # orjson escapes as the index build stored the names (engine/build.py `_json_str`)
+    # orjson escapes as the index build stored the names (engine/ingest/build.py `_json_str`)
     return orjson.dumps(text)
 
 

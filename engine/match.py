@@ -43,6 +43,7 @@ from ._core import (
     _csv_fields,
     _match_chunk,
 )
+from .files import DECOMPRESS_ERRORS, SourceError, open_decompressed
 from .hits import Hit
 
 if TYPE_CHECKING:
@@ -176,20 +177,42 @@ class MatchFileError(Exception):
 
 
 def _open_read(path: Path) -> IO[str]:
-    """Open `path` (plain, .gz or .zst) for text, streamed.
+    """Open `path` (plain, .gz or .zst) for text, streamed, with the build's checks of a
+    compressed file (`engine.files.open_decompressed`): its name must say what it holds, and
+    a truncated or corrupt one raises one of DECOMPRESS_ERRORS where it stops.
 
     NOTE: bytes that are not UTF-8 pass through unchanged (surrogateescape); such a text is
     answered `not_text`."""
-    stream: IO[bytes]
-    if path.suffix == ".gz":
-        stream = cast(IO[bytes], gzip.open(path, "rb"))
-    elif path.suffix == ".zst":
-        import zstandard
-
-        stream = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
-    else:
-        stream = open(path, "rb")
+    try:
+        stream = open_decompressed(path)
+    except SourceError as e:
+        raise MatchFileError(str(e)) from None
+    except OSError as e:
+        raise MatchFileError(f"cannot read {path}: {e.strerror or e}") from None
     return io.TextIOWrapper(stream, encoding="utf-8", errors="surrogateescape", newline="")
+
+
+def _incomplete_name(out: Path) -> Path:
+    """Where the rows matched before the input broke off go: ``matches.csv.zst`` ->
+    ``matches.incomplete.csv.zst`` (the same format, a name that says it is not all)."""
+    packed = out.suffix if out.suffix in (".gz", ".zst") else ""
+    rest = Path(out.name[: len(out.name) - len(packed)])
+    return out.with_name(f"{rest.stem}.incomplete{rest.suffix}{packed}")
+
+
+# what reading the input may raise: a file that cannot be read, or a compressed one broken off
+_READ_ERRORS: tuple[type[BaseException], ...] = (OSError, ValueError, *DECOMPRESS_ERRORS)
+
+
+class _Stop:
+    """Where the input broke off (`_record_chunks`): the error, and the input lines read whole
+    before it (the header included)."""
+
+    __slots__ = ("error", "lines")
+
+    def __init__(self) -> None:
+        self.error: BaseException | None = None
+        self.lines = 1
 
 
 def _open_write(path: Path, suffix: str) -> IO[str]:
@@ -240,14 +263,19 @@ def match_file(index: AddressIndex, source: str | os.PathLike[str], column: str,
                              f"not {delimiter!r}")
     counts: dict[str, int] = {"rows": 0}
     partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    stop = _Stop()
     try:
         with _open_read(source) as f:
             try:
                 first = f.readline()
-            except (OSError, EOFError, ValueError) as e:
+            except _READ_ERRORS as e:
                 raise MatchFileError(f"cannot read {source}: {e}") from None
             if not first:
                 raise MatchFileError(f"{source} is empty: it needs a header line")
+            # a byte order mark (a spreadsheet's "CSV UTF-8") is no part of the first column's
+            # name; the output starts with one too, so that the same programs read it as UTF-8
+            bom = "\ufeff" if first.startswith("\ufeff") else ""
+            first = first[len(bom):]
             sep = delimiter or _sniff(first)
             header = next(csv.reader([first], delimiter=sep))
             if column not in header:
@@ -260,17 +288,19 @@ def match_file(index: AddressIndex, source: str | os.PathLike[str], column: str,
 
                 bar = tqdm(unit=" rows", unit_scale=True, desc="match", file=sys.stderr, smoothing=0.1)
             with _open_write(partial, out.suffix) as g:
-                g.write(first.rstrip("\r\n") + sep + sep.join(OUTPUT_COLUMNS) + "\n")
+                g.write(bom + first.rstrip("\r\n") + sep + sep.join(OUTPUT_COLUMNS) + "\n")
                 try:
-                    _write_matches(index, _record_chunks(f, sep, col, chunk_size), sep, g, counts,
+                    _write_matches(index, _record_chunks(f, sep, col, chunk_size, stop), sep, g, counts,
                                    threads, bar)
                 except csv.Error as e:
                     raise MatchFileError(f"{source}: {e}") from None
-                except (OSError, EOFError) as e:
+                except OSError as e:
                     raise MatchFileError(f"cannot read {source}: {e}") from None
                 finally:
                     if bar is not None:
                         bar.close()
+        if stop.error is not None:
+            raise MatchFileError(_stopped(source, out, partial, stop, counts["rows"], force))
         os.replace(partial, out)
     finally:
         if partial.exists():
@@ -278,10 +308,33 @@ def match_file(index: AddressIndex, source: str | os.PathLike[str], column: str,
     return counts
 
 
-def _record_chunks(f: IO[str], sep: str, col: int, size: int) -> Iterator[tuple[list[str], list[Any]]]:
+def _stopped(source: Path, out: Path, partial: Path, stop: _Stop, rows: int, force: bool) -> str:
+    """Keep the rows matched before the input broke off (`partial`, complete as a file) under
+    `_incomplete_name(out)`, unless a file of that name is there and not `force`; say where the
+    input broke off and where those rows are."""
+    where = (f"{source} breaks off after line {stop.lines:,} (data row {rows:,}): "
+             f"the compressed data is cut short or damaged ({stop.error})")
+    if rows == 0:
+        return f"{where}; no row was matched, {out} was not written"
+    kept = _incomplete_name(out)
+    if kept.exists() or kept.is_symlink():
+        if not force or kept.is_dir():
+            return (f"{where}; the {rows:,} rows before it were matched but not kept: {kept} exists "
+                    f"(give --force to replace it); {out} was not written")
+    os.replace(partial, kept)
+    return (f"{where}; the {rows:,} rows before it are matched in {kept} (input lines 2 to "
+            f"{stop.lines:,}); {out} was not written")
+
+
+def _record_chunks(f: IO[str], sep: str, col: int, size: int, stop: _Stop
+                   ) -> Iterator[tuple[list[str], list[Any]]]:
     """(raw, texts) for each `size` CSV records of f: each record's text as it was written
     (without its line break, so that an output row repeats its input row exactly) and its field
     `col` (None when it has none).
+
+    When the (compressed) input breaks off, the records read whole before the break are given,
+    and then the error is left in `stop` (with the lines read whole) instead of raised, so that
+    every row before it is matched and written; a line cut by the break is not a record.
 
     PERF: a line without a quote is split on the separator, which is what the csv module
     makes of it; only a line with a quote goes through `csv.reader`, with the lines after it
@@ -299,19 +352,24 @@ def _record_chunks(f: IO[str], sep: str, col: int, size: int) -> Iterator[tuple[
                                      f"this one is not closed: {line[:80]!r}")
             yield more
 
-    for line in f:
-        if '"' in line:
-            lines[:] = [line]
-            row = next(csv.reader(pull(line), delimiter=sep))
-            raw = "".join(lines).rstrip("\r\n")
-        else:
-            raw = line.rstrip("\r\n")
-            row = raw.split(sep)
-        raws.append(raw)
-        texts.append(row[col] if len(row) > col else None)
-        if len(raws) == size:
-            yield raws, texts
-            raws, texts = [], []
+    try:
+        for line in f:
+            if '"' in line:
+                lines[:] = [line]
+                row = next(csv.reader(pull(line), delimiter=sep))
+                stop.lines += len(lines)
+                raw = "".join(lines).rstrip("\r\n")
+            else:
+                stop.lines += 1
+                raw = line.rstrip("\r\n")
+                row = raw.split(sep)
+            raws.append(raw)
+            texts.append(row[col] if len(row) > col else None)
+            if len(raws) == size:
+                yield raws, texts
+                raws, texts = [], []
+    except DECOMPRESS_ERRORS as e:
+        stop.error = e
     if raws:
         yield raws, texts
 

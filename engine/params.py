@@ -6,7 +6,7 @@ matches every typed part completely always beats one that matches only by prefix
 ranking rule 1); the prior orders addresses that match equally well.
 """
 
-PRIOR_MAX = 0.9          # the prior of a group lies in [0, PRIOR_MAX] (engine/build.py)
+PRIOR_MAX = 0.9          # the prior of a group lies in [0, PRIOR_MAX] (engine/ingest/build.py)
 PREFIX_PEN = 1.0         # a word that is only the start of a token
 PREFIX_FRAC = 0.5        # ... plus this times the share of the token not yet typed
 TYPO_PEN = 1.6           # a word one edit away from a token
@@ -53,10 +53,11 @@ FOCUS_EPS = 1e-5         # the focus prior is computed in double and stored as f
 KM_PER_DEGREE = 111.2    # distances on the flat earth of a small country
 MICRODEGREE = 1e-6       # coordinates are stored as int32 microdegrees
 
-# the index directory's format (manifest.json `format_version`): engine/build.py writes it,
+# the index directory's format (manifest.json `format_version`): engine/ingest/build.py writes it,
 # AddressIndex.open refuses any other
-FORMAT_VERSION = 16       # 16: every token's sound key, sorted (snd_*); former municipality
+FORMAT_VERSION = 17       # 17: every token's sound key, sorted (snd_*); former municipality
                           #     names as aliases of the places they became
+                          # 16: the size and checksum of every file in the manifest ("files")
                           # 15: a token's length in its group record (TokRec.tlen)
                           # 13: each group's range of postcode digits beside its postings (*_pcr)
                           # 12: the first letters of each group's letters and additions (*_sfx)

@@ -4,6 +4,7 @@
     python -m server keys create --name NAME --publishable --origin https://shop.example [--origin ...]
     python -m server keys list
     python -m server keys revoke NAME
+    (create and revoke return once every running worker has read the change: --no-wait not to wait)
     python -m server --keystore redis://HOST:6379/0 keys migrate keys.sqlite3   # copy SQLite -> Redis
     python -m server switch-index NEW_INDEX_DIR [--link PATH]
 
@@ -16,11 +17,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 from server.auth import PUBLISHABLE, SECRET, KeyStore, KeyStoreError
-from server.config import DEFAULT_INDEX, DEFAULT_KEYSTORE
+from server.config import DEFAULT_INDEX, DEFAULT_KEYSTORE, Config
 from server.redis_store import RedisKeyStore, migrate, open_store
 
+#: What a worker's read of the key store takes at most, beyond its refresh interval, on a store
+#: that answers (one SELECT of the keys table, or one Redis HGETALL).
+READ_MARGIN_SECONDS = 0.2
 #: Default rate of a publishable key: every visitor of the site shares it, and anyone can read it.
 PUBLISHABLE_RATE = 20.0
 
@@ -42,8 +47,24 @@ def _keys_create(store: KeyStore | RedisKeyStore, args: argparse.Namespace) -> i
         print("It is shown only this once; web pages of its origins may use it (it is in their HTML):")
     else:
         print("It is shown only this once and stored only as a hash; keep it secret:")
+    _until_every_worker_has_read(args)
     print(key)
     return 0
+
+
+def _until_every_worker_has_read(args: argparse.Namespace) -> None:
+    """Return once a running service's workers have read the store since the change (unless
+    ``--no-wait``): each reads it every ``key_refresh_seconds``, so that a key printed by
+    ``keys create`` works at once (``KEY=$(... | tail -n1); curl ...``) and one revoked is
+    refused everywhere when ``keys revoke`` returns."""
+    if args.no_wait:
+        return
+    sys.stdout.flush()
+    try:
+        refresh = Config.from_env().key_refresh_seconds
+    except ValueError:  # the service could not start with it either
+        refresh = Config().key_refresh_seconds
+    time.sleep(refresh + READ_MARGIN_SECONDS)
 
 
 def _keys_list(store: KeyStore | RedisKeyStore, args: argparse.Namespace) -> int:
@@ -60,7 +81,8 @@ def _keys_revoke(store: KeyStore | RedisKeyStore, args: argparse.Namespace) -> i
     if not store.revoke(args.name):
         print(f"no active key named {args.name!r}", file=sys.stderr)
         return 1
-    print(f"revoked {args.name!r}: every worker refuses it within 1 s")
+    _until_every_worker_has_read(args)
+    print(f"revoked {args.name!r}: every worker refuses it")
     return 0
 
 
@@ -114,7 +136,13 @@ def main(argv: list[str] | None = None) -> int:
 
     keys = commands.add_parser("keys", help="create, list and revoke API keys")
     key_commands = keys.add_subparsers(dest="action", required=True)
-    create = key_commands.add_parser("create", help="create a key and print it once")
+    no_wait = argparse.ArgumentParser(add_help=False)
+    no_wait.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="return at once; without it the command returns when every worker has read the change (about 1 s)",
+    )
+    create = key_commands.add_parser("create", help="create a key and print it once", parents=[no_wait])
     create.add_argument("--name", required=True, help="who the key is for (1-64 of A-Za-z0-9._-)")
     create.add_argument(
         "--rate",
@@ -139,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     key_commands.add_parser("list", help="names, creation time, rate, kind, origins; never keys").set_defaults(
         run=_keys_list
     )
-    revoke = key_commands.add_parser("revoke", help="revoke a key (effective within 1 s)")
+    revoke = key_commands.add_parser("revoke", help="revoke a key (every worker refuses it when this returns)",
+                                     parents=[no_wait])
     revoke.add_argument("name")
     revoke.set_defaults(run=_keys_revoke)
     copy = key_commands.add_parser(

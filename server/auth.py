@@ -30,6 +30,9 @@ Key format: ``nlk_<key id: 16 hex>_<secret: 43 url-safe base64 chars>``.
 - Rate limits are per key, shared by every worker of the machine (SQLite mode) or of the
   cluster (Redis): each worker spends tokens it leased in the background from a quota they all
   share, never calling it on a request's path (``server.limiter``, which states the bound).
+- A key may also be limited per client address (``KeyRecord.client_rate``: the demo key, issue
+  37), in each worker apart (``server.limiter.ClientBuckets``); who the client is behind a
+  proxy is ``server.clients``'s rule.
 - The limit counts cost, not only requests: a request takes one token before it is served,
   and after the engine has answered, one more per ``COST_UNIT_SECONDS`` (0.2 ms) of engine
   *CPU* time it took (:meth:`Authenticator.charge`; the holding may go into debt). A typical
@@ -64,9 +67,10 @@ from types import MappingProxyType
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
+from server.clients import TrustedProxies
 from server.config import MAX_KEY_REFRESH_SECONDS
 from server.errors import ApiError, unauthorized
-from server.limiter import Limiter, MemoryQuota
+from server.limiter import ClientBuckets, Limiter, MemoryQuota, rate_limited
 
 log = logging.getLogger("server.auth")
 
@@ -190,6 +194,8 @@ class KeyRecord:
     rate: float
     kind: str = SECRET
     origins: frozenset[str] = frozenset()
+    #: requests per second per client address, besides ``rate`` for all (0: none; the demo key)
+    client_rate: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,6 +392,7 @@ class Authenticator:
         clock: Callable[[], float] = time.monotonic,
         limiter: Limiter | None = None,
         on_degraded: Callable[[bool], None] | None = None,
+        proxies: TrustedProxies | None = None,
     ) -> None:
         self.store = store
         #: A shared store (Redis): known keys are served from the table while it is unreachable.
@@ -394,6 +401,9 @@ class Authenticator:
         self._clock = clock
         self._on_degraded = on_degraded
         self.limiter = limiter if limiter is not None else Limiter(MemoryQuota(clock), clock=clock)
+        #: the limits per client address of a key with ``client_rate`` (server.clients says who)
+        self.clients = ClientBuckets(clock=clock)
+        self.proxies = proxies if proxies is not None else TrustedProxies()
         self._table = _NEVER_READ
         self._version: int | None = None  # of the shared store, as last read
         self._full_read_at = -math.inf
@@ -426,6 +436,7 @@ class Authenticator:
         self.refresh()
         self.start()
         self.limiter.after_fork()
+        self.clients.after_fork()
 
     def start(self) -> None:
         """Read the store every ``refresh_seconds`` from a daemon thread of this process,
@@ -671,3 +682,10 @@ class Authenticator:
     def throttle(self, record: KeyRecord) -> None:
         """Take one request from the key's limit or raise the 429 with ``Retry-After``."""
         self.limiter.throttle(record.key_id, record.rate)
+
+    def throttle_client(self, record: KeyRecord, client: str) -> None:
+        """Take one request from the key's limit per client address (``record.client_rate``,
+        ``client`` from ``server.clients.client_address``) or raise the 429; before
+        :meth:`throttle`, so that a client over its own limit spends nothing of the key's."""
+        if not self.clients.take(f"{record.key_id} {client}", record.client_rate):
+            raise rate_limited(record.client_rate, " per client address")

@@ -12,6 +12,12 @@
 - ``ADDRESS_DEFAULT_RATE`` (``100``): requests per second per key, for new keys.
 - ``ADDRESS_DEMO_RATE`` (``0``: none): serve the try-it page at ``/`` with a demo key of its
   own at this rate (requests per second), usable by this server's own pages only.
+- ``ADDRESS_DEMO_CLIENT_RATE`` (``10``): the demo key's rate for each client address (one
+  person typing fast, a request a keystroke), besides ``ADDRESS_DEMO_RATE`` for all of them;
+  per worker process (``server.limiter.ClientBuckets``).
+- ``FORWARDED_ALLOW_IPS`` (``127.0.0.1,::1``): the proxies whose ``X-Forwarded-For`` names the
+  client (``server.clients``); gunicorn's ``forwarded_allow_ips``, which replaces this in every
+  worker it starts (``server.app.worker_init``), reads the same variable.
 - ``ADDRESS_ACCESS_LOG`` (``0``): ``1`` logs one line per request (key name, never the key).
 - ``ADDRESS_METRICS_TOKEN`` (unset): when set, ``/metrics`` answers only requests with
   ``Authorization: Bearer <this token>`` (401 otherwise); unset, it is open to anyone who can
@@ -23,6 +29,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+
+from server.clients import DEFAULT_TRUSTED, TrustedProxies
 
 #: Revocation must reach every worker within this many seconds (issue 3).
 MAX_KEY_REFRESH_SECONDS = 5.0
@@ -40,6 +48,9 @@ class Config:
     default_rate: float = 100.0
     access_log: bool = False
     demo_rate: float = 0.0
+    demo_client_rate: float = 10.0
+    #: gunicorn's ``forwarded_allow_ips`` (comma-separated addresses or networks, or ``*``)
+    trusted_proxies: str = ",".join(DEFAULT_TRUSTED)
     metrics_token: str | None = None
     limit_sync_seconds: float = 0.1
     #: SQLite file of the machine's shared limits ("": this process only, e.g. tests)
@@ -57,6 +68,9 @@ class Config:
             raise ValueError("default_rate must be > 0")
         if not 0 <= self.demo_rate < float("inf"):
             raise ValueError("demo_rate must be a number of requests per second >= 0 (0: no demo key)")
+        if not 0 < self.demo_client_rate < float("inf"):
+            raise ValueError("demo_client_rate must be a number of requests per second > 0")
+        TrustedProxies(self.trusted_proxies)  # raises ValueError on a bad address or network
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Config:
@@ -74,5 +88,7 @@ class Config:
             default_rate=float(env.get("ADDRESS_DEFAULT_RATE", "100")),
             access_log=env.get("ADDRESS_ACCESS_LOG", "0") == "1",
             demo_rate=float(env.get("ADDRESS_DEMO_RATE", "0")),
+            demo_client_rate=float(env.get("ADDRESS_DEMO_CLIENT_RATE", "10")),
+            trusted_proxies=env.get("FORWARDED_ALLOW_IPS", ",".join(DEFAULT_TRUSTED)),
             metrics_token=env.get("ADDRESS_METRICS_TOKEN") or None,
         )

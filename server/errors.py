@@ -44,6 +44,7 @@ CODES: dict[str, tuple[int, str]] = {
     "uri_too_long": (414, "URI too long"),
     "headers_too_large": (431, "Request header fields too large"),
     "not_ready": (503, "Not ready"),
+    "too_many_connections": (503, "Too many connections"),
     "internal_error": (500, "Internal server error"),
 }
 

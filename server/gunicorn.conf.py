@@ -9,6 +9,8 @@ matches), ADDRESS_WORKERS (process count). Reload the index: repoint the symlink
 import glob
 import logging
 import os
+import socket
+import struct
 import tempfile
 
 # -- which worker ------------------------------------------------------------------------------
@@ -22,6 +24,15 @@ _WORKERS = {
     "gthread": ("gthread", False),  # WSGI, a thread pool per process
     "sync": ("sync", False),  # WSGI, one request at a time per process
 }
+# SECURITY (issue 37): only the default worker applies server/protocol.py's limits (the head, the
+# whole request within ADDRESS_HEADER_TIMEOUT, 8 requests pipelined, worker_connections). Measured
+# with benchmarks/http/pipeline_flood.py (16 connections pipelining, never reading): sync serves
+# one connection at a time and closes it after each answer (unharmed); gthread did not grow, but
+# each of its threads blocked for good on an answer nobody reads (after ~25 s none was left for
+# other clients; now such a send fails after ADDRESS_HEADER_TIMEOUT, see post_fork, and other
+# clients wait up to that long); gunicorn's asgi worker reads on behind such answers (+460 MB a
+# worker in 25 s), leaves a body that never comes unanswered and keeps any number of
+# connections: it is not for clients you do not trust.
 _worker = os.environ.get("ADDRESS_WORKER", "uvicorn")
 if _worker not in _WORKERS:
     raise SystemExit(f"ADDRESS_WORKER must be one of {', '.join(_WORKERS)}, not {_worker!r}")
@@ -36,6 +47,10 @@ threads = 4 if _worker == "gthread" else 1
 preload_app = True  # import once in the master; workers fork from it and share its code pages
 bind = [os.environ.get("ADDRESS_BIND", "127.0.0.1:8000")]  # overridden by -b HOST:PORT
 backlog = 2048  # pending connections the kernel queues before refusing
+# open connections per worker: uvicorn answers more with 503 too_many_connections at once
+# (server/protocol.py); gthread leaves more in the backlog; sync serves one at a time; gunicorn's
+# asgi worker counts them but applies no limit
+worker_connections = 1000
 keepalive = 5  # seconds an idle keep-alive connection stays open (clients reuse connections)
 timeout = 30  # a worker silent this long is killed and replaced
 graceful_timeout = 30  # on HUP/TERM, old workers get this long to finish their requests
@@ -57,17 +72,31 @@ errorlog = "-"  # errors and lifecycle to stderr
 loglevel = os.environ.get("ADDRESS_LOG_LEVEL", "info")  # gunicorn's and the app's log level
 proc_name = "nl-address"  # process title in ps/top
 control_socket_disable = True  # no gunicornc socket: signals (HUP, TERM) are the interface
-# The app's own loggers (server.*) write to stderr like gunicorn's; once, as HUP re-reads this.
+
+
+class _GunicornErrorLog(logging.Handler):
+    """Hands the app's records to gunicorn's error log, as ``name: message``.
+
+    The app's loggers (``server.*``: index and key-store problems) then write wherever gunicorn
+    writes its errors (stderr, ``--error-logfile``, syslog), follow it when USR1 reopens the file
+    and HUP sets the log up again, and keep writing under ``--daemon``, which sends stderr to
+    /dev/null. Before (issue 37), a handler of their own wrote to stderr: with ``--daemon
+    --error-logfile FILE`` none of these lines reached FILE.
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            named = logging.makeLogRecord(record.__dict__)
+            named.msg, named.args = f"{record.name}: {record.getMessage()}", None
+            logging.getLogger("gunicorn.error").handle(named)  # its handlers, whatever they are now
+        except Exception:
+            self.handleError(record)
+
+
+# The app's own loggers (server.*) go to gunicorn's error log; once, as HUP re-reads this file.
 _app_log = logging.getLogger("server")
-if not _app_log.handlers:
-    _handler = logging.StreamHandler()  # stderr
-    _handler.setFormatter(
-        logging.Formatter(
-            "%(asctime)s [%(process)d] [%(levelname)s] %(name)s: %(message)s",
-            "[%Y-%m-%d %H:%M:%S %z]",
-        )
-    )
-    _app_log.addHandler(_handler)
+if not any(type(h).__name__ == _GunicornErrorLog.__name__ for h in _app_log.handlers):
+    _app_log.addHandler(_GunicornErrorLog())
     _app_log.propagate = False
 _app_log.setLevel(loglevel.upper())
 
@@ -115,10 +144,28 @@ def on_reload(server):
 
 
 def post_fork(server, worker):
-    """Each new worker: open the memory-mapped index and read the key store."""
+    """Each new worker: open the memory-mapped index and read the key store; the proxies
+    trusted to name the client (forwarded_allow_ips) also say who a demo key's client is."""
     from server import app as service
 
-    service.worker_init()
+    if _worker in ("gthread", "sync"):
+        _limit_blocking_sends(server, worker)
+    service.worker_init(server.cfg.forwarded_allow_ips)
+
+
+def _limit_blocking_sends(server, worker):
+    """SECURITY (issue 37): a thread of gthread (or a sync worker) sends an answer with a blocking
+    send that waits as long as the client does not read: 16 connections pipelining requests and
+    never reading took every thread of gthread for good. A send that makes no progress for
+    ADDRESS_HEADER_TIMEOUT now fails, and the worker closes that connection. Set on the
+    listening sockets, which the connections accepted from them inherit (Linux); the default
+    worker's sockets do not block, so it is not set there."""
+    from server.protocol import Limits
+
+    seconds = Limits.from_gunicorn(server.cfg).header_timeout
+    timeval = struct.pack("ll", int(seconds), int(seconds % 1 * 1_000_000))
+    for listener in worker.sockets:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeval)
 
 
 def worker_exit(server, worker):

@@ -10,11 +10,20 @@ them locally. A request only looks at its worker's own holding (a dict look-up a
   quota, for each key it holds too few tokens of, for about twice what the key asked of it in
   the last interval (refused requests count: they are demand), and for a key used in that
   interval at least one interval at its full rate (``C`` below), so that a client speeding up
-  within its rate is not refused before the next sync; holding at most
-  ``H = ceil(2 x R x sync_seconds) + 1``. Keys with enough tokens cost no call at all.
-- A worker new to a key serves it on credit (``C = min(max(1, floor(R)), ceil(R x sync_seconds)
-  + 1)`` tokens: one interval's worth, never more than a second's), paid back to the quota at the
-  next sync, so neither a fresh key nor a fresh worker makes a client wait for a sync.
+  within its rate is not refused before the next sync, and at least its *reserve*
+  ``B = ceil(max(1, R) / N)``: its share of the burst the key's bucket allows (one second of
+  the rate), ``N`` the live workers sharing the quota; holding at most
+  ``H = max(ceil(2 x R x sync_seconds) + 1, B)``. Keys with enough tokens cost no call at all.
+- Why the reserve (issue 37): a worker serves no more than it holds until its next sync. It
+  held at most 0.2 s of the rate, while the bucket promises a burst of a whole second: a key
+  of rate 100 used at half its rate by wrk's paced connections (32 of them, which fall into
+  step and send together) got 14 and 1,571 refusals in two runs of ~6,000 requests, with the
+  quota full. Degraded (below), a worker's own bucket holds ``R / N`` too.
+- A worker new to a key serves it on credit (``max(C, B)`` tokens, ``C = min(max(1, floor(R)),
+  ceil(R x sync_seconds) + 1)``: one interval's worth, never more than a second's, or its reserve
+  if more), paid back to the quota at the next sync, so neither a fresh key nor a fresh worker
+  makes a client wait for a sync. (A worker that has not yet counted the workers through a
+  heartbeat, just after it starts, has no reserve: ``B = 0``.)
 - What a request costs beyond one token (``Authenticator.charge``: engine time) is taken from
   the holding, which may go below zero; the next lease pays it back first.
 
@@ -23,14 +32,15 @@ Lua script, atomic, all the keys of a sync in one round trip), :class:`FileQuota
 (one machine: a token bucket per key in an SQLite file every worker of the machine opens,
 written by the sync threads only, without fsync) and :class:`MemoryQuota` (one process).
 
-Bound (README, "A cluster"): the quota, a token bucket of rate ``R`` holding at most ``R``
+Bound (docs/guide/cluster.md): the quota, a token bucket of rate ``R`` holding at most ``R``
 (a burst of one second, as before), hands out at most ``R x (T + 1)`` tokens in any ``T``
-seconds, and a worker can be at most ``H + C`` tokens ahead of what it
-was granted in that time (its holding when the ``T`` seconds start, and its credit). So with
-``N`` workers in all (replicas x workers each), a key gets at most
-``R x (T + 1) + N x (H + C)`` requests in ``T`` seconds, whatever the balancer does: for
-``R = 50``, ``T = 30``, ``N = 4``, ``sync_seconds = 0.1``: 1550 + 4 x (11 + 6) = 1618 =
-R x T x 1.079.
+seconds, and a worker can be at most ``H + max(C, B)`` tokens ahead of what it was granted in
+that time (its holding when the ``T`` seconds start, and its credit: ``Limiter.ahead_max``). So
+with ``N`` workers in all (replicas x workers each), a key gets at most
+``R x (T + 1) + N x (H + max(C, B))`` requests in ``T`` seconds, whatever the balancer does: for
+``R = 50``, ``T = 30``, ``N = 4``, ``sync_seconds = 0.1``: ``H = max(11, 13)``, ``max(6, 13)``,
+1550 + 4 x (13 + 13) = 1654 = R x T x 1.103 (before the reserve: 1618 = R x T x 1.079). The
+reserves of all workers add up to one burst, ``R``, so they move the bound by at most ``2 R``.
 
 When the quota cannot be reached (Redis stopped or slow), every worker goes on alone: a local
 token bucket per key at ``R / N`` (``N``: the live workers the quota last counted, from their
@@ -47,6 +57,7 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol
 
@@ -56,6 +67,8 @@ log = logging.getLogger("server.limiter")
 
 #: A worker forgets a key idle this long that it owes nothing (memory stays bounded).
 IDLE_SECONDS = 60.0
+#: A process keeps the buckets of at most this many clients (``ClientBuckets``).
+MAX_CLIENTS = 10_000
 #: A worker is counted (for the degraded split) while its heartbeat is this recent.
 HEARTBEAT_SECONDS = 1.0
 WORKER_TTL_SECONDS = 5.0
@@ -80,6 +93,15 @@ class Quota(Protocol):
         ...
 
     def after_fork(self) -> None: ...
+
+
+def rate_limited(rate: float, per: str = "") -> ApiError:
+    """The 429 of a limit of ``rate`` requests per second (``per``: what it counts them for)."""
+    return ApiError(
+        "rate_limited",
+        f"rate limit of {rate:g} requests per second{per} exceeded",
+        headers={"Retry-After": str(max(1, math.ceil(1 / rate)))},
+    )
 
 
 def bucket_take(tokens: float, stamp: float, now: float, lease: Lease) -> tuple[float, int, int]:
@@ -220,7 +242,7 @@ class RedisQuota:
     sliding window counter (Redis, R = 50, 5 s) for 11 every 2 ms got 0.70 of the rate (1 at a
     time: 0.94, but that is a round trip per request, which this module exists to avoid). Its
     moving window stores one entry per token. The same bucket as the other quotas, in Lua, got
-    a hammered key 1.03 x R x T through the cluster (README).
+    a hammered key 1.03 x R x T through the cluster (docs/guide/cluster.md).
     """
 
     WORKERS = "nl-address:workers"
@@ -256,6 +278,40 @@ class RedisQuota:
 
     def close(self) -> None:
         self._client.close()
+
+
+class ClientBuckets:
+    """A token bucket per client of a key (``KeyRecord.client_rate``; the demo key, issue 37), in
+    this process only: ``r`` a second, a burst of one second, the arithmetic of :func:`bucket_take`.
+
+    NOTE: not leased from the shared quota like a key's own limit: every client would be a key
+    of the quota, and a client that changes its address at will would make every sync of every
+    worker heavier, for every key. So a client whose requests reach several workers of a
+    machine gets up to that many times ``r``; the key's own limit (the shared quota) bounds
+    them all. At most :data:`MAX_CLIENTS` clients are kept, the least recent dropped first (a
+    client dropped comes back with a full bucket).
+    """
+
+    def __init__(self, *, max_clients: int = MAX_CLIENTS, clock: Callable[[], float] = time.monotonic) -> None:
+        self._max = max_clients
+        self._clock = clock
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, client: str, rate: float) -> bool:
+        """Take one request of ``client`` at ``rate``; False if its bucket is empty."""
+        now = self._clock()
+        with self._lock:
+            tokens, stamp = self._buckets.pop(client, (max(1.0, rate), now))
+            tokens, _, granted = bucket_take(tokens, stamp, now, Lease(client, rate, 0, 1))
+            self._buckets[client] = (tokens, now)
+            if len(self._buckets) > self._max:
+                self._buckets.popitem(last=False)
+        return granted == 1
+
+    def after_fork(self) -> None:
+        self._buckets = OrderedDict()
+        self._lock = threading.Lock()
 
 
 class _KeyState:
@@ -299,16 +355,31 @@ class Limiter:
         self.degraded = False
         self.degraded_reason = ""
         self.workers = 1  # sharing the quota, as last counted
+        self._counted = False  # a heartbeat has counted them (until then, no reserve)
         self.worker_id = uuid.uuid4().hex
         self._next_heartbeat = -math.inf
 
     def hold_max(self, rate: float) -> int:
         """``H``: the most tokens of a key a worker holds."""
-        return math.ceil(2 * rate * self.sync_seconds) + 1
+        return max(math.ceil(2 * rate * self.sync_seconds) + 1, self.reserve(rate))
+
+    def reserve(self, rate: float) -> int:
+        """``B``: what a worker holds at least of a key in use, its share of the key's burst (0
+        until a heartbeat has counted the workers: one that does not know them takes none)."""
+        return math.ceil(max(1.0, rate) / max(1, self.workers)) if self._counted else 0
 
     def credit(self, rate: float) -> int:
-        """``C``: what a worker new to a key serves before its first lease."""
+        """``C``: one interval at the key's full rate, never more than a second's."""
         return min(max(1, math.floor(rate)), math.ceil(rate * self.sync_seconds) + 1)
+
+    def first_credit(self, rate: float) -> int:
+        """What a worker new to a key serves before its first lease: ``max(C, B)``."""
+        return max(self.credit(rate), self.reserve(rate))
+
+    def ahead_max(self, rate: float) -> int:
+        """The most a worker can serve of a key beyond what the quota granted it in a window:
+        what it holds when the window starts and a credit, ``H + max(C, B)`` (module docstring)."""
+        return self.hold_max(rate) + self.first_credit(rate)
 
     # -- the request path ---------------------------------------------------------------------
 
@@ -316,7 +387,7 @@ class Limiter:
         """Take one token of ``key_id`` or raise the 429 (never calls the quota under gunicorn)."""
         state = self._states.get(key_id)
         if state is None or state.rate != rate:
-            state = self._states[key_id] = _KeyState(rate, self._clock(), self.credit(rate))
+            state = self._states[key_id] = _KeyState(rate, self._clock(), self.first_credit(rate))
         # PERF: _take's common case (not degraded, a token held) without its call
         with state.lock:
             if not self.degraded and state.tokens >= 1.0:
@@ -329,11 +400,7 @@ class Limiter:
             self.sync([key_id])
             if self._take(state):
                 return
-        raise ApiError(
-            "rate_limited",
-            f"rate limit of {rate:g} requests per second exceeded",
-            headers={"Retry-After": str(max(1, math.ceil(1 / rate)))},
-        )
+        raise rate_limited(rate)
 
     def _take(self, state: _KeyState) -> bool:
         # PERF: no clock read unless degraded: a sync tells when a key was last used by its
@@ -378,8 +445,10 @@ class Limiter:
                         continue
                     hold = self.hold_max(state.rate)
                     # twice the demand, and at least C: a key of rate 100,000 asked for 5,000
-                    # requests a second, after a slower start, was refused some before
-                    target = min(hold, max(2 * state.seen + 1, self.credit(state.rate))) if state.seen else 0
+                    # requests a second, after a slower start, was refused some before; and at
+                    # least the reserve B: a burst the bucket allows is served (module docstring)
+                    least = self.first_credit(state.rate)
+                    target = min(hold, max(2 * state.seen + 1, least)) if state.seen else 0
                     want = max(0, math.ceil(target - state.tokens))
                     state.seen = 0
                     if want or state.owed:
@@ -387,6 +456,7 @@ class Limiter:
             try:
                 if now >= self._next_heartbeat:
                     self.workers = max(1, self.quota.heartbeat(self.worker_id))
+                    self._counted = True
                     self._next_heartbeat = now + HEARTBEAT_SECONDS
                 answers = self.quota.lease([lease for _, lease in asked]) if asked else []
             except Exception as exc:  # Redis down or slow, a broken file: go on alone
@@ -452,6 +522,7 @@ class Limiter:
         self._thread = None
         self.worker_id = uuid.uuid4().hex
         self._next_heartbeat = -math.inf
+        self.workers, self._counted = 1, False
         self.quota.after_fork()
         self.start()
 

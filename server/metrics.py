@@ -13,6 +13,15 @@ Metrics:
   (SECURITY: never the key itself) once the key is known.
 - ``address_index_age_seconds`` and ``address_index_built_timestamp_seconds``: of the index the
   answering worker serves (``built_at`` of its manifest).
+- ``address_http_connections`` (one series per worker, label ``pid``),
+  ``address_http_connections_max`` and ``address_http_connections_refused_total``: the open
+  connections of each worker, the most it keeps (gunicorn's ``worker_connections``) and the
+  connections refused over it (503 ``too_many_connections``). Only the default worker counts
+  them (``server/protocol.py``, through :data:`CONNECTIONS`); gunicorn's own workers apply
+  ``worker_connections`` themselves (gthread), or not at all (asgi, sync), and export none.
+- ``address_index_register_timestamp_seconds`` and ``address_index_register_age_days``: the date
+  of the register it holds (an LVBAG extract's, or the last mutation delivery's applied since:
+  ``engine.register_date``) and how many whole days old that is today.
 """
 
 from __future__ import annotations
@@ -25,13 +34,14 @@ from bisect import bisect_left
 from collections import Counter as Tally
 from collections import deque
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from operator import itemgetter
 from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     disable_created_metrics,
     generate_latest,
@@ -40,6 +50,8 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
+
+import engine
 
 log = logging.getLogger("server.access")
 
@@ -57,6 +69,21 @@ _SECONDS = itemgetter(5)
 disable_created_metrics()
 
 
+class Connections:
+    """The HTTP connections of this process, as the default worker's protocol counts them
+    (``server.protocol.LimitedProtocol``): ``open`` now, ``refused`` so far, and ``limit``, the
+    most it keeps (0: no protocol of ours counts them here, and no metric says anything)."""
+
+    __slots__ = ("open", "refused", "limit")
+
+    def __init__(self) -> None:
+        self.open = self.refused = self.limit = 0
+
+
+#: This process's connections (one event loop: counted without a lock).
+CONNECTIONS = Connections()
+
+
 def multiprocess_dir() -> str | None:
     """The shared metrics directory, if this process is one of several workers."""
     return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
@@ -68,6 +95,16 @@ def built_timestamp(manifest: dict[str, Any]) -> float | None:
         return datetime.fromisoformat(str(manifest["built_at"])).timestamp()
     except (KeyError, ValueError):
         return None
+
+
+def register_age_days(manifest: dict[str, Any], now: float | None = None) -> int | None:
+    """Whole days from the register's date the index holds (``engine.register_date``) to today
+    (UTC): 0 for an index current to the day; None when the index names no date (a CSV)."""
+    date = engine.register_date(manifest)
+    if date is None:
+        return None
+    today = datetime.fromtimestamp(time.time() if now is None else now, tz=UTC).date()
+    return (today - date).days
 
 
 def extract_timestamp(manifest: dict[str, Any]) -> float | None:
@@ -111,8 +148,20 @@ class _IndexCollector(Collector):
         if extract is not None:
             yield GaugeMetricFamily(
                 "address_index_extract_timestamp_seconds",
-                "The register's date the served index holds (extract_date), seconds since the epoch.",
+                "The date of the extract the served index was built from (extract_date), seconds since the epoch.",
                 value=extract,
+            )
+        date = engine.register_date(manifest)
+        if date is not None:   # the register's date: the extract's, or the last delivery's applied since
+            yield GaugeMetricFamily(
+                "address_index_register_timestamp_seconds",
+                "The date of the register the served index holds (register_date), seconds since the epoch.",
+                value=datetime(date.year, date.month, date.day, tzinfo=UTC).timestamp(),
+            )
+            yield GaugeMetricFamily(
+                "address_index_register_age_days",
+                "Whole days from the register's date the served index holds to today (UTC).",
+                value=register_age_days(manifest),
             )
 
 
@@ -171,6 +220,10 @@ class Metrics:
         self._pending: deque[tuple[str, str, int, str | None, int, float]] = deque()
         self._flush_lock = threading.Lock()
         self._flusher: threading.Thread | None = None
+        # made at the first flush that has connections to show (after fork: a metric of
+        # multiprocess mode writes its file when it is made)
+        self._connections: tuple[Gauge, Gauge, Counter] | None = None
+        self._refused_shown = 0
 
     def observe(self, route: str, method: str, status: int, seconds: float, key_name: str | None) -> None:
         """Record one response.
@@ -193,6 +246,8 @@ class Metrics:
             # NOTE: only a holder of the lock pops, so these many are there; requests may
             # append more meanwhile (the next flush takes them)
             batch = [popleft() for _ in range(len(pending))]
+            if CONNECTIONS.limit:
+                self._flush_connections()
             if not batch:
                 return
             # PERF: counted in C (Counter of label tuples), a Python step per distinct label set
@@ -219,6 +274,37 @@ class Metrics:
                 self._key_requests.labels(*labels).inc(n)
             for route, counts in latency.items():
                 _add_to_histogram(self._latency.labels(route), counts, totals[route])
+
+    def _flush_connections(self) -> None:
+        """Show :data:`CONNECTIONS` (under the flush lock)."""
+        if self._connections is None:
+            self._connections = (
+                Gauge(
+                    "address_http_connections",
+                    "Open HTTP connections of each worker.",
+                    registry=self.registry,
+                    multiprocess_mode="liveall",
+                ),
+                Gauge(
+                    "address_http_connections_max",
+                    "The most HTTP connections a worker keeps open (worker_connections); more are "
+                    "refused with 503 too_many_connections.",
+                    registry=self.registry,
+                    multiprocess_mode="livemax",
+                ),
+                Counter(
+                    "address_http_connections_refused",
+                    "HTTP connections refused because their worker had worker_connections open.",
+                    registry=self.registry,
+                ),
+            )
+        opened, limit, refused = self._connections
+        opened.set(CONNECTIONS.open)
+        limit.set(CONNECTIONS.limit)
+        count = CONNECTIONS.refused
+        if count > self._refused_shown:
+            refused.inc(count - self._refused_shown)
+            self._refused_shown = count
 
     def start_flusher(self) -> None:
         """Flush once a second from a daemon thread of this process (call after fork)."""

@@ -270,10 +270,11 @@ def build_spec() -> dict[str, Any]:
         ),
         "429": _problem(["rate_limited"], "The key is over its rate limit.", _RETRY_AFTER),
         "503": _problem(
-            ["not_ready"],
+            ["not_ready", "too_many_connections"],
             "This server cannot check keys (key store unreadable; with a shared Redis store that "
             "cannot be reached, keys known before still work and only others get this) or has no "
-            "index open.",
+            "index open (`not_ready`); or the server process has as many connections open as it "
+            "keeps (`too_many_connections`, answered as the connection opens, before any request).",
             _RETRY_AFTER,
         ),
     }
@@ -397,16 +398,18 @@ def build_spec() -> dict[str, Any]:
             "/demo-key": _ops(
                 "The try-it page's demo key",
                 "Only when the server was started with `ADDRESS_DEMO_RATE`: a publishable key "
-                "served to this server's own pages only, at that rate.",
+                "served to this server's own pages only, at that rate for all and at "
+                "`client_rate` (`ADDRESS_DEMO_CLIENT_RATE`) for each client address.",
                 {
                     "200": _json(
                         "The demo key.",
                         {
                             "type": "object",
-                            "required": ["key", "rate", "kind"],
+                            "required": ["key", "rate", "client_rate", "kind"],
                             "properties": {
                                 "key": {"type": "string"},
                                 "rate": {"type": "number"},
+                                "client_rate": {"type": "number"},
                                 "kind": {"const": "publishable"},
                             },
                         },

@@ -9,7 +9,9 @@ The demo key (``ADDRESS_DEMO_RATE`` > 0): a publishable key made at start, held 
 (with gunicorn's ``preload_app`` the master makes it, so every worker knows the same one), served
 only to this server's own pages (``server.auth.SAME_ORIGIN``) at that low rate, and handed to the
 page by ``GET /demo-key`` so that the HTML never holds a key. SECURITY: like any publishable key
-it is public; anything but a browser can use it, at its rate.
+it is public; anything but a browser can use it, at its rate. So it is also limited per client
+address (``ADDRESS_DEMO_CLIENT_RATE``, ``server.clients``): a script that spends it from one
+address no longer takes the whole rate from the page's visitors (issue 37).
 """
 
 from __future__ import annotations
@@ -55,13 +57,20 @@ def page_routes() -> dict[str, Static]:
     return routes
 
 
-def demo_key_route(auth: Authenticator, rate: float) -> Static | Missing:
-    """Make the demo key (``rate`` > 0) known to ``auth`` and return ``GET /demo-key``."""
+def demo_key_route(auth: Authenticator, rate: float, client_rate: float) -> Static | Missing:
+    """Make the demo key (``rate`` > 0 for all, ``client_rate`` for each client address) known
+    to ``auth`` and return ``GET /demo-key``."""
     if rate <= 0:
         return Missing("this server has no demo key (start it with ADDRESS_DEMO_RATE)")
     key, key_id = new_key()
     auth.own_keys[key_id] = KeyRecord(
-        DEMO_KEY_NAME, key_id, hash_key(key), rate, kind=PUBLISHABLE, origins=frozenset({SAME_ORIGIN})
+        DEMO_KEY_NAME,
+        key_id,
+        hash_key(key),
+        rate,
+        kind=PUBLISHABLE,
+        origins=frozenset({SAME_ORIGIN}),
+        client_rate=client_rate,
     )
-    body = orjson.dumps({"key": key, "rate": rate, "kind": PUBLISHABLE})
+    body = orjson.dumps({"key": key, "rate": rate, "client_rate": client_rate, "kind": PUBLISHABLE})
     return Static(body, headers={"Cache-Control": "no-store"})

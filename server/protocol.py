@@ -25,26 +25,74 @@ with ``Connection: close``; the connection is closed after it. A connection that
 of a request within the header timeout is closed without an answer (it has asked nothing).
 The head is fed to the parser in pieces no longer than what is left of its budget, so no
 single read makes the parser hold more than :data:`MAX_HEAD_BYTES`.
+
+What a connection may hold (issue 37), besides its head:
+
+=============================  ================================  ===============================
+what                           limit                             then
+=============================  ================================  ===============================
+requests read, not answered    :data:`MAX_PIPELINE` (8)          reading stops until one is
+(pipelining)                                                     answered (backpressure)
+time to send the whole         ``ADDRESS_HEADER_TIMEOUT``, the   408 ``request_timeout`` (or the
+request, body included         same deadline as the head's       connection is closed, if the
+                                                                 request was already answered)
+a body that is not valid       the parser                        400 ``bad_request``
+chunked encoding
+open connections per worker    ``worker_connections`` (1000)     503 ``too_many_connections``
+                                                                 at once, with ``Retry-After``
+=============================  ================================  ===============================
+
+Pipelining: httptools parses whatever it is given, and uvicorn queues every request it parses
+behind the one being answered, resuming reading after each answer: a client that writes
+requests back to back and never reads the answers made a worker queue a task per request
+(issue 37: 2,390 MB per worker in 25 s). Here the parser is given at most one request head at
+a time (a piece ends at the first empty line: strict HTTP/1.1, which httptools enforces, ends
+every head and every chunked body with one), never while :data:`MAX_PIPELINE` requests wait for
+their answers; what was read beyond that waits unparsed (at most one read, 256 KB) with reading
+paused, and :class:`_HeldFlow` keeps uvicorn from resuming it meanwhile. The answers themselves
+wait in the transport, which stops the app writing at its high-water mark (64 KiB), so a
+connection whose answers are not read holds at most that, one read and eight requests; and
+the kernel holds at most :data:`SEND_BUFFER_BYTES` of them (x 2), so the worker stops answering
+such a client after a hundred answers or so rather than thousands.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import socket
 from dataclasses import dataclass
 
+from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from server.errors import ApiError, problem_body
+from server.metrics import CONNECTIONS
 
 #: The whole head of a request (request line and every header) may not be larger than this.
 MAX_HEAD_BYTES = 32 * 1024
+#: Requests of one connection read and not yet answered in full; with this many, the connection
+#: reads no more until one is answered. A browser never pipelines; a client that does waits.
+MAX_PIPELINE = 8
+#: The kernel's send buffer of a connection (``SO_SNDBUF``; Linux doubles it for its own
+#: bookkeeping). Left to itself, Linux grows it to 4 MiB (``tcp_wmem``): a client that
+#: pipelines requests and never reads made the worker answer ~4 MiB of them per connection
+#: before backpressure could stop it (16 connections: 12 s of CPU). The largest answer of the
+#: service (``/metrics``, a page) fits; a longer one waits in the transport, as any does.
+SEND_BUFFER_BYTES = 64 * 1024
+#: Seconds a connection refused over ``worker_connections`` stays open after its 503 (unread):
+#: closed at once with the request unread, the kernel would reset it, and the client could
+#: lose the answer.
+REFUSED_LINGER_SECONDS = 1.0
+#: Where a request's head ends (and a chunked body): the parser requires CRLF line ends.
+_EMPTY_LINE = b"\r\n\r\n"
 #: gunicorn's ceilings, used when a ``limit_request_*`` setting is 0 ("unlimited").
 #: How a request line ends (the parser itself checks the rest of it).
 _VERSIONED = re.compile(rb" HTTP/[0-9]\.[0-9]\r?\n\Z")
 _GUNICORN_MAX_LINE = 8190
 _GUNICORN_MAX_FIELDS = 32768
 _GUNICORN_MAX_FIELD_SIZE = 8190
+_GUNICORN_WORKER_CONNECTIONS = 1000  # gunicorn's default of ``worker_connections``
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +104,7 @@ class Limits:
     field_size: int = _GUNICORN_MAX_FIELD_SIZE
     head: int = MAX_HEAD_BYTES
     header_timeout: float = 10.0
+    connections: int = _GUNICORN_WORKER_CONNECTIONS  # open connections of one worker
 
     @classmethod
     def from_gunicorn(cls, cfg: object, environ: dict[str, str] | None = None) -> Limits:
@@ -69,6 +118,7 @@ class Limits:
             fields=getattr(cfg, "limit_request_fields", 0) or _GUNICORN_MAX_FIELDS,
             field_size=getattr(cfg, "limit_request_field_size", 0) or _GUNICORN_MAX_FIELD_SIZE,
             header_timeout=timeout,
+            connections=getattr(cfg, "worker_connections", 0) or _GUNICORN_WORKER_CONNECTIONS,
         )
 
 
@@ -76,8 +126,26 @@ class _Refused(Exception):
     """Raised from a parser callback to stop the parser; the refusal is in ``_refusal``."""
 
 
+class _HeldFlow(FlowControl):
+    """uvicorn's flow control of a connection, that does not resume reading while its protocol
+    holds requests back (uvicorn resumes it after every answer and whenever the app waits for a
+    body: each resume would read up to 256 KB more)."""
+
+    def __init__(self, transport, protocol: LimitedProtocol) -> None:  # noqa: ANN001
+        super().__init__(transport)
+        self._protocol = protocol
+
+    def resume_reading(self) -> None:
+        # PERF: FlowControl's own test first: nearly always, reading is not paused
+        if self.read_paused and not self._protocol._holding():
+            self.read_paused = False
+            self._transport.resume_reading()
+
+
 class LimitedProtocol(HttpToolsProtocol):
-    """httptools protocol that refuses oversized, endless or malformed request heads."""
+    """httptools protocol that refuses oversized, endless or malformed requests, reads no more
+    requests while :data:`MAX_PIPELINE` wait for their answers, and keeps at most
+    ``limits.connections`` connections open."""
 
     limits = Limits()  # the worker sets the limits of its gunicorn settings
 
@@ -91,16 +159,48 @@ class LimitedProtocol(HttpToolsProtocol):
         self._line_tail = b""  # the last bytes of the request line read so far
         self._refusal: ApiError | None = None
         self._head_timer = None
+        self._in_flight = 0  # requests parsed whose answers are not complete
+        self._backlog = b""  # bytes read and not given to the parser (backpressure)
+        self._counted = False  # in CONNECTIONS.open
 
-    # -- the header timeout ---------------------------------------------------------------------
+    # -- the connection -------------------------------------------------------------------------
 
     def connection_made(self, transport) -> None:  # noqa: ANN001
         super().connection_made(transport)
-        self._arm_head_timer()
+        self.flow = _HeldFlow(self.transport, self)
+        sock = transport.get_extra_info("socket")
+        if sock is not None:  # PERF: once a connection (a system call)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
+        self._counted = True
+        CONNECTIONS.open += 1
+        if CONNECTIONS.open > self.limits.connections:
+            self._refuse_connection()
+        else:
+            self._arm_head_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._counted:
+            self._counted = False
+            CONNECTIONS.open -= 1
         self._disarm_head_timer()
+        self._backlog = b""
         super().connection_lost(exc)
+
+    def _refuse_connection(self) -> None:
+        """Answer a connection over ``limits.connections`` with a 503 before it asks anything;
+        its request is never read (the connection is closed REFUSED_LINGER_SECONDS later)."""
+        CONNECTIONS.refused += 1
+        self._refusal = ApiError(
+            "too_many_connections",
+            f"this server process has {self.limits.connections} connections open; try again",
+            headers={"Retry-After": "1"},
+        )
+        self.flow.pause_reading()
+        self.transport.write(self._problem_bytes(self._refusal))
+        self.transport.write_eof()
+        self.loop.call_later(REFUSED_LINGER_SECONDS, self.transport.close)
+
+    # -- the deadline of a request --------------------------------------------------------------
 
     def _arm_head_timer(self) -> None:
         self._disarm_head_timer()
@@ -113,7 +213,10 @@ class LimitedProtocol(HttpToolsProtocol):
 
     def _head_timed_out(self) -> None:
         self._head_timer = None
-        if self.transport.is_closing() or not self._in_head:
+        if self.transport.is_closing():
+            return
+        if not self._in_head:  # its head was read; its body has not all arrived
+            self._abandon(ApiError("request_timeout", "the request's body did not arrive in time"))
             return
         if self._busy():
             self._arm_head_timer()  # an answer is on its way; the next head starts after it
@@ -123,10 +226,22 @@ class LimitedProtocol(HttpToolsProtocol):
             return
         self._send_problem(ApiError("request_timeout", "the request's headers did not arrive in time"))
 
-    # -- the head's size ------------------------------------------------------------------------
+    # -- reading: the head's size, and backpressure ---------------------------------------------
+
+    def _holding(self) -> bool:
+        """Whether requests are held back: read and unparsed, or as many waiting as allowed."""
+        return bool(self._backlog) or self._in_flight >= MAX_PIPELINE
 
     def data_received(self, data: bytes) -> None:
+        """Give ``data`` to the parser piece by piece (see the module's docstring)."""
+        if self._backlog:  # NOTE: reading is paused meanwhile; kept in order all the same
+            data, self._backlog = self._backlog + data, b""
         while data and self._refusal is None and not self.transport.is_closing():
+            if self._in_flight >= MAX_PIPELINE:
+                # SECURITY: backpressure: the rest waits until an answer has been written
+                self._backlog = data
+                self.flow.pause_reading()
+                return
             if self._in_head:
                 room = self.limits.head - self._head_bytes
                 if room < 0:
@@ -136,17 +251,22 @@ class LimitedProtocol(HttpToolsProtocol):
                     return
                 # one byte more than the budget, so that going over it is seen
                 end = room + 1
-                if not self._line_read:  # up to the end of the request line, to look at it
-                    newline = data.find(b"\n", 0, end)
-                    end = end if newline < 0 else newline + 1
-                piece, data = data[:end], data[end:]
+                newline = data.find(b"\n", 0, end) if not self._line_read else -1
+                if newline >= 0:  # up to the end of the request line, to look at it
+                    end = newline + 1  # NOTE: one line holds no empty line
+                else:  # at most one head per piece
+                    blank = data.find(_EMPTY_LINE, 0, end)
+                    end = end if blank < 0 else blank + len(_EMPTY_LINE)
+            else:  # the end of one body and one head at most
+                blank = data.find(_EMPTY_LINE)
+                end = len(data) if blank < 0 else blank + len(_EMPTY_LINE)
+            piece, data = data[:end], data[end:]
+            if self._in_head:
                 self._head_bytes += len(piece)
-            else:
-                piece, data = data, b""
             line_mode = self._in_head and not self._line_read
             super().data_received(piece)
             if self._line_open and not self._line_read and not line_mode:
-                self._line_read = True  # began inside a longer piece (pipelined): not looked at
+                self._line_read = True  # began inside a longer piece (after a body): not looked at
             elif self._line_open and not self._line_read:
                 self._line_tail = (self._line_tail + piece)[-12:]
                 if piece.endswith(b"\n"):
@@ -183,26 +303,36 @@ class LimitedProtocol(HttpToolsProtocol):
             self._refuse(ApiError("bad_request", "an HTTP/1.1 request needs exactly one Host header"))
         self._in_head = self._line_open = False
         self._head_bytes = 0
-        self._disarm_head_timer()
+        cycle = self.cycle
         super().on_headers_complete()
+        if self.cycle is not cycle:
+            self._in_flight += 1
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
         self._in_head = True
         self._line_read = False
+        self._disarm_head_timer()  # the request is whole; the next one's deadline starts after its answer
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
+        self._in_flight -= 1
+        super().on_response_complete()  # starts the next request read, if any
         if self.transport.is_closing():
             return
         if self._refusal is not None and not self._busy():
             self._write_problem(self._refusal)  # after the answers to the requests before it
-        else:
+            return
+        if self._in_head:  # NOTE: a body still arriving keeps the deadline it has
             self._arm_head_timer()
+        if self._backlog:
+            backlog, self._backlog = self._backlog, b""
+            self.data_received(backlog)
+            if not self._holding() and not self.pipeline:
+                self.flow.resume_reading()
 
     def _busy(self) -> bool:
         """Whether an answer is being written or requests wait for theirs (pipelining)."""
-        return bool(self.pipeline) or (self.cycle is not None and not self.cycle.response_complete)
+        return self._in_flight > 0
 
     # -- refusals -------------------------------------------------------------------------------
 
@@ -213,7 +343,29 @@ class LimitedProtocol(HttpToolsProtocol):
 
     def send_400_response(self, msg: str) -> None:
         """uvicorn calls this when the parser fails: our refusal, or the contract's 400."""
+        if self._refusal is None and not self._in_head:  # in a body: only chunked can be wrong
+            self._abandon(ApiError("bad_request", "the request's body is not valid chunked encoding"))
+            return
         error = self._refusal or ApiError("bad_request", "the request is not valid HTTP/1.1")
+        self._send_problem(error)
+
+    def _abandon(self, error: ApiError) -> None:
+        """The request being read cannot be read whole (its body is late or malformed): answer
+        ``error`` in its place, after the answers before it, and close; or just close if the app
+        has begun its answer (an answer cannot be followed by another to the same request)."""
+        cycle = self.cycle
+        self._disarm_head_timer()
+        if cycle is None or cycle.response_started:
+            self.transport.close()
+            return
+        for waiting in self.pipeline:
+            if waiting[0] is cycle:  # not started: it never will be
+                self.pipeline.remove(waiting)
+                break
+        else:  # started: the app waits for the body; it gets a disconnect and answers nothing
+            cycle.disconnected = True
+            cycle.message_event.set()
+        self._in_flight -= 1
         self._send_problem(error)
 
     def _send_problem(self, error: ApiError) -> None:
@@ -225,7 +377,7 @@ class LimitedProtocol(HttpToolsProtocol):
         else:
             self._write_problem(error)
 
-    def _write_problem(self, error: ApiError) -> None:
+    def _problem_bytes(self, error: ApiError) -> bytes:
         body = problem_body(error)
         head = [STATUS_LINE[error.status]]
         for name, value in self.server_state.default_headers:
@@ -238,5 +390,8 @@ class LimitedProtocol(HttpToolsProtocol):
             b"connection: close\r\n\r\n",
             body,
         ]
-        self.transport.write(b"".join(head))
+        return b"".join(head)
+
+    def _write_problem(self, error: ApiError) -> None:
+        self.transport.write(self._problem_bytes(error))
         self.transport.close()

@@ -28,12 +28,13 @@ import orjson
 import engine
 from engine.explain import aliases_from_manifest, highlights
 from server.auth import COST_UNIT_SECONDS, SECRET, Authenticator, hash_key, parse_bearer
+from server.clients import client_address
 from server.cors import PATH as CORS_PATH
 from server.cors import check_origin
 from server.cors import response_headers as cors_response_headers
 from server.errors import ApiError, method_not_allowed, unauthorized
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from server.metrics import Metrics
+from server.metrics import Metrics, register_age_days
 from server.params import parse_query, read_plain_query
 
 
@@ -58,7 +59,7 @@ class IndexSlot:
         self.index = index
         self.directory = directory
         self.problem: str | None = None  # why the worker serves the last good index (or none)
-        self.files: dict[str, tuple[int, int, int]] = {}  # (device, inode, size) by file name
+        self.files: dict[str, tuple[int, int, int, int]] = {}  # (device, inode, size, mtime) by name
 
 
 class Endpoint(Protocol):
@@ -103,6 +104,9 @@ class Address:
         # PERF: a back end's secret key (no Origin) is served without a call
         if req.origin is not None or record.kind != SECRET:
             check_origin(record, req)
+        if record.client_rate:  # the demo key: a limit per client address too (issue 37)
+            client = client_address(req.remote_addr, req.get_header("X-Forwarded-For"), auth.proxies)
+            auth.throttle_client(record, client)
         auth.throttle(record)
         # PERF: the plain spelling of nearly every request is read in C, without a Query
         # (``server.params.parse_query`` takes the same shortcut); every other spelling, and
@@ -115,11 +119,20 @@ class Address:
         index = self._slot.index
         if index is None:
             raise ApiError("not_ready", "no index is open", headers={"Retry-After": "5"})
-        # the limiter counts cost: the engine's CPU time (the engine runs in this thread, GIL
-        # released; a wait for a core is not the key's doing)
+        # the limiter counts cost: the CPU time of all the work the request asked for, the
+        # engine's search and the highlights (the engine runs in this thread, GIL released; a
+        # wait for a core is not the key's doing)
         wall, cpu = time.perf_counter(), time.thread_time()
         try:
             body = index.suggest_json(q, limit=limit, lat=lat, lon=lon)
+            if highlight:
+                # NOTE: charged like the search (issue 37: one key asking for the highlights of
+                # a query of 50 one-letter words, 90 ms each uncharged, took the others' p50 from
+                # 1.1 to 140 ms). The spans take 0.1-0.4 ms per hit (p50), so a page that asks
+                # for them on every letter pays 2-10 tokens a request: its key's rate must allow
+                # for that. Each hit's explanation has a work budget (engine.explain
+                # EXPLAIN_WORK): at most about 2 ms a hit.
+                body = self._highlighted(index, q, orjson.loads(body))
         except engine.QueryError as exc:  # the checks above should leave none
             raise query_error(exc) from None
         finally:
@@ -127,11 +140,6 @@ class Address:
             # (nearly all) costs no extra token: no second thread_time() (0.6 us), no call
             if time.perf_counter() - wall >= COST_UNIT_SECONDS:
                 self._auth.charge(record, time.thread_time() - cpu)
-        if highlight:
-            # NOTE: not charged: the search is what a key can make expensive; the spans take
-            # ~0.1-0.4 ms per hit (q <= 128 code points, <= 10 hits), and a page asks for them
-            # on every letter, which at 0.2 ms a token would cost a publishable key 5-10 tokens.
-            body = self._highlighted(index, q, orjson.loads(body))
         resp.content_type = falcon.MEDIA_JSON
         resp.data = body
 
@@ -144,6 +152,10 @@ class Health:
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
         resp.content_type = falcon.MEDIA_JSON
         resp.data = self.BODY
+
+
+def _iso(date: Any) -> str | None:
+    return None if date is None else date.isoformat()
 
 
 class Ready:
@@ -171,6 +183,9 @@ class Ready:
                 # freshness: csv, lvbag-xml or gpkg, and the register's date it holds
                 "source_format": manifest.get("source_format", "csv"),
                 "extract_date": manifest.get("extract_date"),
+                # the register's date (the extract's, or the last mutation delivery's) and its age
+                "register_date": _iso(engine.register_date(manifest)),
+                "register_age_days": register_age_days(manifest),
             },
         }
         if self._slot.problem is not None:  # serving the last good index

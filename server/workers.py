@@ -19,6 +19,7 @@ import uvicorn
 from gunicorn.arbiter import Arbiter
 from uvicorn_worker import UvicornWorker as _UvicornWorker
 
+from server.metrics import CONNECTIONS
 from server.protocol import LimitedProtocol, Limits
 
 #: Long enough for a request already sent on a just-accepted connection to be read.
@@ -111,7 +112,8 @@ class UvicornWorker(_UvicornWorker):
     CONFIG_KWARGS = {**_UvicornWorker.CONFIG_KWARGS, "http": _DrainingProtocol, "ws": "none"}
 
     def init_process(self) -> None:
-        _DrainingProtocol.limits = Limits.from_gunicorn(self.cfg)
+        _DrainingProtocol.limits = limits = Limits.from_gunicorn(self.cfg)
+        CONNECTIONS.limit = limits.connections  # the metrics show the connections from now on
         super().init_process()
 
     async def _serve(self) -> None:

@@ -42,7 +42,9 @@
   function describeKey() {
     var state = $("key-state");
     if (keyInput.value.trim()) state.textContent = "your key";
-    else if (demo) state.textContent = "this server's demo key (" + demo.rate + " requests/s)";
+    else if (demo)
+      state.textContent =
+        "this server's demo key (" + demo.client_rate + " requests/s for you, " + demo.rate + " for all)";
     else state.textContent = "none yet: paste one to start";
   }
 
@@ -112,6 +114,30 @@
       "https://www.openstreetmap.org/?mlat=" + lat + "&mlon=" + lon + "#map=18/" + lat + "/" + lon;
     $("chosen").hidden = false;
   }
+
+  // the date of the register the served index holds (GET /readyz: an LVBAG extract's, or the
+  // last mutation delivery's applied to it), and how many days old it is
+  function describeRegister(index) {
+    var shown = $("register-date");
+    if (index && index.register_date) {
+      var days = index.register_age_days;
+      var age = days === 0 ? "today" : days === 1 ? "1 day old" : days + " days old";
+      shown.textContent = "register of " + index.register_date + " (" + age + ")";
+    } else if (index) {
+      shown.textContent = "register date not known (built from " + (index.source_name || "a CSV") + ")";
+    }
+    shown.dataset.ready = "true";
+  }
+  fetch("/readyz", { cache: "no-store", credentials: "omit" })
+    .then(function (resp) {
+      return resp.json();
+    })
+    .then(function (body) {
+      describeRegister(body.index);
+    })
+    .catch(function () {
+      describeRegister(null);
+    });
 
   var box = NLAddress.attach(input, {
     key: currentKey,

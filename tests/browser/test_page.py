@@ -135,6 +135,16 @@ def test_page_holds_no_key_and_the_demo_key_is_served_apart(server):
     assert server.request(query, same)[0] == 200
 
 
+def test_page_shows_the_register_date_the_index_holds(browser, server):
+    """The footer says the register's date from /readyz: the sample index is built from the CSV,
+    which names none, so the page says so and names the file (an LVBAG index: tests/server
+    test_register_date.py)."""
+    open_page(browser, server.origin + "/")
+    shown_date = browser.find_element(By.ID, "register-date")
+    wait(browser, lambda: shown_date.get_attribute("data-ready") == "true")
+    assert shown_date.text == "register date not known (built from nl-addresses-sample.csv.zst)"
+
+
 def test_typing_letter_by_letter_then_choosing_with_the_keyboard(browser, server):
     """After every letter the list is the API's answer to the text typed so far."""
     box = open_page(browser, server.origin + "/")

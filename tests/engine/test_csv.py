@@ -1,4 +1,4 @@
-"""Tests for the streaming CSV parser (engine._csv) and its reader (engine.source).
+"""Tests for the streaming CSV parser (engine._csv) and its reader (engine.ingest.source).
 
 All inputs except the last test are small synthetic files written into tmp_path.
 """
@@ -15,7 +15,7 @@ import zstandard
 from testdata import DATA_DIR
 
 from engine import _csv
-from engine.source import ParsedTable, SourceError, read_source
+from engine.ingest.source import ParsedTable, SourceError, read_source
 
 # The layout of the real file: the required columns plus five that are ignored.
 COLUMNS = (

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import engine
+from engine.ingest.source import read_source
 from engine.normalize import fold
-from engine.source import read_source
 
 COMPONENT_ORDER = [
     "NLD_PUBLIC_SPACE", "NLD_HOUSE_NUMBER", "NLD_HOUSE_LETTER", "NLD_HOUSE_NUMBER_ADDITION",
@@ -234,8 +234,8 @@ def test_fold_in_c_matches_python(sample_index):
 
 
 def test_a_failed_build_leaves_the_good_index_in_place(sample_index_dir, tmp_path):
-    from engine.build import build
-    from engine.source import SourceError
+    from engine.ingest.build import build
+    from engine.ingest.source import SourceError
 
     target = tmp_path / "nl"
     shutil.copytree(sample_index_dir, target)
@@ -250,7 +250,7 @@ def test_a_failed_build_leaves_the_good_index_in_place(sample_index_dir, tmp_pat
 
 
 def test_the_build_reports_bad_rows_with_their_line(tmp_path, capsys):
-    from engine.build import build
+    from engine.ingest.build import build
 
     good = "Damrak;{n};;;1012LG;Amsterdam;Amsterdam;Noord-Holland;52.376053;4.895985\n"
     header = "straat;huisnummer;huisletter;huisnummertoevoeging;postcode;woonplaats;gemeente;provincie;lat;lon\n"
@@ -269,7 +269,7 @@ def test_the_build_reports_bad_rows_with_their_line(tmp_path, capsys):
 
 def test_a_house_number_with_hundreds_of_additions(tmp_path):
     """Regression: a marina's 100K-K029 sat past a cap of 256 addresses per house number."""
-    from engine.build import build
+    from engine.ingest.build import build
 
     header = "straat;huisnummer;huisletter;huisnummertoevoeging;postcode;woonplaats;gemeente;provincie;lat;lon\n"
     row = "Wierstraat;100;{l};{a};3151VP;Hoek van Holland;Rotterdam;Zuid-Holland;51.99;4.12\n"
@@ -285,7 +285,7 @@ def test_a_house_number_with_hundreds_of_additions(tmp_path):
 
 def test_a_slip_in_a_short_word_counts_its_ij_as_typed(tmp_path):
     """Regression: "zuije" folds to the 4-letter "zuye", below the typo threshold of 5 letters."""
-    from engine.build import build
+    from engine.ingest.build import build
 
     header = "straat;huisnummer;huisletter;huisnummertoevoeging;postcode;woonplaats;gemeente;provincie;lat;lon\n"
     rows = [f"Zuidje;{n};;;1636XB;Schermerhorn;Alkmaar;Noord-Holland;52.6;4.9\n" for n in range(1, 30)]
@@ -299,7 +299,7 @@ def test_a_slip_in_a_short_word_counts_its_ij_as_typed(tmp_path):
 def test_the_bound_beside_each_posting():
     """`H.C. Pootstraat` in Hengelo (municipality Hengelo Ov, say): what each token leaves for
     the other words to cover, and its kind flags (build._posting_meta)."""
-    from engine.build import _posting_meta
+    from engine.ingest.build import _posting_meta
     from engine.vocab import ALIAS, LOCALITY, MUNICIPALITY, STREET
     kinds = [STREET, STREET, STREET | ALIAS, STREET, LOCALITY, MUNICIPALITY]
     covers = [1, 2, 3, 4, 0, 0]            # h, c, hc (glued), pootstraat, hengelo, hengelo ov
@@ -319,7 +319,7 @@ def test_the_bound_beside_each_posting_with_two_glued_forms():
     words to cover at most k + 1 of what a token leaves (with the glued bit), so the count
     stored is the least that holds for every k; it used to be 0, and every group of a street
     with two sets of initials was scored for a one-letter word ("d 3077 39")."""
-    from engine.build import _posting_meta
+    from engine.ingest.build import _posting_meta
     from engine.vocab import ALIAS, LOCALITY, STREET
     kinds = [STREET, STREET, STREET | ALIAS, STREET, STREET, STREET | ALIAS, STREET, LOCALITY]
     covers = [1, 2, 3, 4, 8, 12, 16, 0]    # h, c, hc, v, d, vd, pootstraat, the place

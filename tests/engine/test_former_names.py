@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 import engine
-from engine.build import build
-from engine.municipalities import MERGERS, former_name
-from engine.source import read_source
+from engine.ingest.build import build
+from engine.ingest.municipalities import MERGERS, former_name
+from engine.ingest.source import read_source
 
 HEADER = "straat;huisnummer;huisletter;huisnummertoevoeging;postcode;woonplaats;gemeente;provincie;lat;lon"
 

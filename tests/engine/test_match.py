@@ -11,6 +11,7 @@ import gzip
 import importlib.util
 import io
 import itertools
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -180,7 +181,7 @@ def test_clear_errors(sample_index, tmp_path):
 def test_streams_chunk_by_chunk(sample_index, tmp_path):
     """The first chunk is searched before the rest of the file is read: a file that fails to
     read after its first lines fails only then, with the rows before it already matched."""
-    from engine.match import _record_chunks
+    from engine.match import _record_chunks, _Stop
 
     lines = iter(["a\n"] * 5 + ["b\n"] * 5)
     read_lines = []
@@ -190,7 +191,7 @@ def test_streams_chunk_by_chunk(sample_index, tmp_path):
             read_lines.append(line)
             yield line
 
-    chunks = _record_chunks(f(), ";", 0, 4)
+    chunks = _record_chunks(f(), ";", 0, 4, _Stop())
     assert next(chunks) == (["a"] * 4, ["a"] * 4)
     assert len(read_lines) == 4
 
@@ -209,3 +210,98 @@ def test_command_line(sample_index_dir, tmp_path):
     assert r.returncode == 1 and "exists: give --force" in r.stderr
     r = subprocess.run(cmd + ["--force", "--column", "nope"], capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 1 and "no column 'nope'" in r.stderr and "Traceback" not in r.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# damaged input (issue 37, items 4 and 6)
+
+@pytest.fixture(scope="module")
+def address_lines(sample_source) -> list[str]:
+    """A match input made from the sample at run time: a header and 40,000 rows `id;adres` (some
+    blocks of zstd: one is decompressed only whole)."""
+    with zstandard.ZstdDecompressor().stream_reader(open(sample_source, "rb"), closefd=True) as f:
+        text = io.TextIOWrapper(f, encoding="utf-8")
+        rows = list(csv.DictReader(itertools.islice(text, 40_001), delimiter=";"))
+    return ["id;adres"] + [f"{i};{r['straat']} {r['huisnummer']}{r['huisletter']} {r['woonplaats']}"
+                           for i, r in enumerate(rows, start=1)]
+
+
+def run_match(source: Path, out: Path, index_dir: Path, *extra: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "engine", "match", str(source), "--column", "adres", "--out", str(out),
+           "--index", str(index_dir), "--no-progress", "--threads", "2", *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=source.parent)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("packed", [".zst", ".gz"])
+def test_a_truncated_compressed_input_is_an_error_and_says_where(sample_index_dir, tmp_path, address_lines,
+                                                                 packed):
+    """Regression (issue 37, item 4): a .zst input cut in half was matched up to the cut, with
+    exit 0 and nothing said. Now: exit 1, the message names the line where the input breaks off,
+    no OUTPUT, and the rows before the break are kept, matched, in OUTPUT's `.incomplete` twin."""
+    whole = write(tmp_path / f"whole.csv{packed}", "\n".join(address_lines) + "\n").read_bytes()
+    source = tmp_path / f"in.csv{packed}"
+    source.write_bytes(whole[: len(whole) // 2])
+    out = tmp_path / "out.csv"
+    r = run_match(source, out, sample_index_dir)
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    m = re.search(r"breaks off after line ([\d,]+) \(data row ([\d,]+)\)", r.stderr)
+    assert m, r.stderr
+    line, rows = (int(g.replace(",", "")) for g in m.groups())
+    assert line == rows + 1 and 0 < rows < len(address_lines) - 1
+    assert not out.exists()
+    kept = tmp_path / "out.incomplete.csv"
+    assert str(kept) in r.stderr
+    got = read(kept).splitlines()
+    assert len(got) == rows + 1
+    # every row read whole before the break, in order, each with its match; no half row
+    for typed, matched in zip(address_lines[: rows + 1], got, strict=True):
+        assert matched.startswith(typed + ";")
+    assert all(row.split(";")[-2] in ("exact", "partial") for row in got[1:])
+    # a file of that name is never replaced without --force
+    kept.write_text("mine\n")
+    r = run_match(source, out, sample_index_dir)
+    assert r.returncode == 1 and "exists (give --force" in r.stderr and kept.read_text() == "mine\n"
+    assert [p.name for p in tmp_path.iterdir() if "partial" in p.name] == []
+
+
+def test_a_corrupt_zst_input_is_an_error(sample_index, tmp_path, address_lines):
+    """Damage inside a .zst input (bytes changed, size kept) is an error, never a short output."""
+    whole = bytearray(write(tmp_path / "w.csv.zst", "\n".join(address_lines) + "\n").read_bytes())
+    whole[len(whole) // 2: len(whole) // 2 + 64] = bytes(range(64))
+    source = tmp_path / "in.csv.zst"
+    source.write_bytes(bytes(whole))
+    with pytest.raises(MatchFileError, match="breaks off after line"):
+        match_file(sample_index, source, "adres", tmp_path / "o.csv", progress=False)
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_a_compressed_name_on_plain_text_is_a_clear_error(sample_index_dir, tmp_path):
+    """Regression (issue 37, item 6): a .zst-named file that is plain text was a ZstdError
+    traceback; it is the build's message, with exit 1. A compressed file named as plain is
+    refused too, rather than matched as garbage."""
+    plain = tmp_path / "in.csv.zst"
+    plain.write_text("id;adres\n1;herestraat 12 groningen\n")
+    r = run_match(plain, tmp_path / "o.csv", sample_index_dir)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "named .zst but is not zstd-compressed" in r.stderr
+    packed = write(tmp_path / "p.csv.gz", INPUT)
+    hidden = tmp_path / "p.csv"
+    packed.rename(hidden)
+    r = run_match(hidden, tmp_path / "o.csv", sample_index_dir)
+    assert r.returncode == 1 and "looks compressed" in r.stderr, r.stderr
+    assert not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.parametrize("name", ["in.csv", "in.csv.zst"])
+def test_a_byte_order_mark_before_the_header(sample_index, tmp_path, name):
+    """Regression (issue 37, item 6): a UTF-8 BOM before the header (a spreadsheet's "CSV UTF-8")
+    made the first column's name "\\ufeffadres", so --column adres was "no column". It is read as
+    the mark it is, and the output starts with one too."""
+    source = write(tmp_path / name, "\ufeffadres;id\nherestraat 12 groningen;1\n")
+    counts = match_file(sample_index, source, "adres", tmp_path / "o.csv", progress=False)
+    assert counts == {"rows": 1, "exact": 1}
+    text = (tmp_path / "o.csv").read_text(encoding="utf-8")
+    assert text.startswith("\ufeffadres;id;match_street;")
+    assert text.splitlines()[1].startswith("herestraat 12 groningen;1;Herestraat;12;")

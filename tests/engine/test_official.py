@@ -10,6 +10,7 @@ unless a test gives another.
 from __future__ import annotations
 
 import math
+import re
 import shutil
 import sqlite3
 import struct
@@ -22,8 +23,8 @@ import numpy as np
 import pytest
 from testdata import DATA_DIR, REPO
 
-from engine.build import build
-from engine.source import SourceError, read_source
+from engine.ingest.build import build
+from engine.ingest.source import SourceError, read_source
 
 BAG = DATA_DIR / "bag"
 DOESBURG_ZIP = BAG / "lvbag-doesburg" / "BAGNLDL-15092020-small.zip"
@@ -248,13 +249,61 @@ def test_lvbag_not_an_extract_is_a_clear_error(tmp_path):
         read_source(empty, progress=False)
 
 
-def test_lvbag_broken_xml_is_a_clear_error(tmp_path):
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_lvbag_broken_xml_is_a_clear_error(tmp_path, jobs):
     d = tmp_path / "broken"
     shutil.copytree(EXPANDED, d)
     p = d / "0221NUM15092020-000001.xml"
     p.write_bytes(p.read_bytes()[:20_000])
-    with pytest.raises(SourceError, match="broken XML"):
-        read_source(d, progress=False, jobs=1)
+    with pytest.raises(SourceError, match="0221NUM15092020-000001.xml: broken XML"):
+        read_source(d, progress=False, jobs=jobs, municipalities=_cbs_list(tmp_path))
+
+
+def build_command(source: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "engine", "build", str(source), str(out), "--no-progress", *extra],
+                          capture_output=True, text=True, cwd=REPO)
+
+
+@pytest.mark.slow
+def test_lvbag_broken_xml_with_the_default_jobs_is_a_message(tmp_path):
+    """Regression (issue 37, item 6): with the default --jobs (worker processes) a broken XML file
+    was "TypeError: cannot pickle 'lxml.etree._ListErrorLog' object" and a traceback; with
+    --jobs 1 the message was clear. Both say which file is broken, in one line."""
+    d = tmp_path / "broken"
+    shutil.copytree(EXPANDED, d)
+    p = d / "0221NUM15092020-000001.xml"
+    p.write_bytes(p.read_bytes()[:20_000])
+    r = build_command(d, tmp_path / "idx", "--municipalities", str(_cbs_list(tmp_path)))
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "0221NUM15092020-000001.xml: broken XML" in r.stderr
+    assert not (tmp_path / "idx").exists()
+
+
+@pytest.mark.slow
+def test_gpkg_with_damaged_pages_is_a_message(tmp_path):
+    """Regression (issue 37, item 6): a GeoPackage whose table pages are damaged (50 x 64 random
+    bytes in the pages of its biggest table, the file's size unchanged) was
+    `sqlite3.DatabaseError: database disk image is malformed` and a traceback."""
+    import random
+
+    bad = tmp_path / "bad.gpkg"
+    shutil.copyfile(GPKG, bad)
+    con = sqlite3.connect(f"file:{bad}?mode=ro", uri=True)
+    page = con.execute("PRAGMA page_size").fetchone()[0]
+    roots = sorted(r[0] for r in con.execute("SELECT rootpage FROM sqlite_master WHERE rootpage > 0"))
+    first = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'verblijfsobjecten'").fetchone()[0]
+    con.close()
+    last = next(r for r in roots if r > first)    # the pages after its root, up to the next table's
+    data = bytearray(bad.read_bytes())
+    rng = random.Random(0)
+    for _ in range(50):
+        at = (rng.randrange(first + 1, last) - 1) * page + rng.randrange(page - 64)
+        data[at:at + 64] = rng.randbytes(64)
+    bad.write_bytes(bytes(data))
+    r = build_command(bad, tmp_path / "idx", "--municipalities", str(_cbs_list(tmp_path)))
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "the GeoPackage is damaged: database disk image is malformed" in r.stderr
+    assert not (tmp_path / "idx").exists()
 
 
 def test_lvbag_code_the_reference_cannot_place_is_a_dangling_reference(tmp_path):
@@ -456,13 +505,22 @@ def test_build_command_names_the_reference(tmp_path):
 def test_lvbag_round_trip_on_the_sample(tmp_path, sample_source, capsys):
     """benchmarks/lvbag_roundtrip.py on the sample: an extract written from the CSV (nested zips,
     history versions, nevenadressen, LIG/STA polygons, records to leave out) builds the same
-    addresses, every point within 1 m, and the left-out counts are exactly those written."""
+    addresses, every point within 1 m, and the left-out counts are exactly those written.
+
+    And the day after: the extract of day 0 and the delivery to day 1 (points moved, addresses
+    withdrawn and added, streets renamed, new woonplaatsen, a version with tijdstipInactief, a
+    verwijdering) applied by python -m engine update give, array for array, the bytes of the
+    index built from the extract of day 1."""
     sys.path.insert(0, str(REPO / "benchmarks"))
     try:
         import lvbag_roundtrip
     finally:
         sys.path.pop(0)
-    rc = lvbag_roundtrip.main(["--source", str(sample_source), "--work", str(tmp_path), "--no-progress"])
+    rc = lvbag_roundtrip.main(["--source", str(sample_source), "--work", str(tmp_path), "--no-progress",
+                               "--changes", "1500"])
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "round trip: same addresses" in out
+    assert "day 0 + delivery == day 1: same addresses, byte for byte" in out
+    changed = re.search(r"the delivery between them, BAGNLDM-08112026-09112026.zip: ([\d,]+) objects changed", out)
+    assert changed and int(changed.group(1).replace(",", "")) > 1000

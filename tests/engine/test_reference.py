@@ -252,21 +252,28 @@ def _compare(compiled, reference, queries, **kw) -> tuple[int, list[str]]:
     return n, bad
 
 
-def test_the_twins_agree_on_queries_made_from_the_sample(sample_index, reference):
+#: The long comparisons run in this many parts, so that `make check` (pytest-xdist) spreads them
+#: over the cores; together the parts compare every query.
+PARTS = 4
+
+
+@pytest.mark.parametrize("part", range(PARTS))
+def test_the_twins_agree_on_queries_made_from_the_sample(sample_index, reference, part):
     queries = _queries(sample_index.arrays)
     assert len(queries) > 200
-    n, bad = _compare(sample_index, reference, queries)
+    n, bad = _compare(sample_index, reference, queries[part::PARTS])
     assert not bad, f"{len(bad)} of {n} comparisons differ:\n" + "\n".join(bad[:30])
 
 
-def test_the_twins_agree_with_a_focus_point(sample_index, reference):
+@pytest.mark.parametrize(("lat", "lon"), [(52.09, 5.12), (53.2, 6.56), (51.44, 3.57)])
+def test_the_twins_agree_with_a_focus_point(sample_index, reference, lat, lon):
     queries = _queries(sample_index.arrays)[::7]
-    for lat, lon in ((52.09, 5.12), (53.2, 6.56), (51.44, 3.57)):
-        n, bad = _compare(sample_index, reference, queries, lat=lat, lon=lon)
-        assert not bad, f"{len(bad)} of {n} comparisons differ:\n" + "\n".join(bad[:30])
+    n, bad = _compare(sample_index, reference, queries, lat=lat, lon=lon)
+    assert not bad, f"{len(bad)} of {n} comparisons differ:\n" + "\n".join(bad[:30])
 
 
-def test_the_twins_agree_on_public_eval_queries(sample_index, reference):
+@pytest.mark.parametrize("part", range(PARTS))
+def test_the_twins_agree_on_public_eval_queries(sample_index, reference, part):
     path = EVAL_DIR / "queries-public.jsonl"
     if not path.exists():
         pytest.fail(f"no public eval queries at {path} (set ADDRESS_EVAL_DIR)")
@@ -275,7 +282,7 @@ def test_the_twins_agree_on_public_eval_queries(sample_index, reference):
     queries = [r["q"] for r in sample]
     # the typing prefixes of some, as they arrive keystroke by keystroke
     queries += [r["q"][:k] for r in sample[:40] for k in range(1, len(r["q"]), 3)]
-    n, bad = _compare(sample_index, reference, queries)
+    n, bad = _compare(sample_index, reference, queries[part::PARTS])
     assert not bad, f"{len(bad)} of {n} comparisons differ:\n" + "\n".join(bad[:30])
 
 

@@ -89,3 +89,42 @@ def test_a_list_of_misspelt_streets_is_not_looked_up_word_by_word_within_two_sli
     typed = sample_index.trace(q, limit=5)["readings"][0]
     assert typed["stage"] == "typed" and "slips" in typed["spent"]
     assert typed["slip_work"] < 40_000
+
+
+# issue 37: the slowest query a 4-minute hill climb found took 2.4 ms (benchmarks/fuzz.py --climb)
+ISSUE_37 = ("van van v vany van 1 van van van van van van van vayn van van vayn vany van v van van van 9288 "
+            "van van van van van van")
+
+
+def test_a_scan_whose_postings_spend_the_budget_walks_none_of_them(sample_index, budget):
+    """Regression (issue 37, item 8): a scan counts a token's postings before it walks them; when
+    that spent the budget, it walked all of them still (up to SCAN_BUDGET), scoring none: 1.7 of
+    the 2.2 ms of ISSUE_37. Now a scan stops where the budget is spent, and answers the same."""
+    answers_before = {}
+    for q in ("van van van", ISSUE_37):
+        answers_before[q] = [sample_index.suggest_json(q, limit=limit) for limit in (1, 5, 10)]
+    budget(100)
+    readings = sample_index.trace("van van van", limit=10)["readings"]
+    first = readings[0]   # "van" alone has more than 100 postings: counted, the budget is spent
+    assert first["work"] > 100 and "work" in first["spent"]
+    assert (first["walked"], first["groups"]) == (0, 0)
+    budget(25_000)
+    for q, bodies in answers_before.items():
+        assert [sample_index.suggest_json(q, limit=limit) for limit in (1, 5, 10)] == bodies
+
+
+def test_a_group_of_many_words_counts_as_much_as_its_words(sample_index):
+    """Regression (issue 37, item 8): scoring a group matches each word against its tokens, but
+    counted WORK_PER_GROUP however many words: a query of thirty words scored as many groups as
+    one of three, each costing ten times as much. Past FREE_WORDS words a group counts
+    EXTRA_WORD_WORK times WORK_PER_GROUP more per word."""
+    sizes = _core.SIZES
+    checked = 0
+    for reading in sample_index.trace(ISSUE_37, limit=10)["readings"]:
+        words = min((len(i["words"]) for i in reading["interps"]), default=0)
+        if reading["groups"] and words > sizes["FREE_WORDS"]:
+            per_group = sizes["WORK_PER_GROUP"] * (1 + sizes["EXTRA_WORD_WORK"] * (words - sizes["FREE_WORDS"]))
+            assert reading["groups"] * per_group <= reading["work"]
+            checked += 1
+    assert checked
+    assert sizes["FREE_WORDS"] >= 5   # the public queries' answers: benchmarks/compare_builds.py

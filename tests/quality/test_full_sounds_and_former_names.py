@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from testdata import DATA_DIR
 
-from engine.municipalities import MERGERS
+from engine.ingest.municipalities import MERGERS
 from engine.normalize import fold
-from engine.source import read_source
+from engine.ingest.source import read_source
 
 pytestmark = pytest.mark.full
 

@@ -93,3 +93,38 @@ def test_cheap_requests_cost_one_token(tmp_path):
         auth.charge(record, COST_UNIT_SECONDS * 0.9)
     with pytest.raises(ApiError):
         auth.throttle(record)
+
+
+class OneHitIndex(SlowIndex):
+    """A cheap search with one hit (whose highlights the test makes expensive)."""
+
+    def suggest_json(self, q, *, limit=5, lat=None, lon=None):
+        return b'{"hits":[{"components":[],"lines":["Damrak 1","1012 LG Amsterdam","Nederland"]}],"limit":5}'
+
+
+@pytest.mark.parametrize("asgi", [False, True])
+def test_highlights_are_charged_like_the_search(tmp_path, asgi, monkeypatch):
+    """Regression (issue 37, item 2): highlight=true was not charged, so one key asking for
+    expensive highlights (90 ms a request) took the machine from the others with no 429. The
+    CPU time of the highlights counts as the search's does."""
+    import server.resources
+
+    def slow_highlights(q, hit, *, aliases=None):
+        end = time.thread_time() + COST_UNIT_SECONDS * 5
+        while time.thread_time() < end:
+            pass
+        return [[] for _ in hit["lines"]]
+
+    monkeypatch.setattr(server.resources, "highlights", slow_highlights)
+    store = KeyStore(str(tmp_path / "k.sqlite3"))
+    key = store.create("k", 20)  # a burst of 20 requests
+    headers = {"Authorization": f"Bearer {key}"}
+    answered = {}
+    for highlight in ("false", "true"):
+        client = falcon.testing.TestClient(create_app(OneHitIndex(0.0), Config(keystore_path=store.path), asgi=asgi))
+        statuses = [client.simulate_get("/v1/address", query_string=f"country=NLD&q=a&highlight={highlight}",
+                                        headers=headers).status_code for _ in range(20)]
+        answered[highlight] = statuses.count(200)
+        assert set(statuses) <= {200, 429}
+    assert answered["false"] >= 19
+    assert answered["true"] <= 5  # each costs at least 1 + 5 tokens

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
@@ -203,3 +204,226 @@ def test_the_gunicorn_limit_settings_apply(live_server):
     assert (status, "over 5 headers") == (431, body["detail"][-14:])
     status, body = problem(exchange(live, b"GET /healthz?" + b"a" * 300 + b" HTTP/1.1\r\nHost: x\r\n\r\n"))
     assert (status, body["code"]) == (414, "uri_too_long")
+
+
+# -- bodies (issue 37, item 5) ----------------------------------------------------------------
+
+
+def test_a_body_that_never_comes_is_a_408_problem(server):
+    """Issue 37: `Content-Length: 5` and no body stayed open and unanswered for as long as the
+    client liked; the whole request must arrive within the header timeout."""
+    head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n"
+    raw = exchange(server, head, timeout=HEADER_TIMEOUT * 5)
+    status, body = problem(raw)
+    assert (status, body["code"]) == (408, "request_timeout")
+    assert "body" in body["detail"]
+
+
+def test_a_body_that_stops_after_its_answer_is_closed(server):
+    """The app may answer before the body is whole; the rest of it must still come in time, or
+    the connection is closed (with no second answer to the same request)."""
+    head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n"
+    raw = exchange(server, head + b"ab", timeout=HEADER_TIMEOUT * 5)
+    assert raw.startswith(b"HTTP/1.1 200 ") and raw.endswith(b'{"status":"ok"}')
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"ZZ", b"ZZ\r\n", b"5\r\nhello\r\nZZ\r\n", b"5\r\nhelloXX", b"0\r\nbad trailer\r\n\r\n"],
+    ids=["no-size", "no-size-crlf", "after-a-chunk", "no-crlf-after-data", "bad-trailer"],
+)
+def test_a_bad_chunk_is_a_400_problem(server, body):
+    """Issue 37: `Transfer-Encoding: chunked` then `ZZ` was never answered."""
+    head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    status, problem_body = problem(exchange(server, head + body, timeout=HEADER_TIMEOUT * 5))
+    assert (status, problem_body["code"]) == (400, "bad_request")
+    assert "chunked" in problem_body["detail"]
+
+
+def test_a_bad_chunk_after_pipelined_requests_is_answered_after_them(server):
+    ok = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    bad = b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZ"
+    raw = exchange(server, ok * 3 + bad, timeout=HEADER_TIMEOUT * 5)
+    assert raw.count(b"HTTP/1.1 200 OK") == 3
+    assert problem(raw[raw.rindex(b"HTTP/1.1 ") :])[0] == 400
+
+
+def test_bodies_sent_whole_are_still_served(server):
+    chunked = b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+    sized = b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"
+    raw = exchange(server, chunked + sized)
+    assert raw.count(b"HTTP/1.1 200 OK") == 2 and raw.endswith(b'{"status":"ok"}')
+
+
+# -- pipelining (issue 37, item 1) ------------------------------------------------------------
+
+
+def read_answers(sock: socket.socket, count: int) -> list[tuple[int, bytes]]:
+    """``count`` answers (status, body) read from ``sock``, in order."""
+    buf, out = b"", []
+    while len(out) < count:
+        while b"\r\n\r\n" not in buf:
+            chunk = sock.recv(65536)
+            assert chunk, f"closed after {len(out)} answers"
+            buf += chunk
+        head, _, buf = buf.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        length = next(int(line.split(":")[1]) for line in lines if line.lower().startswith("content-length:"))
+        while len(buf) < length:
+            chunk = sock.recv(65536)
+            assert chunk, f"closed in answer {len(out) + 1}"
+            buf += chunk
+        out.append((int(lines[0].split()[1]), buf[:length]))
+        buf = buf[length:]
+    return out
+
+
+def test_pipelined_requests_are_all_answered_in_order(server):
+    """Held back (server/protocol.py: MAX_PIPELINE), pipelined requests are answered all the
+    same, in the order they were sent, the last in a partial write."""
+    requests, limits = [], []
+    for i in range(60):
+        if i % 3 == 2:
+            requests.append(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            limits.append(None)
+        else:
+            limit = i % 10 + 1
+            path = f"/v1/address?country=NLD&q=kerkstraat&limit={limit}"
+            requests.append(f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {server.key}\r\n\r\n".encode())
+            limits.append(limit)
+    data = b"".join(requests)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(data[:-7])
+        time.sleep(0.2)
+        s.sendall(data[-7:])
+        answers = read_answers(s, len(requests))
+    for (status, body), limit in zip(answers, limits, strict=True):
+        assert status == 200
+        assert (json.loads(body)["limit"] if limit else body) == (limit or b'{"status":"ok"}')
+
+
+def worker_memory_mib(server) -> dict[int, float]:
+    """RSS of each worker of ``server`` (Linux)."""
+    pid = server.proc.pid
+    out = {}
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        for line in Path(f"/proc/{child}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                out[int(child)] = int(line.split()[1]) / 1024
+    return out
+
+
+def test_a_client_that_never_reads_stops_being_read(server):
+    """Issue 37: a client that wrote GETs back to back and never read the answers made a worker
+    read on and queue every request (2,390 MB per worker in 25 s). Now the worker stops reading
+    it: the client's writes block once the sockets' buffers are full, long before 48 MB, and
+    the workers' memory stays where it was. Other clients are served meanwhile."""
+    pad = b"X-Pad: " + b"p" * 900 + b"\r\n"  # ~1 KB a request: the bytes count, not the requests
+    path = b"/v1/address?country=NLD&q=kerkstraat&limit=10"
+    request = b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + server.key.encode() + b"\r\n" + pad
+    burst = (request + b"\r\n") * 64
+    before = worker_memory_mib(server)
+    answered = answers_to(server)
+    budget, sent, blocked = 48 * 2**20, 0, False
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.settimeout(5.0)
+        while sent < budget:
+            try:
+                sent += s.send(burst)
+            except TimeoutError:
+                blocked = True  # nothing taken for 5 s: the server reads no more
+                break
+        after = worker_memory_mib(server)
+        assert server.get("/healthz", auth=False)[0] == 200
+    assert blocked, f"the server took {sent / 2**20:.0f} MiB of unread pipelined requests"
+    grown = {pid: after[pid] - before[pid] for pid in before if pid in after}
+    assert max(grown.values()) < 64, grown
+    # and it stopped answering them soon: the kernel holds few answers (SEND_BUFFER_BYTES)
+    assert answers_to(server) - answered < 500
+
+
+def answers_to(server) -> int:
+    """How many answers of /v1/address the server counted for its key (its /metrics, whose
+    workers add up their counts once a second: read once two reads 1.5 s apart agree)."""
+    prefix = 'address_api_key_requests_total{key="live",status="200"} '
+    last = -1
+    while True:
+        text = server.get("/metrics", auth=False)[2].decode()
+        now = int(sum(float(line[len(prefix) :]) for line in text.splitlines() if line.startswith(prefix)))
+        if now == last:
+            return now
+        last = now
+        time.sleep(1.5)
+
+
+# -- connections (issue 37, item 5) -----------------------------------------------------------
+
+
+def metric(text: str, name: str) -> float:
+    """The value of the one series ``name`` (any labels) in a /metrics text."""
+    values = [float(line.rpartition(" ")[2]) for line in text.splitlines() if line.partition("{")[0] == name]
+    values += [float(line.split()[1]) for line in text.splitlines() if line.split(" ")[0] == name]
+    assert len(values) == 1, (name, values)
+    return values[0]
+
+
+def test_a_worker_keeps_at_most_worker_connections_open(live_server):
+    """Issue 37: 10,000 connections that sent nothing (or a body that never ends) all stayed
+    open. A worker keeps gunicorn's ``worker_connections``; one more is answered 503 at once
+    (even one that has already sent its request), and the metrics say how many are open."""
+    live = live_server(
+        env={"ADDRESS_WORKERS": "1", "ADDRESS_HEADER_TIMEOUT": "60", "GUNICORN_CMD_ARGS": "--worker-connections 6"}
+    )
+    held = [socket.create_connection(("127.0.0.1", live.port), timeout=10) for _ in range(6)]
+    try:
+        for over in (b"", b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"):
+            status, body = problem(exchange(live, over))
+            assert (status, body["code"]) == (503, "too_many_connections")
+        raw = exchange(live, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert "retry-after: 1\r\n" in raw.decode().lower()
+        held.pop().close()
+        deadline = time.monotonic() + 10
+        while True:  # the closed one is gone once the worker has seen it close
+            raw = exchange(live, b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            if raw.startswith(b"HTTP/1.1 200 ") or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert raw.startswith(b"HTTP/1.1 200 "), raw[:300]
+        text = raw.partition(b"\r\n\r\n")[2].decode()
+        assert metric(text, "address_http_connections") == 6  # five held and this one
+        assert metric(text, "address_http_connections_max") == 6
+        assert metric(text, "address_http_connections_refused_total") == 3
+    finally:
+        for s in held:
+            s.close()
+    assert live.get("/healthz", auth=False)[0] == 200
+
+
+def test_gthread_threads_are_not_held_by_answers_nobody_reads(live_server):
+    """Issue 37: with gthread, each of a worker's threads blocked for good in a send to a client
+    that pipelined requests and never read (16 such connections: no answer for anyone else
+    after ~25 s). A send that makes no progress for ADDRESS_HEADER_TIMEOUT now fails and the
+    connection is closed (gunicorn.conf.py), so another client is served again."""
+    live = live_server(env={"ADDRESS_WORKER": "gthread", "ADDRESS_WORKERS": "1", "ADDRESS_HEADER_TIMEOUT": "2"})
+    path = b"/v1/address?country=NLD&q=kerkstraat&limit=10"
+    burst = (b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + live.key.encode() + b"\r\n\r\n") * 64
+    floods = [socket.create_connection(("127.0.0.1", live.port), timeout=3) for _ in range(6)]  # 4 threads
+    try:
+        stalled = set()
+        deadline = time.monotonic() + 60
+        while len(stalled) < len(floods) and time.monotonic() < deadline:
+            for i, s in enumerate(floods):
+                if i in stalled:
+                    continue
+                try:
+                    s.send(burst)
+                except TimeoutError:
+                    stalled.add(i)  # took nothing for 3 s: its thread waits on unread answers
+                except OSError:
+                    stalled.add(i)  # closed by the server already
+        assert len(stalled) == len(floods)
+        status = live.get("/healthz", auth=False)[0]  # http.client: 10 s to get an answer
+        assert status == 200
+    finally:
+        for s in floods:
+            s.close()

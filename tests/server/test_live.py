@@ -238,6 +238,18 @@ def test_revoked_key_is_refused_within_5_seconds(live):
     assert live.address("kerkstraat")[0] == 200  # other keys unaffected
 
 
+def test_a_key_works_as_soon_as_keys_create_returns(live):
+    """The README's `KEY=$(python -m server keys create ... | tail -n1); curl ...`: the printed
+    key answered 401 for up to a second (the workers read the store once a second); and a key is
+    refused everywhere when `keys revoke` returns. Each request a new connection: both workers;
+    three keys, so that no lucky moment of the workers' reads passes it."""
+    for name in ("at-once-1", "at-once-2", "at-once-3"):
+        key = cli("keys", "create", "--name", name, "--rate", "1e6", keystore=live.keystore).splitlines()[-1]
+        assert [live.address("kerkstraat", auth=key)[0] for _ in range(10)] == [200] * 10
+        cli("keys", "revoke", name, keystore=live.keystore)
+        assert [live.address("kerkstraat", auth=key)[0] for _ in range(10)] == [401] * 10
+
+
 def test_schemathesis_finds_no_server_error_or_schema_violation(live):
     """The live server against its own /openapi.json: every check schemathesis has."""
     # NOTE: the interpreter's own scripts first: a venv that is not activated is not on PATH
@@ -276,3 +288,4 @@ def test_stops_cleanly_on_term(live):
     log = live.log.read_text()
     assert "Traceback" not in log, log[-5000:]
     assert live.key not in log
+

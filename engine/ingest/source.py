@@ -11,23 +11,22 @@ limit on the share of bad rows.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import logging
 import os
 import sys
 import zipfile
-import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
-import zstandard
 from tqdm import tqdm
 
-from . import _csv
+from .. import _csv
+from ..files import CHUNK_SIZE, DECOMPRESS_ERRORS, CountingReader, SourceError, compression_of, decompressed
+from .gpkg import GpkgError, read_gpkg
+from .lvbag import LvbagError, is_lvbag, parse_result, read_lvbag
+from .register import Register
 
 __all__ = ["ParsedTable", "SourceError", "read_source", "REQUIRED_COLUMNS"]
 
@@ -35,21 +34,8 @@ log = logging.getLogger(__name__)
 
 REQUIRED_COLUMNS: tuple[str, ...] = _csv.REQUIRED_COLUMNS
 
-#: Decompressed bytes handed to the parser per call.
-CHUNK_SIZE = 4 << 20
 #: How many bad rows a SourceError message lists.
 _SHOWN_ERRORS = 5
-
-#: Compressed bytes read at a time from a .zst file (about 5 MB decompressed).
-_ZSTD_READ_SIZE = 256 << 10
-
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-_GZIP_MAGIC = b"\x1f\x8b"
-
-
-class SourceError(ValueError):
-    """The source file is missing, unreadable, or has too many bad rows."""
-
 
 @dataclass(eq=False, repr=False)
 class ParsedTable:
@@ -92,6 +78,8 @@ class ParsedTable:
     left_out: dict[str, int] = field(default_factory=dict)   # records not addresses now, by reason
     left_out_detail: dict = field(default_factory=dict)      # the same by object type, examples
     skipped: list[str] = field(default_factory=list)         # entries of the source not read
+    register_date: str | None = None  # the register's date, when mutations were applied since the extract
+    register: Register | None = None  # an LVBAG source: its state, written beside the index
 
     def __len__(self) -> int:
         """Number of accepted rows."""
@@ -105,77 +93,6 @@ class ParsedTable:
         )
 
 
-class _CountingReader:
-    """A read-only file wrapper that hashes and counts the bytes read through it."""
-
-    def __init__(self, raw: BinaryIO, progress: tqdm) -> None:
-        self._raw = raw
-        self._progress = progress
-        self.sha256 = hashlib.sha256()
-        self.bytes_read = 0
-
-    def read(self, size: int = -1) -> bytes:
-        data = self._raw.read(size)
-        self.sha256.update(data)
-        self.bytes_read += len(data)
-        self._progress.update(len(data))
-        return data
-
-    def drain(self) -> None:
-        """Read (and hash) whatever the decompressor left unread."""
-        while self.read(1 << 20):
-            pass
-
-
-def _chunks(reader: _CountingReader, kind: str, chunk_size: int) -> Iterator[memoryview]:
-    """The decompressed CSV bytes, in pieces of at most `chunk_size` bytes.
-
-    `kind` is 'plain', 'gzip' or 'zstd'.  A truncated gzip or zstd stream
-    raises (EOFError / zstandard.ZstdError) instead of ending quietly.
-    """
-    if kind == "zstd":
-        yield from _zstd_chunks(reader, chunk_size)
-        return
-    stream = gzip.GzipFile(fileobj=reader, mode="rb") if kind == "gzip" else reader
-    while data := stream.read(chunk_size):
-        yield memoryview(data)
-
-
-def _zstd_chunks(reader: _CountingReader, chunk_size: int) -> Iterator[memoryview]:
-    # zstandard's stream_reader ends quietly on a truncated frame, so drive a
-    # decompressobj per frame ourselves and check that the last one finished.
-    dctx = zstandard.ZstdDecompressor()
-    dobj, fed = dctx.decompressobj(), False
-    while compressed := reader.read(_ZSTD_READ_SIZE):
-        while compressed:
-            out = memoryview(dobj.decompress(compressed))
-            fed = True
-            for start in range(0, len(out), chunk_size):
-                yield out[start:start + chunk_size]
-            # A frame ended inside this piece: the rest starts the next frame.
-            compressed = dobj.unused_data if dobj.eof else b""
-            if dobj.eof:
-                dobj, fed = dctx.decompressobj(), False
-    if fed and not dobj.eof:
-        raise EOFError("compressed file ended before the end of the zstd frame")
-
-
-def _kind(path: Path, head: bytes) -> str:
-    """Pick the decompressor from the file name; check it against the magic bytes."""
-    suffix = path.suffix.lower()
-    if suffix in (".zst", ".zstd"):
-        if not head.startswith(_ZSTD_MAGIC) and head:
-            raise SourceError(f"{path}: named .zst but is not zstd-compressed")
-        return "zstd"
-    if suffix == ".gz":
-        if not head.startswith(_GZIP_MAGIC) and head:
-            raise SourceError(f"{path}: named .gz but is not gzip-compressed")
-        return "gzip"
-    if head.startswith(_ZSTD_MAGIC) or head.startswith(_GZIP_MAGIC):
-        raise SourceError(f"{path}: looks compressed; name it .csv.zst or .csv.gz")
-    return "plain"
-
-
 def read_source(
     path: str | os.PathLike[str],
     *,
@@ -187,9 +104,9 @@ def read_source(
 ) -> ParsedTable:
     """Parse and validate an address CSV file (`.csv`, `.csv.zst` or `.csv.gz`), or read the
     official BAG: an LVBAG XML extract (zip or directory) or a PDOK GeoPackage, recognised by
-    their content (`engine.lvbag`, `engine.gpkg`; `jobs` worker processes parse the XML).
+    their content (`engine.ingest.lvbag`, `engine.ingest.gpkg`; `jobs` worker processes parse the XML).
     The official formats name no municipality: `municipalities` is the reference that does (an
-    address CSV or CBS's list, `engine.municipalities`; None: `$ADDRESS_DATA_DIR/nl-addresses.csv.zst`).
+    address CSV or CBS's list, `engine.ingest.municipalities`; None: `$ADDRESS_DATA_DIR/nl-addresses.csv.zst`).
 
     Every data row is checked; bad rows are rejected, counted and listed in
     `errors` (line number, reason).  Raises SourceError when the file does not
@@ -223,17 +140,17 @@ def read_source(
             dynamic_ncols=interactive,
         ) as bar,
     ):
-        kind = _kind(path, raw.read(4))
+        kind = compression_of(path, raw.read(4))
         raw.seek(0)
-        reader = _CountingReader(raw, bar)
+        reader = CountingReader(raw, bar)
         try:
-            for chunk in _chunks(reader, kind, chunk_size):
+            for chunk in decompressed(reader, kind, chunk_size):
                 parser.feed(chunk)
             reader.drain()
             result = parser.finish()
         except _csv.HeaderError as e:
             raise SourceError(f"{path}: {e}") from None
-        except (zstandard.ZstdError, gzip.BadGzipFile, EOFError, zlib.error) as e:
+        except DECOMPRESS_ERRORS as e:
             raise SourceError(f"{path}: cannot decompress ({kind}): {e}") from e
 
     table = ParsedTable(
@@ -258,7 +175,6 @@ def _official_format(path: Path) -> str | None:
     if head.startswith(b"SQLite format 3\0"):
         return "gpkg"
     if head.startswith(b"PK\x03\x04"):
-        from .lvbag import is_lvbag
         if is_lvbag(path):
             return "lvbag"
         raise SourceError(f"{path}: a zip that holds no LVBAG extract (no NUM, VBO, ... files)")
@@ -283,7 +199,6 @@ def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: in
                    municipalities: str | os.PathLike[str] | None) -> ParsedTable:
     """An LVBAG extract or a PDOK GeoPackage, through the CSV parser's checks."""
     if path.is_dir() or _official_format(path) == "lvbag":
-        from .lvbag import LvbagError, parse_result, read_lvbag
         try:
             res = read_lvbag(path, progress=progress, jobs=jobs, municipalities=municipalities)
         except (LvbagError, zipfile.BadZipFile, OSError) as e:
@@ -294,19 +209,32 @@ def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: in
             raise
         fmt = "lvbag-xml"
     else:
-        from .gpkg import GpkgError, read_gpkg
-        from .lvbag import parse_result
         try:
             res = read_gpkg(path, municipalities)
         except GpkgError as e:
             raise SourceError(f"{path}: {e}") from e
         fmt = "gpkg"
     sha, size = _sha256(path)
-    table = ParsedTable(
-        **parse_result(res), source_name=path.name, source_sha256=sha, bytes_read=size,
-        source_format=fmt, extract_date=res.extract_date, left_out=res.left_out,
+    table = table_of(res, name=path.name, sha256=sha, size=size, source_format=fmt)
+    if res.tables is not None:
+        table.register = Register.from_result(res, name=path.name, sha256=sha)
+    check_bad_share(table, res, max_bad_share, path.name)
+    return table
+
+
+def table_of(res, *, name: str, sha256: str, size: int, source_format: str) -> ParsedTable:
+    """The rows of the addresses an official source was joined into (an `engine.ingest.lvbag.LvbagResult`),
+    through the CSV parser's checks."""
+    return ParsedTable(
+        **parse_result(res), source_name=name, source_sha256=sha256, bytes_read=size,
+        source_format=source_format, extract_date=res.extract_date, left_out=res.left_out,
         left_out_detail={"by_type": res.left_out_by_type, "examples": res.examples, "note": res.note},
         skipped=res.skipped)
+
+
+def check_bad_share(table: ParsedTable, res, max_bad_share: float, name: str) -> None:
+    """Raise SourceError when the dangling references and the rejected values of an official
+    source are more than `max_bad_share` of its addresses."""
     # what the register holds but is no address now is counted, not bad; a reference to
     # nothing (dangling) and a value the checks reject are bad, and share the CSV's limit
     dangling = res.left_out.get("dangling_reference", 0)
@@ -316,10 +244,9 @@ def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: in
         shown = [f"  {e}" for e in res.examples.get("dangling_reference", [])]
         shown += [f"  {reason}" for _, reason in table.errors[:_SHOWN_ERRORS]]
         raise SourceError(
-            f"{path.name}: {bad} of {total} addresses bad ({bad / total:.4%}: {dangling} dangling "
+            f"{name}: {bad} of {total} addresses bad ({bad / total:.4%}: {dangling} dangling "
             f"references, {table.rejected} rejected values), more than the limit of "
             f"{max_bad_share:.4%}; first:\n" + "\n".join(shown[:2 * _SHOWN_ERRORS]))
-    return table
 
 
 def _check_share(table: ParsedTable, max_bad_share: float) -> None:

@@ -38,7 +38,7 @@ import numpy as np
 from lxml import etree
 from tqdm import tqdm
 
-from . import _csv
+from .. import _csv
 from .municipalities import MunicipalityReference, former_name, load_reference
 
 __all__ = ["is_lvbag", "read_lvbag", "LEFT_OUT_REASONS"]
@@ -53,12 +53,33 @@ VBO_OK = frozenset({"Verblijfsobject gevormd", "Verblijfsobject in gebruik",
 PLAATS_OK = frozenset({"Plaats aangewezen"})
 STATUS_OK = {"NUM": NUM_OK, "OPR": OPR_OK, "WPL": WPL_OK, "VBO": VBO_OK, "LIG": PLAATS_OK,
              "STA": PLAATS_OK}
+#: Every status of the BAG 2.0 object types. A record holds its status as a code, its place here
+#: (OTHER_STATUS for one not listed), and the rules above are applied when the addresses are
+#: joined: to an extract's records and to the register's state (`engine.ingest.register`) alike.
+#: NOTE: the state stores these codes: append, never reorder.
+STATUSES = (
+    "Woonplaats aangewezen", "Woonplaats ingetrokken", "Naamgeving uitgegeven", "Naamgeving ingetrokken",
+    "Plaats aangewezen", "Plaats ingetrokken", "Verblijfsobject gevormd", "Niet gerealiseerd verblijfsobject",
+    "Verblijfsobject in gebruik (niet ingemeten)", "Verblijfsobject in gebruik", "Verbouwing verblijfsobject",
+    "Verblijfsobject ingetrokken", "Verblijfsobject buiten gebruik", "Verblijfsobject ten onrechte opgevoerd",
+)
+OTHER_STATUS = len(STATUSES)
+_STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
+
+
+def status_ok(kind: str, codes: np.ndarray) -> np.ndarray:
+    """Whether each status code (of a record of `kind`) is one under which it is current."""
+    return np.isin(codes, [_STATUS_CODE[s] for s in STATUS_OK[kind]])
+
 
 LEFT_OUT_REASONS = ("history", "status", "dangling_reference", "no_postcode", "no_position")
 KINDS = ("WPL", "OPR", "NUM", "VBO", "LIG", "STA")
 TAGS = {"WPL": "Woonplaats", "OPR": "OpenbareRuimte", "NUM": "Nummeraanduiding",
         "VBO": "Verblijfsobject", "LIG": "Ligplaats", "STA": "Standplaats"}
 _OBJECT_FILE = re.compile(r"^(\d{4})(WPL|OPR|NUM|VBO|LIG|STA|PND)(\d{8})(-\d+)?\.(zip|xml)$", re.I)
+#: the mutation files of a daily or monthly delivery (`9999MUT13112021-14112021-000002.xml`, in a
+#: zip of that name); the in-onderzoek marks (`9999IOMUT…`) are not read
+MUTATION_FILE = re.compile(r"(?<![A-Z])(\d{4})MUT(\d{8})-(\d{8})(-\d+)?\.(zip|xml)", re.I)
 _NOT_CURRENT = re.compile(r"Inactief|InOnderzoek|NietBag|Mutatie|\d{4}(IA|IO|NB)[A-Z]{3}\d{8}", re.I)
 _FOREVER = 99_999_999
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -212,101 +233,171 @@ def _ids(texts: list[str], dtype=np.int64) -> np.ndarray:
     return np.array([int(x) if x.isdigit() else -1 for x in texts], dtype=dtype)
 
 
+def _parse_named(kind: str, chain: tuple[str, ...], name: str) -> dict:
+    """`_parse_file`, with a broken file's error as an LvbagError that names it.
+
+    NOTE: lxml's errors hold their error log, which does not pickle: raised in a worker process
+    of the pool, a broken file came out as "TypeError: cannot pickle 'lxml.etree._ListErrorLog'"
+    (issue 37); with one process the message was clear. Both now say the same."""
+    try:
+        return _parse_file(kind, chain)
+    except etree.LxmlError as e:
+        raise LvbagError(f"{name}: broken XML: {e}") from None
+class ObjectReader:
+    """Reads the fields the join needs from one object element (`Objecten:<Type>`), of an
+    extract's file or of a mutation delivery's (`engine.ingest.mutations`): one reader, so both
+    read the same record from the same XML.
+
+    PERF: one pass over the object's children with the tags compared as strings; the tag names
+    of the object's and the history's namespaces are made once, from the first object read."""
+
+    def __init__(self) -> None:
+        self.t: dict[str, str] = {}
+        self.h: dict[str, str] = {}
+        self.pos_tags: tuple[str, str] = ("", "")
+
+    def read(self, el) -> tuple:
+        """(identificatie, voorkomen, begin, end, inactive, status code, x1..x6, px, py) of one
+        object: x1 the number (NUM) or main address (VBO, LIG, STA); x2, x3 the letter and the
+        addition; x4 the postcode or the name; x5 [ligtIn] or the secondary addresses; x6 ligtAan."""
+        t, h = self.t, self.h
+        if not t:
+            ns = el.tag[:el.tag.index("}") + 1]
+            t.update({n: ns + n for n in (
+                "identificatie", "huisnummer", "huisletter", "huisnummertoevoeging", "postcode",
+                "status", "ligtIn", "ligtAan", "voorkomen", "naam", "heeftAlsHoofdadres",
+                "heeftAlsNevenadres", "geometrie")})
+        T_ID, T_STATUS, T_VK, T_NUMBER = t["identificatie"], t["status"], t["voorkomen"], t["huisnummer"]
+        T_LETTER, T_ADD, T_PC, T_NAAM = t["huisletter"], t["huisnummertoevoeging"], t["postcode"], t["naam"]
+        T_IN, T_AAN, T_MAIN, T_SIDE, T_GEOM = (t["ligtIn"], t["ligtAan"], t["heeftAlsHoofdadres"],
+                                               t["heeftAlsNevenadres"], t["geometrie"])
+        i_ = ""
+        s_ = OTHER_STATUS
+        v_ = b_ = 0
+        e_ = _FOREVER
+        ina = False
+        x1 = x2 = x3 = x4 = x6 = ""
+        x5: list[str] = []
+        px = py = np.nan
+        for c in el:
+            ct = c.tag
+            if ct == T_ID:
+                i_ = c.text or ""
+            elif ct == T_STATUS:
+                s_ = _STATUS_CODE.get(c.text or "", OTHER_STATUS)
+            elif ct == T_VK:
+                for hv in c[0] if len(c) else ():
+                    ht = hv.tag
+                    if not h:
+                        hns = ht[:ht.index("}") + 1] if "}" in ht else ""
+                        h.update(id=hns + "voorkomenidentificatie", b=hns + "beginGeldigheid",
+                                 e=hns + "eindGeldigheid", i=hns + "tijdstipInactief")
+                    if ht == h["id"]:
+                        v_ = int(hv.text)
+                    elif ht == h["b"]:
+                        b_ = _date(hv.text)
+                    elif ht == h["e"]:
+                        e_ = _date(hv.text) or _FOREVER
+                    elif ht.startswith(h["i"]):
+                        ina = True
+            elif ct == T_NUMBER:
+                x1 = c.text or ""
+            elif ct == T_LETTER:
+                x2 = c.text or ""
+            elif ct == T_ADD:
+                x3 = c.text or ""
+            elif ct == T_PC or ct == T_NAAM:
+                x4 = c.text or ""
+            elif ct == T_IN:
+                x5 = [(c[0].text or "") if len(c) else ""]
+            elif ct == T_AAN:
+                x6 = (c[0].text or "") if len(c) else ""
+            elif ct == T_MAIN:
+                x1 = (c[0].text or "") if len(c) else ""
+            elif ct == T_SIDE:
+                x5 = [r.text or "" for r in c]
+            elif ct == T_GEOM:
+                if not self.pos_tags[0]:
+                    self.pos_tags = (_GML + "pos", _GML + "posList")
+                px, py = _point(c, self.pos_tags)
+        return i_, v_, b_, e_, ina, s_, x1, x2, x3, x4, x5, x6, px, py
+
+
+class Columns:
+    """The records of one object type, gathered one at a time, as the columns of a table
+    (`arrays`): what the join reads, and what the register's state holds (`engine.ingest.register`)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.ident: list[str] = []
+        self.vk: list[int] = []
+        self.begin: list[int] = []
+        self.end: list[int] = []
+        self.inactive: list[bool] = []
+        self.status: list[int] = []
+        self.a1: list = []
+        self.a2: list = []
+        self.a3: list = []
+        self.a4: list[str] = []
+        self.a5: list[str] = []
+        self.a6: list[str] = []
+        self.side_n: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.ident)
+
+    def add(self, rec: tuple) -> None:
+        """Add one record of `ObjectReader.read`."""
+        i_, v_, b_, e_, ina, s_, x1, x2, x3, x4, x5, x6, px, py = rec
+        self.ident.append(i_)
+        self.vk.append(v_)
+        self.begin.append(b_)
+        self.end.append(e_)
+        self.inactive.append(ina)
+        self.status.append(s_)
+        kind = self.kind
+        if kind == "NUM":
+            self.a1.append(int(x1) if x1.isdigit() else -1)
+            self.a2.append(x2)
+            self.a3.append(x3)
+            self.a4.append(x4)
+            self.a5.append(x5[0] if x5 else "")
+            self.a6.append(x6)
+        elif kind == "OPR" or kind == "WPL":
+            self.a4.append(x4)
+            self.a5.append(x5[0] if x5 else "")
+        else:
+            self.a1.append(x1)
+            self.side_n.append(len(x5))
+            self.a5.extend(x5)
+            self.a2.append(px)
+            self.a3.append(py)
+
+    def arrays(self) -> dict:
+        """The table: numpy columns, and lists of the texts (letter, addition, postcode, name)."""
+        out = {"id": _ids(self.ident), "vk": np.array(self.vk, dtype=np.int32),
+               "begin": np.array(self.begin, dtype=np.int32), "end": np.array(self.end, dtype=np.int32),
+               "inactive": np.array(self.inactive, dtype=bool), "status": np.array(self.status, dtype=np.uint8)}
+        if self.kind == "NUM":
+            out.update(number=np.array(self.a1, dtype=np.int64), letter=self.a2, addition=self.a3,
+                       postcode=self.a4, wpl=_ids(self.a5, np.int32), opr=_ids(self.a6))
+        elif self.kind in ("OPR", "WPL"):
+            out.update(name=self.a4, wpl=_ids(self.a5, np.int32))
+        else:
+            out.update(main=_ids(self.a1), side=_ids(self.a5), side_n=np.array(self.side_n, dtype=np.int32),
+                       x=np.array(self.a2, dtype=np.float64), y=np.array(self.a3, dtype=np.float64))
+        return out
+
+
 def _parse_file(kind: str, chain: tuple[str, ...]) -> dict:
     """Every record (version) of one XML object file, as columns (run in a worker process).
 
-    PERF: one pass over each object's children with the tags compared as strings; the
-    object is cleared when read and the stands before it dropped, so memory does not grow
-    with the file (lxml keeps only the open path)."""
-    ident, vk, begin, end, inactive, status = [], [], [], [], [], []
-    a1, a2, a3, a4, a5, a6 = [], [], [], [], [], []     # the kind's own columns
-    side_n: list[int] = []
-    ok = STATUS_OK[kind]
-    t: dict[str, str] = {}
-    h: dict[str, str] = {}
-    pos_tags: tuple[str, str] = ("", "")
+    PERF: the object is cleared when read and the stands before it dropped, so memory does not
+    grow with the file (lxml keeps only the open path)."""
+    reader, cols = ObjectReader(), Columns(kind)
     with _open_chain(chain[0], chain[1:]) as f:
         for _, el in etree.iterparse(f, events=("end",), tag=f"{{*}}{TAGS[kind]}", huge_tree=True):
-            if not t:
-                ns = el.tag[:el.tag.index("}") + 1]
-                t = {n: ns + n for n in (
-                    "identificatie", "huisnummer", "huisletter", "huisnummertoevoeging", "postcode",
-                    "status", "ligtIn", "ligtAan", "voorkomen", "naam", "heeftAlsHoofdadres",
-                    "heeftAlsNevenadres", "geometrie")}
-                T_ID, T_STATUS, T_VK, T_NUMBER = t["identificatie"], t["status"], t["voorkomen"], t["huisnummer"]
-                T_LETTER, T_ADD, T_PC, T_NAAM = t["huisletter"], t["huisnummertoevoeging"], t["postcode"], t["naam"]
-                T_IN, T_AAN, T_MAIN, T_SIDE, T_GEOM = (t["ligtIn"], t["ligtAan"], t["heeftAlsHoofdadres"],
-                                                       t["heeftAlsNevenadres"], t["geometrie"])
-            i_ = s_ = ""
-            v_ = b_ = 0
-            e_ = _FOREVER
-            ina = False
-            x1 = x2 = x3 = x4 = x6 = ""
-            x5: list[str] = []
-            px = py = np.nan
-            for c in el:
-                ct = c.tag
-                if ct == T_ID:
-                    i_ = c.text or ""
-                elif ct == T_STATUS:
-                    s_ = c.text or ""
-                elif ct == T_VK:
-                    for hv in c[0] if len(c) else ():
-                        ht = hv.tag
-                        if not h:
-                            hns = ht[:ht.index("}") + 1] if "}" in ht else ""
-                            h.update(id=hns + "voorkomenidentificatie", b=hns + "beginGeldigheid",
-                                     e=hns + "eindGeldigheid", i=hns + "tijdstipInactief")
-                        if ht == h["id"]:
-                            v_ = int(hv.text)
-                        elif ht == h["b"]:
-                            b_ = _date(hv.text)
-                        elif ht == h["e"]:
-                            e_ = _date(hv.text) or _FOREVER
-                        elif ht.startswith(h["i"]):
-                            ina = True
-                elif ct == T_NUMBER:
-                    x1 = c.text or ""
-                elif ct == T_LETTER:
-                    x2 = c.text or ""
-                elif ct == T_ADD:
-                    x3 = c.text or ""
-                elif ct == T_PC or ct == T_NAAM:
-                    x4 = c.text or ""
-                elif ct == T_IN:
-                    x5 = [(c[0].text or "") if len(c) else ""]
-                elif ct == T_AAN:
-                    x6 = (c[0].text or "") if len(c) else ""
-                elif ct == T_MAIN:
-                    x1 = (c[0].text or "") if len(c) else ""
-                elif ct == T_SIDE:
-                    x5 = [r.text or "" for r in c]
-                elif ct == T_GEOM:
-                    if not pos_tags[0]:
-                        pos_tags = (_GML + "pos", _GML + "posList")
-                    px, py = _point(c, pos_tags)
-            ident.append(i_)
-            vk.append(v_)
-            begin.append(b_)
-            end.append(e_)
-            inactive.append(ina)
-            status.append(s_ in ok)
-            if kind == "NUM":
-                a1.append(int(x1) if x1.isdigit() else -1)
-                a2.append(x2)
-                a3.append(x3)
-                a4.append(x4)
-                a5.append(x5[0] if x5 else "")
-                a6.append(x6)
-            elif kind == "OPR" or kind == "WPL":
-                a4.append(x4)
-                a5.append(x5[0] if x5 else "")
-            else:
-                a1.append(x1)
-                side_n.append(len(x5))
-                a5.extend(x5)
-                a2.append(px)
-                a3.append(py)
+            cols.add(reader.read(el))
             # PERF: drop what was read: the object's elements and the stands before it
             el.clear()
             stand = el.getparent()
@@ -317,18 +408,7 @@ def _parse_file(kind: str, chain: tuple[str, ...]) -> dict:
                 if parent is not None:
                     while stand.getprevious() is not None:
                         del parent[0]
-    out = {"id": _ids(ident), "vk": np.array(vk, dtype=np.int32), "begin": np.array(begin, dtype=np.int32),
-           "end": np.array(end, dtype=np.int32), "inactive": np.array(inactive, dtype=bool),
-           "status_ok": np.array(status, dtype=bool)}
-    if kind == "NUM":
-        out.update(number=np.array(a1, dtype=np.int64), letter=a2, addition=a3, postcode=a4,
-                   wpl=_ids(a5, np.int32), opr=_ids(a6))
-    elif kind in ("OPR", "WPL"):
-        out.update(name=a4, wpl=_ids(a5, np.int32))
-    else:
-        out.update(main=_ids(a1), side=_ids(a5), side_n=np.array(side_n, dtype=np.int32),
-                   x=np.array(a2, dtype=np.float64), y=np.array(a3, dtype=np.float64))
-    return out
+    return cols.arrays()
 
 
 _GML = "{http://www.opengis.net/gml/3.2}"
@@ -376,15 +456,16 @@ def _texts(chain: tuple[str, ...], local: str) -> list[str]:
         return [e.text or "" for _, e in etree.iterparse(f, events=("end",), tag=f"{{*}}{local}")]
 
 
-def _relations(chains: list[tuple[str, ...]], day: int) -> dict[int, int]:
-    """woonplaats code -> municipality code, the relation valid on `day` (definitief first)."""
-    best: dict[int, tuple[int, int]] = {}
+def relation_rows(chains: list[tuple[str, ...]]) -> dict[str, np.ndarray]:
+    """Every row of the GEM-WPL-RELATIE files, in file order: woonplaats, municipality code,
+    begin and end (YYYYMMDD; 0 for none), and whether it is definitief."""
+    wpls, gems, begins, ends, finals = [], [], [], [], []
     for chain in chains:
         with _open_chain(chain[0], chain[1:]) as f:
             for _, el in etree.iterparse(f, events=("end",), tag="{*}GemeenteWoonplaatsRelatie"):
                 begin = end = 0
                 wpl = gem = None
-                final = 0
+                final = False
                 for e in el.iter():
                     local = e.tag[e.tag.index("}") + 1:] if "}" in e.tag else e.tag
                     if local == "begindatumTijdvakGeldigheid":
@@ -392,7 +473,7 @@ def _relations(chains: list[tuple[str, ...]], day: int) -> dict[int, int]:
                     elif local == "einddatumTijdvakGeldigheid":
                         end = _date(e.text)
                     elif local == "status":
-                        final = 1 if (e.text or "").strip() == "definitief" else 0
+                        final = (e.text or "").strip() == "definitief"
                     elif local == "identificatie":
                         parent = e.getparent().tag
                         if parent.endswith("gerelateerdeWoonplaats"):
@@ -400,10 +481,28 @@ def _relations(chains: list[tuple[str, ...]], day: int) -> dict[int, int]:
                         elif parent.endswith("gerelateerdeGemeente"):
                             gem = int(e.text)
                 el.clear()
-                if wpl is None or gem is None or not (begin <= day < (end or _FOREVER)):
+                if wpl is None or gem is None:
                     continue
-                if wpl not in best or final >= best[wpl][1]:
-                    best[wpl] = (gem, final)
+                wpls.append(wpl)
+                gems.append(gem)
+                begins.append(begin)
+                ends.append(end)
+                finals.append(final)
+    return {"wpl": np.array(wpls, dtype=np.int64), "gem": np.array(gems, dtype=np.int64),
+            "begin": np.array(begins, dtype=np.int32), "end": np.array(ends, dtype=np.int32),
+            "final": np.array(finals, dtype=bool)}
+
+
+def relation_on(rows: dict[str, np.ndarray], day: int) -> dict[int, int]:
+    """woonplaats code -> municipality code: the relation valid on `day` (definitief first;
+    of several alike, the last in the file)."""
+    best: dict[int, tuple[int, bool]] = {}
+    for wpl, gem, begin, end, final in zip(rows["wpl"].tolist(), rows["gem"].tolist(), rows["begin"].tolist(),
+                                           rows["end"].tolist(), rows["final"].tolist(), strict=True):
+        if not (begin <= day < (end or _FOREVER)):
+            continue
+        if wpl not in best or final >= best[wpl][1]:
+            best[wpl] = (gem, final)
     return {w: g for w, (g, _) in best.items()}
 
 
@@ -420,6 +519,13 @@ class LvbagResult:
     examples: dict[str, list[str]]
     files: int
     note: str = ""
+    # what the register's state is made of (engine.ingest.register; an LVBAG source only): the records
+    # of each type (`tables`, as `Columns.arrays`), the GEM-WPL-RELATIE rows, the municipalities
+    # the extract selects (none: the whole country) and the reference that named them
+    tables: dict | None = None
+    relation: dict | None = None
+    area: list[str] = field(default_factory=list)
+    reference: MunicipalityReference | None = None
 
 
 def _current(t: dict, day: int) -> tuple[np.ndarray, int]:
@@ -457,6 +563,14 @@ def _lookup(keys: np.ndarray, table_ids: np.ndarray) -> np.ndarray:
     return np.where(table_ids[pos] == keys, pos, -1)
 
 
+class _Quoted(dict):
+    """text -> the text as a CSV field (`_quote`), made on first use."""
+
+    def __missing__(self, s: str) -> str:
+        out = self[s] = _quote(s)
+        return out
+
+
 def _quote(s: str) -> str:
     if ";" in s or '"' in s or "\n" in s or "\r" in s:
         return '"' + s.replace('"', '""') + '"'
@@ -467,13 +581,16 @@ def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | No
                municipalities: str | os.PathLike | MunicipalityReference | None = None) -> LvbagResult:
     """Read an LVBAG extract (zip, zip of zips, or directory) into CSV lines of the addresses.
 
-    `municipalities` names the municipalities and provinces (`engine.municipalities`: a file, a
+    `municipalities` names the municipalities and provinces (`engine.ingest.municipalities`: a file, a
     loaded reference, or None for the default); it is read first, so a bad one fails at once."""
     root = Path(path)
     ref = (municipalities if isinstance(municipalities, MunicipalityReference)
            else load_reference(municipalities, progress=progress))
     t0 = time.perf_counter()
     found = _find(root)
+    if not found.files and any(MUTATION_FILE.search(e) for e in found.skipped):
+        raise LvbagError(f"{root}: a mutation delivery, not an extract: apply it to an index built from an "
+                         "extract with python -m engine update INDEX_DIR DELIVERY")
     if not found.files:
         raise LvbagError(f"{root}: no LVBAG object files (NUM, VBO, ...) found")
     kinds = {k for k, *_ in found.files}
@@ -496,7 +613,7 @@ def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | No
         raise LvbagError(f"{root}: no delivery document (Leveringsdocument-BAG-Extract.xml) and the "
                          f"files name several dates: {sorted(found.stamps)}")
     try:
-        day = int(dt.date.fromisoformat(extract_date).strftime("%Y%m%d"))
+        dt.date.fromisoformat(extract_date)
     except ValueError:
         raise LvbagError(f"{root}: unreadable extract date {extract_date!r}") from None
 
@@ -513,7 +630,7 @@ def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | No
         if jobs == 1:
             for i, (kind, chain, name, size) in enumerate(files):
                 bar.set_description(f"reading {name}", refresh=False)
-                results[i] = _parse_file(kind, chain)
+                results[i] = _parse_named(kind, chain, name)
                 bar.update(size)
         else:
             ctx = multiprocessing.get_context("spawn")
@@ -523,27 +640,41 @@ def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | No
                 while nxt < len(files) or pending:
                     while nxt < len(files) and len(pending) < 2 * jobs:
                         kind, chain, name, size = files[nxt]
-                        pending[pool.submit(_parse_file, kind, chain)] = nxt
+                        pending[pool.submit(_parse_named, kind, chain, name)] = nxt
                         nxt += 1
                     done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
                     for fut in done:
                         i = pending.pop(fut)
-                        results[i] = fut.result()
+                        try:
+                            results[i] = fut.result()
+                        except BaseException:
+                            for other in pending:   # the files no worker has begun
+                                other.cancel()
+                            raise
                         bar.update(files[i][3])
                     if pending:   # the file the workers have been at longest
                         bar.set_description(f"reading {files[min(pending.values())][2]}", refresh=False)
     for (kind, *_), r in zip(files, results, strict=True):
         parts[kind].append(r)
     tables = {k: _concat(parts[k]) for k in KINDS}
+    relation = relation_rows(found.gwr)
     t1 = time.perf_counter()
-    res = _join(root, tables, found, extract_date, day, gem_selected, len(files), ref)
+    res = join(tables, relation, extract_date, ref, area=gem_selected, where=str(root))
+    res.skipped, res.files = found.skipped, len(files)
     res.note = (f"parsed {len(files)} XML files ({total / 2**30:.2f} GiB) in {t1 - t0:.1f} s with {jobs} "
                 f"processes; joined in {time.perf_counter() - t1:.1f} s; {res.note}")
     return res
 
 
-def _join(root: Path, tables: dict, found: _Found, extract_date: str, day: int,
-          gem_selected: list[str], nfiles: int, ref: MunicipalityReference) -> LvbagResult:
+def join(tables: dict, relation: dict, register_date: str, ref: MunicipalityReference, *,
+         area: list[str], where: str) -> LvbagResult:
+    """The addresses of the register on `register_date` (YYYY-MM-DD): of each object the
+    version valid that day (`_current`), joined as docs/guide/official.md says.
+
+    `tables` holds the records of each type (`Columns.arrays`: an extract's, or the register's
+    state after mutations, `engine.ingest.register`); `relation` the GEM-WPL-RELATIE rows (none: the
+    one municipality `area` names); `where` names the source in messages."""
+    day = int(register_date.replace("-", ""))
     by_type = {k: dict.fromkeys(LEFT_OUT_REASONS, 0) for k in KINDS}
     examples: dict[str, list[str]] = {r: [] for r in LEFT_OUT_REASONS}
     cur: dict[str, np.ndarray] = {}
@@ -552,7 +683,7 @@ def _join(root: Path, tables: dict, found: _Found, extract_date: str, day: int,
         t = tables[k]
         chosen, hist = _current(t, day)
         by_type[k]["history"] = hist
-        good = t["status_ok"][chosen]
+        good = status_ok(k, t["status"][chosen])
         by_type[k]["status"] = int((~good).sum())
         cur[k] = chosen               # current versions (any status)
         ok[k] = good
@@ -566,16 +697,18 @@ def _join(root: Path, tables: dict, found: _Found, extract_date: str, day: int,
     opr_ids, opr_rows, opr_ok = sorted_ids("OPR")
 
     # woonplaats -> municipality
-    rel = _relations(found.gwr, day) if found.gwr else {}
-    if not found.gwr:
-        if len(gem_selected) != 1:
-            raise LvbagError(f"{root}: no GEM-WPL-RELATIE file, and the delivery document does not name "
+    if len(relation["wpl"]):
+        rel = relation_on(relation, day)
+    else:
+        if len(area) != 1:
+            raise LvbagError(f"{where}: no GEM-WPL-RELATIE file, and the delivery document does not name "
                              "one municipality: cannot tell the municipality of each woonplaats")
-        only = int(gem_selected[0])
+        only = int(area[0])
         rel = {int(w): only for w in wpl_ids.tolist()}
 
     # addressable objects: one (NUM id -> point) per reference, main addresses first
-    refs_num, refs_x, refs_y, refs_rank = [], [], [], []
+    # (the lowest object identification among equals: no rule depends on the order of the records)
+    refs_num, refs_x, refs_y, refs_rank, refs_obj = [], [], [], [], []
     for rank_base, k in enumerate(("VBO", "LIG", "STA")):
         t = tables[k]
         rows = cur[k][ok[k]]
@@ -586,6 +719,7 @@ def _join(root: Path, tables: dict, found: _Found, extract_date: str, day: int,
         refs_x.append(t["x"][rows])
         refs_y.append(t["y"][rows])
         refs_rank.append(np.full(len(rows), rank_base, dtype=np.int32))
+        refs_obj.append(t["id"][rows])
         n_side = t["side_n"][rows]
         if n_side.sum():
             idx = np.concatenate([np.arange(side_start[r], side_start[r + 1]) for r in rows[n_side > 0]])
@@ -593,12 +727,12 @@ def _join(root: Path, tables: dict, found: _Found, extract_date: str, day: int,
             refs_x.append(np.repeat(t["x"][rows], n_side))
             refs_y.append(np.repeat(t["y"][rows], n_side))
             refs_rank.append(np.full(len(idx), 3 + rank_base, dtype=np.int32))
+            refs_obj.append(np.repeat(t["id"][rows], n_side))
     if refs_num:
         rn = np.concatenate(refs_num)
         rx, ry = np.concatenate(refs_x), np.concatenate(refs_y)
         rr = np.concatenate(refs_rank)
-        seq = np.arange(len(rn))
-        o = np.lexsort((seq, rr, rn))
+        o = np.lexsort((np.concatenate(refs_obj), rr, rn))
         rn, rx, ry = rn[o], rx[o], ry[o]
         first = np.ones(len(rn), dtype=bool)
         first[1:] = rn[1:] != rn[:-1]
@@ -607,9 +741,10 @@ def _join(root: Path, tables: dict, found: _Found, extract_date: str, day: int,
         rn = np.zeros(0, np.int64)
         rx = ry = np.zeros(0, np.float64)
 
-    # the addresses: current, issued nummeraanduidingen, in file order
+    # the addresses: current, issued nummeraanduidingen, in the order of their identification
     t = tables["NUM"]
     rows = cur["NUM"][ok["NUM"]]
+    rows = rows[np.argsort(t["id"][rows], kind="stable")]
     ids = t["id"][rows]
     counts = by_type["NUM"]
 
@@ -662,26 +797,29 @@ def _join(root: Path, tables: dict, found: _Found, extract_date: str, day: int,
     opr_name = tables["OPR"]["name"]
     number, letter, addition, postcode = t["number"], t["letter"], t["addition"], t["postcode"]
 
+    q = _Quoted()
+    gem_text = {g: f"{_quote(m.name)};{_quote(m.province)}" for g, m in gem_names.items()}
+
     def chunks(step: int = 50_000):
-        """The CSV, a piece at a time (PERF: never the whole text in memory at once)."""
+        """The CSV, a piece at a time (PERF: never the whole text in memory at once; each text
+        quoted once, `_Quoted`: a dict look-up per field, not a call)."""
         yield _HEADER
         for start in range(0, len(rows), step):
             sl = slice(start, start + step)
-            lines = []
-            for r, o, w, g, la, lo, ident in zip(rows[sl].tolist(), opr_rows[op[sl]].tolist(),
-                                                 wpl_rows[wp[sl]].tolist(), gem[sl].tolist(), lat[sl].tolist(),
-                                                 lon[sl].tolist(), ids[sl].tolist(), strict=True):
-                m = gem_names[g]
-                lines.append(
-                    f"{_quote(opr_name[o])};{number[r]};{_quote(letter[r])};{_quote(addition[r])};"
-                    f"{_quote(postcode[r])};{_quote(wpl_name[w])};{_quote(m.name)};{_quote(m.province)};"
-                    f"{la:.6f};{lo:.6f};{_quote(former_name(ident, m.name))}\n")
+            r_ = rows[sl]
+            lines = [
+                f"{q[opr_name[o]]};{n};{q[letter[r]]};{q[addition[r]]};{q[postcode[r]]};{q[wpl_name[w]]};"
+                f"{gem_text[g]};{la:.6f};{lo:.6f};{q[former_name(ident, gem_names[g].name)]}\n"
+                for r, n, o, w, g, la, lo, ident in zip(r_.tolist(), number[r_].tolist(), opr_rows[op[sl]].tolist(),
+                                                        wpl_rows[wp[sl]].tolist(), gem[sl].tolist(), lat[sl].tolist(),
+                                                        lon[sl].tolist(), ids[sl].tolist(), strict=True)]
             yield "".join(lines).encode()
 
     left_out = {r: sum(by_type[k][r] for k in KINDS) for r in LEFT_OUT_REASONS}
-    return LvbagResult(csv=chunks(), line_ids=ids, extract_date=extract_date, left_out=left_out,
-                       left_out_by_type=by_type, skipped=found.skipped, examples=examples, files=nfiles,
-                       note=ref.describe_use(len(gem_names), unknown))
+    return LvbagResult(csv=chunks(), line_ids=ids, extract_date=register_date, left_out=left_out,
+                       left_out_by_type=by_type, skipped=[], examples=examples, files=0,
+                       note=ref.describe_use(len(gem_names), unknown), tables=tables, relation=relation,
+                       area=list(area), reference=ref)
 
 
 def _code_place_postcode(gem: np.ndarray, wpl: np.ndarray, num: np.ndarray, wpl_name: list[str],

@@ -10,7 +10,7 @@ Two layouts are recognised by their tables and columns:
   `postcode`, `nummer_id`, `status`, `datum_eind`.
 
 A GeoPackage holds main addresses only (no nevenadressen) and names no municipality: it is
-found through the reference given to the build (`engine.municipalities`): an address list
+found through the reference given to the build (`engine.ingest.municipalities`): an address list
 places each address by its woonplaats and postcode (else by the majority of its code's
 addresses), CBS's list by the code, read from a `gemeentecode` column when the table has one,
 else from the first four digits of the nummeraanduiding's identification (the code of the
@@ -87,7 +87,20 @@ def read_gpkg(path: str | Path,
     try:
         tables = {r[0] for r in con.execute("SELECT table_name FROM gpkg_contents")}
     except sqlite3.DatabaseError as e:
+        con.close()
         raise GpkgError(f"not a GeoPackage: {e}") from None
+    try:
+        return _read_tables(con, tables, ref)
+    except sqlite3.DatabaseError as e:
+        # NOTE: a page damaged in the tables is found only when a row on it is read ("database
+        # disk image is malformed", a name that is not UTF-8); it was a traceback (issue 37)
+        raise GpkgError(f"the GeoPackage is damaged: {e} (SQLite); download it again") from None
+    finally:
+        con.close()
+
+
+def _read_tables(con: sqlite3.Connection, tables: set[str], ref: MunicipalityReference) -> LvbagResult:
+    """The addresses of the BAG tables of the open GeoPackage `con` (see `read_gpkg`)."""
     layout = next((k for k, v in LAYOUTS.items() if set(v["tables"]) & tables), None)
     if layout is None:
         raise GpkgError(f"none of the BAG tables ({', '.join(LAYOUTS['bag-light']['tables'])}) in {sorted(tables)}")
@@ -142,7 +155,6 @@ def read_gpkg(path: str | Path,
                 continue
             rows.append((street or "", number, letter or "", addition or "", str(postcode), place or "", code,
                          x, y, int(ident) if ident and str(ident).isdigit() else 0, name))
-    con.close()
     # the municipality of each address: its own place in the reference, else its code's
     placed = []
     found, unknown = ref.each([(r[6], r[5], r[4]) for r in rows])
@@ -169,9 +181,7 @@ def read_gpkg(path: str | Path,
         lines.append(f"{_quote(r[0])};{r[1]};{_quote(r[2])};{_quote(r[3])};{_quote(r[4])};{_quote(r[5])};"
                      f"{_quote(m.name)};{_quote(m.province)};{la:.6f};{lo:.6f};{_quote(former)}\n".encode())
     # the file's date: the newest change PDOK recorded in gpkg_contents
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     stamp = con.execute("SELECT max(last_change) FROM gpkg_contents").fetchone()[0]
-    con.close()
     return LvbagResult(csv=iter([b"".join(lines)]), line_ids=np.array([r[9] for r in rows], dtype=np.int64),
                        extract_date=(stamp or "")[:10] or None, left_out=counts, left_out_by_type=by_type,
                        skipped=[f"{layout} layout: main addresses only (a GeoPackage holds no nevenadressen)"],

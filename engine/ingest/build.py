@@ -3,11 +3,12 @@
     python -m engine build SOURCE OUT_DIR
 
 The directory holds one `.npy` file per array (memory-mapped by `AddressIndex.open`) and a
-`manifest.json` that names every array with its dtype and shape, the source and its sha256,
-and the row counts. The build writes into a temporary sibling directory and renames it into
-place only when everything is written, so a crash never leaves a half-written index where a
-good one was. It replaces only an index (a directory whose manifest names every file in it) or an
-empty directory; anything else is refused unless `force` (`--force`) is given.
+`manifest.json` that names every array with its dtype and shape, the size and checksum of every
+file (`engine.checksums`), the source and its sha256, and the row counts. The build writes into
+a temporary sibling directory and renames it into place only when everything is written, so a
+crash never leaves a half-written index where a good one was. It replaces only an index (a
+directory whose manifest names every file in it) or an empty directory; anything else is refused
+unless `force` (`--force`) is given.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from . import _core, release_page_cache
-from ._core import BITS
-from .params import FORMAT_VERSION, PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
+from .. import _core, release_page_cache
+from .._core import BITS
+from ..checksums import file_checksums
+from ..params import FORMAT_VERSION, PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
+from ..vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 from .source import ParsedTable, SourceError, read_source
-from .vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
 
 SHORT_PREFIX = 12         # prefixes up to this long get a precomputed list of groups ...
 SHORT_PREFIX_MIN = 2000   # ... when their postings exceed this (engine/_core.pxd SCAN_ALONE)
@@ -118,7 +120,9 @@ def _index_files(path: Path) -> set[str] | None:
     if not isinstance(manifest, dict) or "format_version" not in manifest \
             or not isinstance(manifest.get("arrays"), dict):
         return None
-    return {"manifest.json"} | {f"{name}.npy" for name in manifest["arrays"]}
+    register = manifest.get("register")
+    state = register.get("files", []) if isinstance(register, dict) else []
+    return {"manifest.json"} | {f"{name}.npy" for name in manifest["arrays"]} | {str(f) for f in state}
 
 
 class BuildError(Exception):
@@ -131,8 +135,8 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
     """Build the index of `source` into `out_dir` (replaced atomically); return the manifest.
 
     `source` is an address CSV, an LVBAG XML extract (zip or directory) or a PDOK GeoPackage
-    (`engine.source.read_source`); `jobs` processes parse an extract's XML files; `municipalities`
-    is the reference that names an official format's municipalities (`engine.municipalities`;
+    (`engine.ingest.source.read_source`); `jobs` processes parse an extract's XML files; `municipalities`
+    is the reference that names an official format's municipalities (`engine.ingest.municipalities`;
     None: `$ADDRESS_DATA_DIR/nl-addresses.csv.zst`; a CSV source needs none). `out_dir` must
     be missing, an empty directory or an index (see :func:`check_target`), unless `force` is
     true; TargetError otherwise, raised before the source is read."""
@@ -146,6 +150,22 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         _report_official(table)
     elif municipalities is not None:
         _log(f"{source.name} names its municipalities: --municipalities {municipalities} is not read")
+    return write_index(table, out_dir, force=force, started=t0)
+
+
+def write_index(table: ParsedTable, out_dir: str | os.PathLike, *, force: bool = False,
+                started: float | None = None, manifest_extra=None) -> dict:
+    """Write the index of the rows of `table` into `out_dir` (replaced atomically, as
+    :func:`build` says); return the manifest. The one way an index is written: by a build,
+    and by an update of the register (`engine.ingest.update`).
+
+    With the table's `register` (an LVBAG source: `engine.ingest.register.Register`), the register's
+    state is written into the index directory too, each of its files named in the manifest.
+    `manifest_extra(arrays)`, when given, returns more entries of the manifest, made from the
+    finished arrays before anything is written."""
+    t0 = time.perf_counter() if started is None else started
+    out_dir = Path(out_dir)
+    source = Path(table.source_name)
     for line, reason in table.errors[:20]:
         _log(f"{source.name}:{line}: {reason}")
     if table.rejected:
@@ -156,7 +176,38 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         raise SourceError(f"{source}: no address rows to index ({table.rows_in:,} read, {table.rejected:,} bad)")
     _log(f"read {table.rows_in:,} rows in {time.perf_counter() - t0:.1f} s; "
          f"{merged:,} duplicate address rows merged; {table.rejected:,} rejected")
+    tmp = None
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+        register = None
+        if table.register is not None:
+            # the register's state first, then let it go: its records are not needed for the
+            # arrays (PERF: the whole country's take about 2 GB)
+            register = table.register.save(tmp)
+            table.register = None
+        manifest = _write_arrays(table, keep, merged, tmp, register, t0, manifest_extra)
+        if not force:
+            check_target(out_dir)  # again: it may have changed while the build ran
+        _swap_into_place(tmp, out_dir)
+    except BaseException as exc:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError):  # a full disk, a read-only or vanished directory
+            raise BuildError(
+                f"cannot write the index into {out_dir.parent}: {exc.strerror or exc}; "
+                f"{out_dir} was left as it was") from exc
+        raise
+    _log(f"built {out_dir} in {manifest['build_seconds']} s: {manifest['rows_out']:,} addresses, "
+         f"{manifest['groups']:,} streets, {manifest['tokens']:,} tokens")
+    return manifest
 
+
+def _write_arrays(table: ParsedTable, keep: np.ndarray, merged: int, tmp: Path, register: dict | None,
+                  t0: float, manifest_extra) -> dict:
+    """Make the arrays of the rows `keep` of `table`, write them and the manifest into `tmp`;
+    return the manifest."""
+    source = Path(table.source_name)
     street = table.street[keep]
     locality = table.locality[keep]
     municipality = table.municipality[keep]
@@ -348,6 +399,9 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "source_sha256": table.source_sha256,
         "source_format": table.source_format,
         "extract_date": table.extract_date,
+        # the date of the register the index holds: an extract's, or the last mutation
+        # delivery applied to it (engine.ingest.update); None for a CSV
+        "register_date": table.register_date or table.extract_date,
         "left_out": table.left_out,
         "left_out_detail": table.left_out_detail,
         "skipped": table.skipped,
@@ -364,32 +418,24 @@ def build(source: str | os.PathLike, out_dir: str | os.PathLike, *, progress: bo
         "former_municipalities": _formers_of(formers, gkeys[:, 2], names),
         "arrays": {k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in arrays.items()},
     }
-    tmp = None
-    try:
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-        for name, arr in arrays.items():
-            np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr), allow_pickle=False)
-        manifest["build_seconds"] = round(time.perf_counter() - t0, 1)
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-        # on disk before it is renamed into place, and out of the page cache, which holds what
-        # was just written in small pages: the first map of it reads it in 2 MiB ones
-        release_page_cache(tmp)
-        for file in tmp.iterdir():  # served memory-mapped: a write or truncation is a SIGBUS
-            file.chmod(0o444)
-        if not force:
-            check_target(out_dir)  # again: it may have changed while the build ran
-        _swap_into_place(tmp, out_dir)
-    except BaseException as exc:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
-        if isinstance(exc, OSError):  # a full disk, a read-only or vanished directory
-            raise BuildError(
-                f"cannot write the index into {out_dir.parent}: {exc.strerror or exc}; "
-                f"{out_dir} was left as it was") from exc
-        raise
-    _log(f"built {out_dir} in {manifest['build_seconds']} s: {n:,} addresses, "
-         f"{n_groups:,} streets, {len(words):,} tokens")
+    if manifest_extra is not None:
+        manifest.update(manifest_extra(arrays))
+    written = []
+    for name, arr in arrays.items():
+        np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr), allow_pickle=False)
+        written.append(f"{name}.npy")
+    if register is not None:   # the register's state, written beside the arrays first
+        manifest["register"] = register
+        written += register["files"]
+    # what AddressIndex.open checks the files against (engine/checksums.py)
+    manifest["files"] = file_checksums(tmp, written)
+    manifest["build_seconds"] = round(time.perf_counter() - t0, 1)
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    # on disk before it is renamed into place, and out of the page cache, which holds what
+    # was just written in small pages: the first map of it reads it in 2 MiB ones
+    release_page_cache(tmp)
+    for file in tmp.iterdir():  # served memory-mapped: a write or truncation is a SIGBUS
+        file.chmod(0o444)
     return manifest
 
 

@@ -42,6 +42,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
+from ..files import CHUNK_SIZE, DECOMPRESS_ERRORS, CountingReader, SourceError, compression_of, decompressed
+
 __all__ = ["MERGERS", "Merger", "Municipality", "MunicipalityReference", "default_reference", "former_name",
            "load_reference"]
 
@@ -169,6 +171,22 @@ class MunicipalityReference:
         self.places: dict[str, int] = {}             # woonplaats -> municipality, -1 when several have it
         self.postcodes: dict[str, int] = {}          # postcode -> municipality, -1 when several have it
 
+    def to_dict(self) -> dict:
+        """The reference as plain data (JSON): what `from_dict` reads back. The register's state
+        keeps it (`engine.ingest.register`), so an update names municipalities as its build did."""
+        return {"path": str(self.path), "kind": self.kind, "munis": [list(m) for m in self.munis],
+                "codes": self.codes, "pairs": [[p, c, m] for (p, c), m in self.pairs.items()],
+                "places": self.places, "postcodes": self.postcodes}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> MunicipalityReference:
+        """The reference `to_dict` wrote."""
+        ref = cls(Path(d["path"]), d["kind"], [Municipality(n, p) for n, p in d["munis"]])
+        ref.codes = dict(d["codes"])
+        ref.pairs = {(p, c): m for p, c, m in d["pairs"]}
+        ref.places, ref.postcodes = dict(d["places"]), dict(d["postcodes"])
+        return ref
+
     def describe(self) -> str:
         if self.kind == "cbs":
             return f"{self.path.name} (CBS list, {len(self.codes)} codes)"
@@ -242,7 +260,6 @@ def load_reference(path: str | os.PathLike | None = None, *, progress: bool = Fa
 
     The last two read are kept while their files are unchanged (size and time), so several
     builds in one process read the whole-country list once (about 15 s)."""
-    from .source import SourceError
 
     given = path is not None
     path = Path(path) if given else default_reference()
@@ -264,7 +281,6 @@ _kept: dict[tuple, MunicipalityReference] = {}   # the last two references read
 
 
 def _read(path: Path, progress: bool) -> MunicipalityReference:
-    from .source import SourceError
 
     try:
         lines = _lines(path, progress)
@@ -290,26 +306,22 @@ def _read(path: Path, progress: bool) -> MunicipalityReference:
 
 def _lines(path: Path, progress: bool) -> Iterator[str]:
     """The text lines of a plain, .gz or .zst file, decompressed with the CSV reader's checks."""
-    import zlib
-
-    import zstandard
     from tqdm import tqdm
 
-    from .source import CHUNK_SIZE, SourceError, _chunks, _CountingReader, _kind
 
     with open(path, "rb") as raw, tqdm(total=path.stat().st_size, desc=f"reading {path.name}", unit="B",
                                        unit_scale=True, unit_divisor=1024, disable=not progress) as bar:
-        kind = _kind(path, raw.read(4))
+        kind = compression_of(path, raw.read(4))
         raw.seek(0)
         rest = b""
         try:
-            for chunk in _chunks(_CountingReader(raw, bar), kind, CHUNK_SIZE):
+            for chunk in decompressed(CountingReader(raw, bar), kind, CHUNK_SIZE):
                 data = rest + bytes(chunk)
                 cut = data.rfind(b"\n") + 1
                 rest = data[cut:]
                 text = data[:cut].decode("utf-8")
                 yield from (text.replace("\r\n", "\n") if "\r" in text else text).split("\n")[:-1]
-        except (zstandard.ZstdError, OSError, EOFError, zlib.error) as e:
+        except (OSError, *DECOMPRESS_ERRORS) as e:
             raise SourceError(f"{path}: cannot decompress the municipality reference ({kind}): {e}") from e
         if rest:
             yield rest.decode("utf-8").rstrip("\r\n")
@@ -317,7 +329,6 @@ def _lines(path: Path, progress: bool) -> Iterator[str]:
 
 def _read_addresses(path: Path, columns: list[str], delimiter: str, lines: Iterator[str]) -> MunicipalityReference:
     """An address list: every (woonplaats, postcode, gemeente, provincie) and how often it occurs."""
-    from .source import SourceError
 
     idx = [columns.index(c) for c in _ADDRESS_COLUMNS]
     need = max(idx) + 1
@@ -370,7 +381,6 @@ def _read_addresses(path: Path, columns: list[str], delimiter: str, lines: Itera
 
 def _read_cbs(path: Path, header: str, delimiter: str, lines: Iterator[str]) -> MunicipalityReference:
     """CBS's list: one municipality a row, by its four-digit code."""
-    from .source import SourceError
 
     rows = csv.DictReader(io.StringIO("\n".join([header, *lines])), delimiter=delimiter)
     munis: list[Municipality] = []
