@@ -54,8 +54,8 @@ sys.path.insert(1, str(REPO))
 from benchlib import hit_key, postcode_text  # noqa: E402
 
 import engine  # noqa: E402
-from engine.normalize import fold  # noqa: E402
 from engine.ingest.source import read_source  # noqa: E402
+from engine.normalize import fold  # noqa: E402
 
 
 def _slip(word: str, rng: random.Random) -> str:

@@ -11,8 +11,8 @@ import pytest
 from testdata import DATA_DIR
 
 from engine.ingest.municipalities import MERGERS
-from engine.normalize import fold
 from engine.ingest.source import read_source
+from engine.normalize import fold
 
 pytestmark = pytest.mark.full
 
@@ -54,6 +54,29 @@ def test_a_place_without_the_street_typed_finds_the_one_that_sounds_like_it(full
 def test_a_word_that_sounds_like_the_street(full_index, q, street):
     """(The register writes Huygens and Huijgens: one word, folded.)"""
     assert fold(places(full_index, q)[0][0]) == fold(street)
+
+
+@pytest.mark.parametrize(("q", "first", "typed"), [
+    ("agterweg 2 groningen", "Achterweg 2, 9725 BN Groningen", "agterweg"),        # ch written g
+    ("ofstraat 5 groningen", "Hofstraat 5-1, 9712 JA Groningen", "ofstraat"),       # an h left out
+    ("kristiaan sterckstraat 2 maastricht", "Christiaan Sterckstraat 2, 6217 HH Maastricht", "kristiaan"),
+    ("haagse bluf 12 den haag", "Haagsche Bluf 12, 2511 CN 's-Gravenhage", "haagse"),  # sch written s
+    ("dorpstraat 10 rosmalen", "Dorpsstraat 10, 5241 EC Rosmalen", "dorpstraat"),   # ss written s
+    ("agterw 2 gron", "Achterweg 2, 9725 BN Groningen", "agterw"),                  # still being typed
+    ("bosstraat 5 maastricht", "Boschstraat 5, 6211 AS Maastricht", "bosstraat"),   # no Bosstraat there
+    ("ugo de grootstraat 2 den haag", "Hugo de Grootstraat 2, 2518 ED 's-Gravenhage", "ugo"),
+])
+def test_the_sound_alikes_the_docs_show(full_index, q, first, typed):
+    """docs/understanding.md's examples of words that sound alike, on the whole country: the
+    street first, and `explain` reads the word that sounds like it as a slip."""
+    assert lines(full_index, q)[0] == first
+    hit = full_index.suggest(q, limit=1)[0]
+    assert {m.typed: (m.kind, m.field) for m in full_index.explain(hit)}[typed] == ("slip", "street")
+
+
+def test_a_street_typed_as_registered_answers_before_one_that_sounds_like_it(full_index):
+    """"bosstraat 5": a Bosstraat 5 (there are many), no Boschstraat, which sounds like it."""
+    assert all(street == "Bosstraat" for street, _, _ in places(full_index, "bosstraat 5"))
 
 
 def test_a_slip_of_a_key_is_no_sound_alike(full_index):
