@@ -29,7 +29,7 @@ $(PY): | system-packages-build
 	$(PYTHON) -m venv $(VENV)
 
 # (re)install when the build inputs change: compiles the Cython extensions in place
-$(STAMP): pyproject.toml setup.py engine/*.pyx engine/*.pxd engine/*.pxi server/*.pyx | system-packages-build $(PY)
+$(STAMP): pyproject.toml setup.py engine/*.pyx engine/*.pxd engine/*.pxi server/*.pyx server/*.pxd | system-packages-build $(PY)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
 	$(PY) -m pip install -q -e ".[server,test,docs]"
 	touch $(STAMP)
@@ -53,9 +53,11 @@ test: system-packages install
 	ADDRESS_DATA_DIR=$(DATA_DIR) $(PY) -m pytest -m "not full"
 
 # the fast loop: the engine and server tests that start no gunicorn, Redis, cluster or browser
-# (not marked slow), on the sample index, on every core (pytest-xdist); then ruff
+# (not marked slow), on the sample index, on every core (pytest-xdist), and the import-cycle
+# check with its tests; then ruff
 check: install
-	ADDRESS_DATA_DIR=$(DATA_DIR) $(PY) -m pytest -m "not full and not slow" -n auto -q tests/engine tests/server
+	ADDRESS_DATA_DIR=$(DATA_DIR) $(PY) -m pytest -m "not full and not slow" -n auto -q tests/engine tests/server tests/test_import_cycles.py
+	$(PY) tests/import_cycles.py engine server
 	$(PY) -m ruff check engine server tests benchmarks
 
 # the engine tests on CPython 3.11, 3.12 and 3.13, each in a fresh venv (build/matrix) with the
@@ -107,13 +109,15 @@ asan: install
 		PYTHONPATH=$(abspath build/asan) ADDRESS_DATA_DIR=$(abspath $(DATA_DIR)) ADDRESS_EVAL_DIR=$(abspath $(DATA_DIR)/../eval) \
 		$(abspath $(PY)) -m pytest tests/engine -q -p no:cacheprovider
 
-# ruff on the Python; cython-lint on every .pyx/.pxd/.pxi; the stubs of the compiled modules
-# against what they export (mypy stubtest; Cython's own pickling names allowed)
+# ruff on the Python; cython-lint on every .pyx/.pxd/.pxi; no import cycle in engine/ or server/
+# (tests/import_cycles.py); the stubs of the compiled modules against what they export (mypy
+# stubtest; Cython's own pickling names allowed)
 lint: install
 	$(PY) -m ruff check engine server tests benchmarks
 	$(PY) .ci/cython-lint
+	$(PY) tests/import_cycles.py engine server
 	$(PY) -m mypy.stubtest --mypy-config-file .ci/stubtest.ini --allowlist .ci/stubtest-allowlist \
-		engine._core engine._csv server._gate
+		engine._core engine._csv server._gate server._rules
 
 # the build outputs; the venv stays (`rm -rf .venv` for a fresh one)
 clean:

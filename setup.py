@@ -32,6 +32,7 @@ COMPILE_ARGS = ["-O3"] if not DEBUG else ["-O0", "-g"]
 MODULES = [
     ("engine._core", "engine/_core.pyx"),
     ("engine._csv", "engine/_csv.pyx"),
+    ("server._rules", "server/_rules.pyx"),  # the rules server/ and its gate share (server/_rules.pxd)
     ("server._gate", "server/_gate.pyx"),  # the usual answer of /v1/address (server/_gate.pyx)
 ]
 

@@ -112,14 +112,14 @@ def main() -> int:
     )
     keystore = tmp / "keys.sqlite3"
     sys.path.insert(0, str(REPO))
-    from server.auth import KeyStore
+    from server.keys import KeyStore
 
     key = KeyStore(str(keystore)).create("soak", 1e9)
     env = {"ADDRESS_INDEX": args.index, "ADDRESS_KEYSTORE": str(keystore), "PROMETHEUS_MULTIPROC_DIR": str(tmp / "m")}
     server = Gunicorn("uvicorn", None, env, tmp / "gunicorn.log")
     try:
         wait_ready(f"{server.base}/readyz", time.monotonic() + 120)
-        probe = wrk(server.base, paths, key, argparse.Namespace(**{**vars(args), "duration": args.probe}))
+        probe = wrk(server.base, paths, key, args, args.probe)
         target = probe["rps"] * args.share
         # each connection sends one request every connections/target seconds: wrk's delay() runs
         # after the answer, so the pause is that period less the median answer time of the probe
@@ -131,9 +131,8 @@ def main() -> int:
               f"{args.share:.0%} = {target:.0f} req/s for {args.minutes:g} min; logs in {tmp}", flush=True)
         sampler = Sampler(server.proc.pid, args.sample)
         sampler.start()
-        soak_args = argparse.Namespace(**{**vars(args), "duration": int(args.minutes * 60)})
         try:
-            result = wrk(server.base, paths, key, soak_args, script=paced)
+            result = wrk(server.base, paths, key, args, round(args.minutes * 60), script=paced)
         finally:
             sampler.stop.set()
             sampler.join()

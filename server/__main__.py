@@ -19,9 +19,8 @@ import os
 import sys
 import time
 
-from server.auth import PUBLISHABLE, SECRET, KeyStore, KeyStoreError
 from server.config import DEFAULT_INDEX, DEFAULT_KEYSTORE, Config
-from server.redis_store import RedisKeyStore, migrate, open_store
+from server.keys import PUBLISHABLE, SECRET, KeyStore, KeyStoreError, RedisKeyStore, migrate, open_store
 
 #: What a worker's read of the key store takes at most, beyond its refresh interval, on a store
 #: that answers (one SELECT of the keys table, or one Redis HGETALL).

@@ -9,10 +9,8 @@ from typing_extensions import disjoint_base
 class Gate:
     """The usual answer of ``/v1/address`` for one app."""
 
-    @property
-    def enabled(self) -> bool: ...
     def __init__(
-        self, auth: Any, slot: Any, metrics: Any, cost_unit: float, query_error: Callable[[Exception], Exception]
+        self, auth: Any, slot: Any, finish: Callable[[Any, Any], None], query_error: Callable[[Exception], Exception]
     ) -> None: ...
     def answer(self, req: Any, resp: Any, raw_query: bytes) -> bool:
         """Answer ``req`` and return True, or return False having changed nothing."""

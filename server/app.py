@@ -41,10 +41,12 @@ import falcon.asgi
 
 import engine
 from server import _gate, errors
-from server.auth import COST_UNIT_SECONDS, Authenticator
+from server.auth import Authenticator
 from server.clients import TrustedProxies
 from server.config import Config
 from server.cors import preflight
+from server.keys import SOCKET_TIMEOUT, RedisKeyStore, open_store
+from server.limiter import ClientBuckets, FileQuota, Limiter, MemoryQuota, RedisQuota
 from server.metrics import Metrics, multiprocess_dir
 from server.openapi import spec_bytes
 from server.pages import demo_key_route, page_routes
@@ -185,7 +187,7 @@ def _build(
     app.add_error_handler(errors.HANDLED, handler)
     address = route(Address(slot, auth), preflight(auth), finish.answered)
     if asgi:  # PERF: the usual request in one compiled call (server/_gate.pyx: ASGI's headers)
-        address.gate = _gate.Gate(auth, slot, metrics, COST_UNIT_SECONDS, query_error).answer
+        address.gate = _gate.Gate(auth, slot, finish.answered, query_error).answer
     app.add_route("/v1/address", address)
     app.add_route("/healthz", route(Health()))
     app.add_route("/readyz", route(Ready(slot, auth)))
@@ -234,9 +236,6 @@ class DegradedGauge:
 
 def shared_state(config: Config, metrics: Metrics) -> tuple[Authenticator, DegradedGauge]:
     """The key store and the rate limits' quota ``config`` names (issue 15), and their gauge."""
-    from server.limiter import FileQuota, Limiter, MemoryQuota, RedisQuota
-    from server.redis_store import SOCKET_TIMEOUT, RedisKeyStore, open_store
-
     store = open_store(config.keystore_path, timeout=SOCKET_TIMEOUT)
     if isinstance(store, RedisKeyStore):
         quota = RedisQuota(config.keystore_path)
@@ -248,8 +247,9 @@ def shared_state(config: Config, metrics: Metrics) -> tuple[Authenticator, Degra
     limiter = Limiter(quota, sync_seconds=config.limit_sync_seconds, on_degraded=gauge.setter("limits"))
     auth = Authenticator(
         store,
-        refresh_seconds=config.key_refresh_seconds,
         limiter=limiter,
+        clients=ClientBuckets(),
+        refresh_seconds=config.key_refresh_seconds,
         on_degraded=gauge.setter("store"),
         proxies=TrustedProxies(config.trusted_proxies),
     )

@@ -1,13 +1,7 @@
-"""API keys: an SQLite key store, Bearer authentication and a per-key token bucket.
+"""Bearer authentication against a worker's copy of the API keys, and their rate limits.
 
-Key format: ``nlk_<key id: 16 hex>_<secret: 43 url-safe base64 chars>``.
+The keys themselves, their format and the stores that hold them are ``server.keys``'s.
 
-- The secret is 256 random bits from :mod:`secrets`; the key id (64 random bits) is not secret:
-  it finds the row, like a user name, so the secret itself is only ever *compared*, never used
-  as a lookup key.
-- SECURITY: the store holds ``sha256(key)`` only. A fast hash is enough (and right for a
-  per-request check) because the key has 256 bits of entropy: there is nothing to brute-force,
-  unlike a password. The digest is compared with :func:`hmac.compare_digest` (constant time).
 - Every worker keeps a copy of the active keys, an immutable :class:`KeyTable`, and a thread
   of its own (:meth:`Authenticator.start`, called after ``fork``) reads the store again every
   ``Config.key_refresh_seconds`` (1 s) and swaps the new table in with one assignment, so
@@ -23,10 +17,8 @@ Key format: ``nlk_<key id: 16 hex>_<secret: 43 url-safe base64 chars>``.
   its age alone: after a pause of the whole process (a stalled machine, SIGSTOP) the reader
   has simply not run yet, and the requests that come first are answered from the table.
   A store that does not exist holds no key: every request is a 401 (and ``/readyz`` a 503).
-- A key is *secret* (server to server; the default) or *publishable* (for web pages, served
-  only to the origins it lists; see ``server.cors``). A secret key may list origins too, which
-  allows those pages to use it. Files written before these columns existed are migrated by the
-  next CLI write (``ALTER TABLE``); workers read old and new files alike.
+- SECURITY: a key is checked by comparing ``sha256(key)`` with the stored digest in constant
+  time (:func:`hmac.compare_digest`), and an unknown key id costs the same as a wrong secret.
 - Rate limits are per key, shared by every worker of the machine (SQLite mode) or of the
   cluster (Redis): each worker spends tokens it leased in the background from a quota they all
   share, never calling it on a request's path (``server.limiter``, which states the bound).
@@ -39,7 +31,7 @@ Key format: ``nlk_<key id: 16 hex>_<secret: 43 url-safe base64 chars>``.
   query (well under 0.2 ms) costs 1; a key sending the most expensive queries gets several
   times fewer of them, so it cannot take the machine from other keys. CPU time, not wall time:
   on a busy machine a worker waits for a core mid-query, and the key must not pay for that.
-- With Redis (``server.redis_store``), new keys and revocations reach every worker by a change
+- With Redis (``server.keys.RedisKeyStore``), new keys and revocations reach every worker by a change
   message within milliseconds (and by the 1-s poll of a change counter if a message is lost).
   While Redis cannot be reached, keys known before are served from memory with limits of each
   worker's own, unknown keys get 503 ``not_ready`` (``Retry-After: 5``: they may have been
@@ -49,185 +41,29 @@ Key format: ``nlk_<key id: 16 hex>_<secret: 43 url-safe base64 chars>``.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import logging
 import math
-import os
-import re
-import secrets
-import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Callable
 from types import MappingProxyType
 from typing import NamedTuple
-from urllib.parse import urlsplit
 
+from server._rules import COST_UNIT_SECONDS, young
 from server.clients import TrustedProxies
 from server.config import MAX_KEY_REFRESH_SECONDS
 from server.errors import ApiError, unauthorized
-from server.limiter import ClientBuckets, Limiter, MemoryQuota, rate_limited
+from server.keys import KEY_SHAPE, KeyRecord, KeyStore, RedisKeyStore, hash_key
+from server.limiter import ClientBuckets, Limiter, rate_limited
 
 log = logging.getLogger("server.auth")
 
-KEY_PREFIX = "nlk_"
-_KEY_ID_HEX = 16
-#: A request costs one token more per this much engine time (issue 11).
-COST_UNIT_SECONDS = 0.0002
-_KEY_SHAPE = re.compile(r"nlk_([0-9a-f]{16})_[A-Za-z0-9_-]{43}\Z")
-NAME_SHAPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 #: At most this many accepted Authorization headers are remembered per key table.
 MAX_ACCEPTED_HEADERS = 10_000
 #: Compared against when the key id is unknown, so that path costs the same as a wrong secret.
 _DUMMY_DIGEST = hashlib.sha256(b"no such key").digest()
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS api_keys (
-    name        TEXT PRIMARY KEY,
-    key_id      TEXT NOT NULL UNIQUE,
-    key_sha256  BLOB NOT NULL,
-    rate        REAL NOT NULL CHECK (rate > 0),
-    created_at  TEXT NOT NULL,
-    revoked_at  TEXT,
-    kind        TEXT NOT NULL DEFAULT 'secret' CHECK (kind IN ('secret', 'publishable')),
-    origins     TEXT NOT NULL DEFAULT ''
-)
-"""
-#: Columns added after the first release, with their definitions (``ALTER TABLE`` on old files).
-_ADDED_COLUMNS = {
-    "kind": "TEXT NOT NULL DEFAULT 'secret' CHECK (kind IN ('secret', 'publishable'))",
-    "origins": "TEXT NOT NULL DEFAULT ''",
-}
-
-SECRET = "secret"
-PUBLISHABLE = "publishable"
-#: A key's origin list holds this (never a real origin) to be served to same-origin pages.
-SAME_ORIGIN = "self"
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def normalize_origin(text: str) -> str:
-    """Return ``text`` as the serialised origin a browser sends (``https://shop.example``).
-
-    Scheme and host are lower-cased, an IDN host is written in punycode, the default port is
-    dropped and a trailing ``/`` is allowed; anything else (a path, a query, user info, a
-    wildcard, ``null``) is a :class:`KeyStoreError`. SECURITY: ``null`` is the origin of every
-    sandboxed frame and ``file:`` page anywhere, so no key may allow it.
-    """
-    raw = text.strip()
-    if raw.lower() == "null":
-        raise KeyStoreError("the origin 'null' (sandboxed frames, file: pages) cannot be allowed")
-    try:
-        parts = urlsplit(raw)
-        port = parts.port
-    except ValueError as exc:
-        raise KeyStoreError(f"{text!r} is not an origin: {exc}") from None
-    scheme, host = parts.scheme.lower(), parts.hostname
-    if scheme not in _DEFAULT_PORTS or not host or "*" in host:
-        raise KeyStoreError(f"{text!r} is not an origin: write it as https://host[:port]")
-    if parts.username is not None or parts.path not in ("", "/") or parts.query or "?" in raw or "#" in raw:
-        raise KeyStoreError(f"{text!r} is not an origin: only scheme, host and port, no path")
-    if not host.isascii():
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            raise KeyStoreError(f"{text!r} is not an origin: bad host name") from None
-    if ":" in host:
-        host = f"[{host}]"
-    port_part = "" if port is None or port == _DEFAULT_PORTS[scheme] else f":{port}"
-    return f"{scheme}://{host}{port_part}"
-
-
-def check_new_key(name: str, rate: float, kind: str, origins: Iterable[str]) -> list[str]:
-    """Check what ``keys create`` is given (any store); return the normalised origins, sorted."""
-    if not NAME_SHAPE.match(name):
-        raise KeyStoreError("a key name is 1-64 of A-Z a-z 0-9 . _ - and starts with a letter or digit")
-    if not (rate > 0 and math.isfinite(rate)):
-        raise KeyStoreError("rate must be a positive number of requests per second")
-    if kind not in (SECRET, PUBLISHABLE):
-        raise KeyStoreError(f"a key is {SECRET!r} or {PUBLISHABLE!r}, not {kind!r}")
-    allowed = sorted({normalize_origin(origin) for origin in origins})
-    if kind == PUBLISHABLE and not allowed:
-        raise KeyStoreError("a publishable key needs at least one --origin (the pages that may use it)")
-    return allowed
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    """Create the table, or add the columns an older file lacks."""
-    conn.execute(_SCHEMA)
-    have = {row[1] for row in conn.execute("PRAGMA table_info(api_keys)")}
-    for column, definition in _ADDED_COLUMNS.items():
-        if column not in have:
-            conn.execute(f"ALTER TABLE api_keys ADD COLUMN {column} {definition}")
-
-
-def _kind_and_origins(row: sqlite3.Row) -> tuple[str, frozenset[str]]:
-    """A row's kind and origins; a file older than these columns holds secret keys only."""
-    names = row.keys()
-    kind = row["kind"] if "kind" in names else SECRET
-    origins = frozenset(row["origins"].split()) if "origins" in names else frozenset()
-    return kind, origins
-
-
-def hash_key(key: str) -> bytes:
-    """Return the digest stored for ``key``."""
-    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).digest()
-
-
-def new_key() -> tuple[str, str]:
-    """Return a fresh ``(key, key_id)``."""
-    key_id = secrets.token_hex(_KEY_ID_HEX // 2)
-    return f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(32)}", key_id
-
-
-@dataclass(frozen=True, slots=True)
-class KeyRecord:
-    """One active key as a worker sees it (no secret, only its digest)."""
-
-    name: str
-    key_id: str
-    digest: bytes
-    rate: float
-    kind: str = SECRET
-    origins: frozenset[str] = frozenset()
-    #: requests per second per client address, besides ``rate`` for all (0: none; the demo key)
-    client_rate: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class KeyInfo:
-    """One row of ``keys list``."""
-
-    name: str
-    created_at: str
-    rate: float
-    revoked_at: str | None
-    kind: str = SECRET
-    origins: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class StoredKey:
-    """One key as a store holds it, revoked or not (what ``keys migrate`` copies)."""
-
-    name: str
-    key_id: str
-    digest: bytes
-    rate: float
-    created_at: str
-    revoked_at: str | None
-    kind: str = SECRET
-    origins: tuple[str, ...] = ()
-
-    def record(self) -> KeyRecord:
-        return KeyRecord(self.name, self.key_id, self.digest, self.rate, self.kind, frozenset(self.origins))
-
-    def info(self) -> KeyInfo:
-        return KeyInfo(self.name, self.created_at, self.rate, self.revoked_at, self.kind, self.origins)
 
 
 class KeyTable(NamedTuple):
@@ -242,125 +78,6 @@ _NEVER_READ = KeyTable(MappingProxyType({}), -math.inf, False)
 #: A shared store's whole table is read at least this often, whatever its change counter says.
 FULL_READ_SECONDS = 30.0
 
-
-class KeyStoreError(Exception):
-    """The key store cannot be read, or a CLI action on it is impossible."""
-
-
-class KeyStore:
-    """The SQLite file that holds the API keys.
-
-    The CLI writes it; workers only read it (opened read-only, so a worker never creates an
-    empty store by accident). A new connection per operation keeps it safe across ``fork`` and
-    threads; a worker reads it about once a second.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    @contextlib.contextmanager
-    def _connect(self, *, write: bool) -> Iterator[sqlite3.Connection]:
-        if not write and not os.path.exists(self.path):
-            raise KeyStoreError(f"key store {self.path!r} does not exist")
-        conn = None
-        try:
-            # NOTE: connect() itself fails on a directory or a file this user cannot read
-            if write:
-                conn = sqlite3.connect(self.path, timeout=5.0)
-            else:
-                conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=0.5)
-            with conn:  # one transaction
-                yield conn
-        except (sqlite3.Error, OSError) as exc:
-            raise KeyStoreError(f"key store {self.path!r}: {exc}") from exc
-        finally:
-            if conn is not None:
-                conn.close()
-
-    kind_name = "sqlite"
-
-    def __str__(self) -> str:
-        return self.path
-
-    def exists(self) -> bool:
-        """Whether the store holds any key (a file that does not exist holds none)."""
-        return os.path.exists(self.path)
-
-    def create(self, name: str, rate: float, *, kind: str = SECRET, origins: Iterable[str] = ()) -> str:
-        """Add a key named ``name`` and return it (the only time it is ever shown).
-
-        ``kind`` is ``"secret"`` or ``"publishable"``; a publishable key needs at least one of
-        ``origins`` (each normalised by :func:`normalize_origin`).
-        """
-        allowed = check_new_key(name, rate, kind, origins)
-        key, key_id = new_key()
-        created = not os.path.exists(self.path)
-        with self._connect(write=True) as conn:
-            _migrate(conn)
-            if conn.execute("SELECT 1 FROM api_keys WHERE name = ?", (name,)).fetchone():
-                raise KeyStoreError(f"a key named {name!r} exists (revoked keys keep their name); pick another")
-            conn.execute(
-                "INSERT INTO api_keys (name, key_id, key_sha256, rate, created_at, kind, origins)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (name, key_id, hash_key(key), float(rate), _now(), kind, " ".join(allowed)),
-            )
-        if created:
-            os.chmod(self.path, 0o600)  # SECURITY: digests only, but nobody else's business
-        return key
-
-    def revoke(self, name: str) -> bool:
-        """Revoke the active key ``name``; return False if there is none."""
-        with self._connect(write=True) as conn:
-            _migrate(conn)
-            cur = conn.execute(
-                "UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL",
-                (_now(), name),
-            )
-            return cur.rowcount == 1
-
-    def list(self) -> list[KeyInfo]:
-        """Every key ever created, oldest first (never the key itself)."""
-        return [k.info() for k in self.rows()]
-
-    def rows(self) -> list[StoredKey]:
-        """Every key with its digest, oldest first (``keys migrate``); [] without a file."""
-        if not os.path.exists(self.path):
-            return []
-        with self._connect(write=False) as conn:
-            conn.row_factory = sqlite3.Row
-            rows = conn.execute("SELECT * FROM api_keys ORDER BY created_at, name").fetchall()
-        stored = []
-        for row in rows:
-            kind, origins = _kind_and_origins(row)
-            stored.append(
-                StoredKey(
-                    row["name"],
-                    row["key_id"],
-                    bytes(row["key_sha256"]),
-                    float(row["rate"]),
-                    row["created_at"],
-                    row["revoked_at"],
-                    kind,
-                    tuple(sorted(origins)),
-                )
-            )
-        return stored
-
-    def active(self) -> dict[str, KeyRecord]:
-        """The active keys by key id; raises :class:`KeyStoreError` if unreadable."""
-        with self._connect(write=False) as conn:
-            conn.row_factory = sqlite3.Row  # SELECT *: files from before `kind` read as well
-            rows = conn.execute("SELECT * FROM api_keys WHERE revoked_at IS NULL").fetchall()
-        return {
-            row["key_id"]: KeyRecord(
-                row["name"], row["key_id"], bytes(row["key_sha256"]), float(row["rate"]), *_kind_and_origins(row)
-            )
-            for row in rows
-        }
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def parse_bearer(header: str | None) -> str:
@@ -382,15 +99,21 @@ def parse_bearer(header: str | None) -> str:
 
 
 class Authenticator:
-    """A worker's view of the key store: authenticates a header and applies the rate limit."""
+    """A worker's view of the key store: authenticates a header and applies the rate limits.
+
+    ``limiter``: the keys' limits (``server.app`` makes it from the ``Config``: a quota shared
+    by the machine's or the cluster's workers); ``clients``: the limits per client address of
+    a key with ``client_rate`` (``server.clients`` says who the client is).
+    """
 
     def __init__(
         self,
-        store: KeyStore,
+        store: KeyStore | RedisKeyStore,
         *,
+        limiter: Limiter,
+        clients: ClientBuckets,
         refresh_seconds: float,
         clock: Callable[[], float] = time.monotonic,
-        limiter: Limiter | None = None,
         on_degraded: Callable[[bool], None] | None = None,
         proxies: TrustedProxies | None = None,
     ) -> None:
@@ -400,9 +123,8 @@ class Authenticator:
         self.refresh_seconds = refresh_seconds
         self._clock = clock
         self._on_degraded = on_degraded
-        self.limiter = limiter if limiter is not None else Limiter(MemoryQuota(clock), clock=clock)
-        #: the limits per client address of a key with ``client_rate`` (server.clients says who)
-        self.clients = ClientBuckets(clock=clock)
+        self.limiter = limiter
+        self.clients = clients
         self.proxies = proxies if proxies is not None else TrustedProxies()
         self._table = _NEVER_READ
         self._version: int | None = None  # of the shared store, as last read
@@ -492,7 +214,7 @@ class Authenticator:
             keys = {} if missing else self.store.active()
         except Exception as exc:  # KeyStoreError, or anything else: the worker must go on
             self._failed_at = self._clock()
-            state = "stale" if self._table.read_at + MAX_KEY_REFRESH_SECONDS <= now else "failing"
+            state = "failing" if young(self._table.read_at, now) else "stale"
             self._log_state(state, logging.ERROR, "cannot read the key store: %s", exc)
             return False
         finally:
@@ -594,7 +316,7 @@ class Authenticator:
         """
         if self.shared:
             return table.read_at == -math.inf
-        if table.read_at + MAX_KEY_REFRESH_SECONDS > now:
+        if young(table.read_at, now):
             return False
         reader = self._reader
         if reader is None or not reader.is_alive() or self._failed_at > table.read_at:
@@ -610,12 +332,16 @@ class Authenticator:
         table = self._table
         return not table.missing and not self._stale(table, now)
 
+    def _refresh_due(self, now: float) -> bool:
+        """Whether a request must re-read the store: no reader thread does, and it is time."""
+        return self._reader is None and now >= self._next_refresh
+
     def _maybe_refresh(self, now: float) -> None:
         # Without a reader thread only: one thread of a gthread worker re-reads; the others go
         # on with the current table.
-        if self._reader is None and now >= self._next_refresh and self._lock.acquire(blocking=False):
+        if self._refresh_due(now) and self._lock.acquire(blocking=False):
             try:
-                if now >= self._next_refresh:
+                if self._refresh_due(now):  # not done by another thread meanwhile
                     self.refresh()
             finally:
                 self._lock.release()
@@ -631,20 +357,17 @@ class Authenticator:
         ``refresh_seconds``); they hold the key itself, which every request brings into the
         worker's memory anyway; an unknown header always takes the constant-time path.
         """
+        record = self.remembered(header)  # type: ignore[arg-type]
+        if record is not None:
+            return record
         now = self._clock()
-        if self._reader is None and now >= self._next_refresh:  # PERF: the test of _maybe_refresh
-            self._maybe_refresh(now)
+        self._maybe_refresh(now)
         table = self._table
         accepted = self._accepted
-        # PERF: a table read in the last MAX_KEY_REFRESH_SECONDS is not stale (see _stale): no call
-        if accepted[0] is table and (table.read_at + MAX_KEY_REFRESH_SECONDS > now or not self._stale(table, now)):
-            record = accepted[1].get(header)  # type: ignore[arg-type]
-            if record is not None:
-                return record
         credentials = parse_bearer(header)
         if self._stale(table, now):
             raise ApiError("not_ready", "the API key store is unavailable", headers={"Retry-After": "5"})
-        match = _KEY_SHAPE.match(credentials)
+        match = KEY_SHAPE.match(credentials)
         record = (table.keys.get(match.group(1)) or self.own_keys.get(match.group(1))) if match else None
         expected = record.digest if record is not None else _DUMMY_DIGEST
         # SECURITY: constant-time comparison of digests; never log or echo `credentials`.
@@ -661,6 +384,20 @@ class Authenticator:
         if len(accepted[1]) < MAX_ACCEPTED_HEADERS:
             accepted[1][header] = record  # type: ignore[index]
         return record
+
+    def remembered(self, header: str) -> KeyRecord | None:
+        """What :meth:`authenticate` answers for ``header`` if it can tell without any work: a
+        header the current key table accepted before, a table that is not stale and no refresh
+        due on the request path; None otherwise (``authenticate`` then does the work, and
+        ``server._gate`` leaves the request to the Python path)."""
+        now = self._clock()
+        table, accepted = self._table, self._accepted
+        if accepted[0] is not table or self._refresh_due(now):
+            return None
+        # PERF: a table read in the last MAX_KEY_REFRESH_SECONDS is not stale: no call
+        if young(table.read_at, now) or not self._stale(table, now):
+            return accepted[1].get(header)
+        return None
 
     def origin_allowed(self, origin: str) -> bool:
         """Whether some active key allows ``origin`` (the test a CORS preflight gets)."""

@@ -27,7 +27,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import tempfile
 from dataclasses import dataclass
 
 from server.clients import DEFAULT_TRUSTED, TrustedProxies
@@ -77,8 +79,6 @@ class Config:
         """Build a config from ``ADDRESS_*`` variables (``os.environ`` by default)."""
         env = os.environ if environ is None else environ
         keystore = env.get("ADDRESS_KEYSTORE", DEFAULT_KEYSTORE)
-        from server.limiter import default_limits_file
-
         return cls(
             keystore_path=keystore,
             limit_sync_seconds=float(env.get("ADDRESS_LIMIT_SYNC_SECONDS", "0.1")),
@@ -92,3 +92,10 @@ class Config:
             trusted_proxies=env.get("FORWARDED_ALLOW_IPS", ",".join(DEFAULT_TRUSTED)),
             metrics_token=env.get("ADDRESS_METRICS_TOKEN") or None,
         )
+
+
+def default_limits_file(keystore: str) -> str:
+    """The machine's limits file for a key store (``ADDRESS_LIMITS_FILE`` unset): in the
+    temporary directory, one per store."""
+    digest = hashlib.sha256(os.path.realpath(keystore).encode()).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), f"nl-address-limits-{digest}.sqlite3")

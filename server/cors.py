@@ -4,12 +4,12 @@ Which page may use which key (checked after the key, before its rate limit):
 
 - A request that carries ``Origin`` is served only if its key lists that origin, compared
   byte for byte with the serialised origin the browser sent (keys store origins normalised,
-  ``server.auth.normalize_origin``). ``Origin: null`` (sandboxed frames, ``file:``) never
+  ``server.keys.normalize_origin``). ``Origin: null`` (sandboxed frames, ``file:``) never
   matches: no key may list it.
 - A *same-origin* request (a page served by this server: no ``Origin`` and
   ``Sec-Fetch-Site: same-origin``, or an ``Origin`` equal to this server's own) is a
   server-to-server request for a secret key; a publishable key serves it if it lists this
-  server's origin, or is the demo key (``server.auth.SAME_ORIGIN``).
+  server's origin, or is the demo key (``server.keys.SAME_ORIGIN``).
 - A request without ``Origin`` that is not same-origin (curl, a back end) is refused for a
   publishable key: those belong in web pages.
 - Every refusal is 403 ``origin_not_allowed``. SECURITY: the rule keeps *other web sites* from
@@ -41,8 +41,9 @@ from __future__ import annotations
 
 import falcon
 
-from server.auth import SAME_ORIGIN, SECRET, Authenticator, KeyRecord
+from server.auth import Authenticator
 from server.errors import ApiError, method_not_allowed
+from server.keys import SAME_ORIGIN, SECRET, KeyRecord
 
 #: The route CORS is served on; the other routes are same-origin only.
 PATH = "/v1/address"

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import sqlite3
 import threading
 import time
@@ -61,7 +60,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol
 
+from server._rules import KeyState
 from server.errors import ApiError
+from server.keys import client_for
 
 log = logging.getLogger("server.limiter")
 
@@ -253,8 +254,6 @@ class RedisQuota:
         self._connect()
 
     def _connect(self) -> None:
-        from server.redis_store import client_for
-
         self._client = client_for(self.url)
         self._script = self._client.register_script(_LEASE_SCRIPT)
 
@@ -314,21 +313,6 @@ class ClientBuckets:
         self._lock = threading.Lock()
 
 
-class _KeyState:
-    """One key at one worker: the tokens it holds, what it owes the quota, its demand."""
-
-    __slots__ = ("rate", "tokens", "owed", "seen", "last", "stamp", "lock")
-
-    def __init__(self, rate: float, now: float, credit: int) -> None:
-        self.rate = rate
-        self.tokens = float(credit)
-        self.owed = credit
-        self.seen = 0  # requests since the last sync (served or refused)
-        self.last = now  # when it was made, then the last sync that found it used
-        self.stamp = now  # of the local refill, while degraded
-        self.lock = threading.Lock()
-
-
 class Limiter:
     """A worker's side of the shared rate limit (see the module's docstring).
 
@@ -348,7 +332,8 @@ class Limiter:
         self.sync_seconds = sync_seconds
         self._clock = clock
         self._on_degraded = on_degraded
-        self._states: dict[str, _KeyState] = {}
+        #: the key states by key id (``server._gate`` takes tokens from them too)
+        self.states: dict[str, KeyState] = {}
         self._sync_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -383,17 +368,21 @@ class Limiter:
 
     # -- the request path ---------------------------------------------------------------------
 
+    def take_held(self, key_id: str, rate: float) -> bool:
+        """Take one token of ``key_id`` this worker holds, if it is not degraded, holds one and
+        has made the key's state for ``rate`` and no thread holds its lock (the sync's);
+        otherwise return False having changed nothing. :meth:`throttle`'s common case, and
+        ``server._gate``'s: a request that finds no token is left to ``throttle``."""
+        state = self.states.get(key_id)
+        return state is not None and state.take(rate, self.degraded)
+
     def throttle(self, key_id: str, rate: float) -> None:
         """Take one token of ``key_id`` or raise the 429 (never calls the quota under gunicorn)."""
-        state = self._states.get(key_id)
+        if self.take_held(key_id, rate):
+            return
+        state = self.states.get(key_id)
         if state is None or state.rate != rate:
-            state = self._states[key_id] = _KeyState(rate, self._clock(), self.first_credit(rate))
-        # PERF: _take's common case (not degraded, a token held) without its call
-        with state.lock:
-            if not self.degraded and state.tokens >= 1.0:
-                state.seen += 1
-                state.tokens -= 1.0
-                return
+            state = self.states[key_id] = KeyState(rate, self._clock(), self.first_credit(rate))
         if self._take(state):
             return
         if self._thread is None:  # in-process: sync this key now, then look again
@@ -402,7 +391,7 @@ class Limiter:
                 return
         raise rate_limited(rate)
 
-    def _take(self, state: _KeyState) -> bool:
+    def _take(self, state: KeyState) -> bool:
         # PERF: no clock read unless degraded: a sync tells when a key was last used by its
         # ``seen`` (see there)
         with state.lock:
@@ -414,14 +403,11 @@ class Limiter:
                 if state.tokens < cap:
                     state.tokens = min(cap, state.tokens + max(0.0, now - state.stamp) * share)
                 state.stamp = now
-            if state.tokens >= 1.0:
-                state.tokens -= 1.0
-                return True
-            return False
+            return state.spend()
 
     def charge(self, key_id: str, tokens: int) -> None:
         """Take ``tokens`` more of ``key_id`` after the fact (down to minus one second's worth)."""
-        state = self._states.get(key_id)
+        state = self.states.get(key_id)
         if state is not None and tokens > 0:
             with state.lock:
                 state.tokens = max(-max(1.0, state.rate), state.tokens - tokens)
@@ -432,16 +418,16 @@ class Limiter:
         """Lease tokens for the keys that need some; return whether the quota answered."""
         with self._sync_lock:
             now = self._clock()
-            asked: list[tuple[_KeyState, Lease]] = []
-            for key_id in list(self._states) if only is None else only:
-                state = self._states.get(key_id)
+            asked: list[tuple[KeyState, Lease]] = []
+            for key_id in list(self.states) if only is None else only:
+                state = self.states.get(key_id)
                 if state is None:
                     continue
                 with state.lock:
                     if state.seen:  # used since the last sync (requests do not read the clock)
                         state.last = now
                     elif now - state.last > IDLE_SECONDS and state.owed == 0 and state.tokens >= 0:
-                        del self._states[key_id]
+                        del self.states[key_id]
                         continue
                     hold = self.hold_max(state.rate)
                     # twice the demand, and at least C: a key of rate 100,000 asked for 5,000
@@ -476,7 +462,7 @@ class Limiter:
             return
         self.degraded, self.degraded_reason = degraded, reason
         now = self._clock()
-        for state in list(self._states.values()):
+        for state in list(self.states.values()):
             with state.lock:
                 state.stamp = now
                 if not degraded:  # tokens made up locally were never granted: no more than H
@@ -517,7 +503,7 @@ class Limiter:
 
     def after_fork(self) -> None:
         """A forked worker: its own states, id, connections and thread."""
-        self._states = {}
+        self.states = {}
         self._sync_lock = threading.Lock()
         self._thread = None
         self.worker_id = uuid.uuid4().hex
@@ -525,12 +511,3 @@ class Limiter:
         self.workers, self._counted = 1, False
         self.quota.after_fork()
         self.start()
-
-
-def default_limits_file(keystore: str) -> str:
-    """The machine's limits file for a key store: in the temporary directory, one per store."""
-    import hashlib
-    import tempfile
-
-    digest = hashlib.sha256(os.path.realpath(keystore).encode()).hexdigest()[:16]
-    return os.path.join(tempfile.gettempdir(), f"nl-address-limits-{digest}.sqlite3")

@@ -7,7 +7,7 @@ when the app is built. ``/widget.js`` and ``/widget.css`` are meant for other si
 
 The demo key (``ADDRESS_DEMO_RATE`` > 0): a publishable key made at start, held in memory only
 (with gunicorn's ``preload_app`` the master makes it, so every worker knows the same one), served
-only to this server's own pages (``server.auth.SAME_ORIGIN``) at that low rate, and handed to the
+only to this server's own pages (``server.keys.SAME_ORIGIN``) at that low rate, and handed to the
 page by ``GET /demo-key`` so that the HTML never holds a key. SECURITY: like any publishable key
 it is public; anything but a browser can use it, at its rate. So it is also limited per client
 address (``ADDRESS_DEMO_CLIENT_RATE``, ``server.clients``): a script that spends it from one
@@ -20,7 +20,8 @@ from importlib.resources import files
 
 import orjson
 
-from server.auth import PUBLISHABLE, SAME_ORIGIN, Authenticator, KeyRecord, hash_key, new_key
+from server.auth import Authenticator
+from server.keys import PUBLISHABLE, SAME_ORIGIN, KeyRecord, hash_key, new_key
 from server.resources import Missing, Static
 
 #: path -> (file in server/static, content type)

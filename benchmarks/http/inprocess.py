@@ -100,8 +100,8 @@ class Bench:
         sys.path.insert(0, str(REPO))
         sys.path.insert(0, str(HERE))
         import engine
-        from server.auth import KeyStore
         from server.config import Config
+        from server.keys import KeyStore
 
         tmp = Path(tempfile.mkdtemp(prefix=prefix))
         self.key = KeyStore(str(tmp / "keys.sqlite3")).create("bench", 1e9)

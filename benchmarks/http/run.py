@@ -191,7 +191,10 @@ def create_key(keystore: str) -> str:
     return done.stdout.splitlines()[-1]
 
 
-def wrk(url: str, paths: Path, key: str, args: argparse.Namespace, duration: int) -> dict:
+def wrk(
+    url: str, paths: Path, key: str, args: argparse.Namespace, duration: int, script: Path = HERE / "queries.lua"
+) -> dict:
+    """One run of wrk with ``script`` (queries.lua: each connection sends the paths in turn)."""
     cmd = [
         "wrk",
         f"-t{args.threads}",
@@ -200,7 +203,7 @@ def wrk(url: str, paths: Path, key: str, args: argparse.Namespace, duration: int
         "--timeout",
         "5s",
         "-s",
-        str(HERE / "queries.lua"),
+        str(script),
         url,
         "--",
         str(paths),

@@ -13,8 +13,8 @@ pytestmark = pytest.mark.full
 def test_readme_highlight_example(tmp_path, full_index_path):
     import engine
     from server.app import create_app
-    from server.auth import KeyStore
     from server.config import Config
+    from server.keys import KeyStore
 
     store = KeyStore(str(tmp_path / "keys.sqlite3"))
     key = store.create("readme", 1e6)

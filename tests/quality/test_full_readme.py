@@ -26,8 +26,8 @@ def blocks(kind: str) -> list[str]:
 
 def test_the_readme_request_answers_the_body_it_shows(tmp_path, full_index):
     from server.app import create_app
-    from server.auth import KeyStore
     from server.config import Config
+    from server.keys import KeyStore
 
     [request] = [b for b in blocks("sh") if "curl" in b and "/v1/address?" in b]
     [query] = re.findall(r"/v1/address\?([^' ]+)'", request)

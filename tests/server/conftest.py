@@ -11,8 +11,8 @@ from testdata import build_sample_index  # tests/conftest.py builds the sample i
 
 import engine
 from server.app import create_app
-from server.auth import KeyStore
 from server.config import Config
+from server.keys import KeyStore
 
 
 @pytest.fixture(scope="session")

@@ -7,11 +7,13 @@ import subprocess
 import sys
 
 import pytest
+from authenticators import authenticator
 from testdata import REPO
 
 from server.__main__ import main as cli
-from server.auth import Authenticator, KeyStore, KeyStoreError, parse_bearer
+from server.auth import parse_bearer
 from server.errors import ApiError
+from server.keys import KeyStore, KeyStoreError
 from server.limiter import Lease, bucket_take
 
 
@@ -116,7 +118,7 @@ def test_keys_are_random(tmp_path):
 
 def test_worker_never_creates_the_store(tmp_path):
     path = tmp_path / "missing.sqlite3"
-    auth = Authenticator(KeyStore(str(path)), refresh_seconds=1)
+    auth = authenticator(KeyStore(str(path)), refresh_seconds=1)
     assert not auth.ready
     assert not path.exists()
 
@@ -146,7 +148,7 @@ def test_revocation_reaches_a_worker_within_the_refresh_interval(tmp_path):
     store = KeyStore(str(tmp_path / "k.sqlite3"))
     key = store.create("a", 100)
     clock = Clock()
-    auth = Authenticator(store, refresh_seconds=1.0, clock=clock)
+    auth = authenticator(store, refresh_seconds=1.0, clock=clock)
     assert auth.authenticate(f"Bearer {key}").name == "a"
     store.revoke("a")
     clock.now += 0.5
@@ -161,7 +163,7 @@ def test_new_keys_work_without_restart(tmp_path):
     store = KeyStore(str(tmp_path / "k.sqlite3"))
     store.create("first", 1)
     clock = Clock()
-    auth = Authenticator(store, refresh_seconds=1.0, clock=clock)
+    auth = authenticator(store, refresh_seconds=1.0, clock=clock)
     key = store.create("second", 1)
     clock.now += 1.0
     assert auth.authenticate(f"Bearer {key}").name == "second"
@@ -172,7 +174,7 @@ def test_unreadable_store_fails_closed_after_5_seconds(tmp_path):
     store = KeyStore(str(path))
     key = store.create("a", 100)
     clock = Clock()
-    auth = Authenticator(store, refresh_seconds=1.0, clock=clock)
+    auth = authenticator(store, refresh_seconds=1.0, clock=clock)
     path.write_bytes(b"this is not a database")
     clock.now += 2
     assert auth.authenticate(f"Bearer {key}").name == "a"  # last good copy, 2 s old
@@ -189,7 +191,7 @@ def test_store_locked_by_a_writer_keeps_the_last_copy(tmp_path):
     store = KeyStore(str(path))
     key = store.create("a", 100)
     clock = Clock()
-    auth = Authenticator(store, refresh_seconds=1.0, clock=clock)
+    auth = authenticator(store, refresh_seconds=1.0, clock=clock)
     writer = sqlite3.connect(path)
     writer.execute("BEGIN EXCLUSIVE")
     try:
@@ -221,7 +223,7 @@ def test_slow_rate_retry_after_rounds_up(tmp_path):
     store.create("trickle", 0.1)  # one request per 10 s
     record = next(iter(store.active().values()))
     clock = Clock()
-    auth = Authenticator(store, refresh_seconds=1.0, clock=clock)
+    auth = authenticator(store, refresh_seconds=1.0, clock=clock)
     auth.throttle(record)
     with pytest.raises(ApiError) as info:
         auth.throttle(record)

@@ -22,7 +22,7 @@ import pytest
 from liveserver import Live, free_port
 from redisserver import RedisServer
 
-from server.redis_store import RedisKeyStore
+from server.keys import RedisKeyStore
 
 REPO = Path(__file__).resolve().parents[2]
 HAPROXY = "/usr/sbin/haproxy"

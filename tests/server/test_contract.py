@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 import falcon.testing
 import pytest
 
-from server.auth import KeyStore
+from server.keys import KeyStore
 
 PROBLEM = "application/problem+json"
 

@@ -10,9 +10,10 @@ import json
 import sqlite3
 
 import pytest
+from authenticators import authenticator
 
 from server.__main__ import main as cli
-from server.auth import PUBLISHABLE, Authenticator, KeyStore, KeyStoreError, normalize_origin
+from server.keys import PUBLISHABLE, KeyStore, KeyStoreError, normalize_origin
 
 SHOP = "https://shop.example"
 OTHER_SHOP = "http://localhost:8123"
@@ -364,7 +365,7 @@ def test_a_key_file_from_before_kinds_is_read_and_migrated(tmp_path):
     conn.commit()
     conn.close()
 
-    auth = Authenticator(store, refresh_seconds=1.0)
+    auth = authenticator(store, refresh_seconds=1.0)
     record = auth.authenticate(f"Bearer {key}")
     assert (record.name, record.kind, record.origins) == ("old", "secret", frozenset())
     assert [(info.name, info.kind) for info in store.list()] == [("old", "secret")]

@@ -6,11 +6,13 @@ import time
 
 import falcon.testing
 import pytest
+from authenticators import authenticator
 
 from server.app import create_app
-from server.auth import COST_UNIT_SECONDS, Authenticator, KeyStore
+from server.auth import COST_UNIT_SECONDS
 from server.config import Config
 from server.errors import ApiError
+from server.keys import KeyStore
 from server.limiter import Limiter, MemoryQuota
 
 
@@ -87,7 +89,7 @@ def test_cheap_requests_cost_one_token(tmp_path):
     store = KeyStore(str(tmp_path / "k.sqlite3"))
     store.create("k", 3)
     record = next(iter(store.active().values()))
-    auth = Authenticator(store, refresh_seconds=1.0, clock=lambda: 0.0)
+    auth = authenticator(store, refresh_seconds=1.0, clock=lambda: 0.0)
     for _ in range(3):
         auth.throttle(record)
         auth.charge(record, COST_UNIT_SECONDS * 0.9)

@@ -15,8 +15,8 @@ import pytest
 
 import engine
 from server.app import AsgiRequest, _build
-from server.auth import PUBLISHABLE, Authenticator
 from server.config import Config
+from server.keys import PUBLISHABLE
 from server.metrics import LATENCY_BUCKETS
 
 QUERIES = ["kerkstraat 1", "amsterdam", "1012", "a", "stationsweg 12 b", "", "x" * 129]
@@ -114,7 +114,7 @@ def test_the_gate_answers_as_the_python_path_does(index, keys):
     assert observed(gated_service) == observed(plain_service)
     # the tokens too, but for what each search's CPU time was charged (it varies run to run)
     states = [{k: (s.seen, s.owed, s.rate, s.tokens <= s.owed - s.seen)
-               for k, s in service.auth.limiter._states.items()} for service in (gated_service, plain_service)]
+               for k, s in service.auth.limiter.states.items()} for service in (gated_service, plain_service)]
     assert states[0] == states[1]
 
 
@@ -163,7 +163,7 @@ def _stale(keys, service):
 
 def _state(service, keys):
     record = service.auth.authenticate(f"Bearer {keys.alice}")
-    return service.auth.limiter._states[record.key_id]
+    return service.auth.limiter.states[record.key_id]
 
 
 DECLINED = {
@@ -195,25 +195,35 @@ def test_the_gate_declines_having_changed_nothing(index, keys, case):
     answered, _, _ = ask(gated, route, headers=usual(keys))
     assert answered  # the usual request, before the case is made
     how = DECLINED[case](keys, service) or {}
-    states = {k: (s.tokens, s.seen, s.owed) for k, s in service.auth.limiter._states.items()}
+    states = {k: (s.tokens, s.seen, s.owed) for k, s in service.auth.limiter.states.items()}
     pending = len(service.metrics._pending)
     answered, req, resp = ask(gated, route, how.get("query", b"country=NLD&q=kerkstraat+1"),
                               how.get("headers", usual(keys)))
     assert answered is False
-    assert {k: (s.tokens, s.seen, s.owed) for k, s in service.auth.limiter._states.items()} == states
+    assert {k: (s.tokens, s.seen, s.owed) for k, s in service.auth.limiter.states.items()} == states
     assert len(service.metrics._pending) == pending
     assert resp.data is None and resp.headers == {} and req.key_name is None
 
 
-def test_the_gate_is_off_with_a_clock_of_its_own_or_an_access_log(index, keys):
-    _, service, route = make(index, keys)
-    assert route.gate.__self__.enabled
-    _, service, route = make(index, keys, access_log=True)
-    assert not route.gate.__self__.enabled
-    from server._gate import Gate
-
-    auth = Authenticator(service.auth.store, refresh_seconds=1.0, clock=lambda: 1.0)
-    assert not Gate(auth, service.slot, service.metrics, 0.0002, ValueError).enabled
+def test_the_gate_answers_with_an_access_log_as_the_python_path_does(index, keys, caplog):
+    """The gate records its answers through ``Finish.answered`` and ``Metrics.observe``, so an
+    app with an access log is served by it too, and logs the same lines as without it."""
+    gated, _, route = make(index, keys, access_log=True)
+    plain, _, plain_route = make(index, keys, access_log=True)
+    plain_route.gate = None
+    seen = counted(route)
+    hello = {"Authorization": f"Bearer {keys.alice}"}
+    lines = []
+    for app in (gated, plain):
+        client = falcon.testing.TestClient(app)
+        caplog.clear()
+        with caplog.at_level("INFO", logger="server.access"):
+            for q in ("a", "kerkstraat 1", "amsterdam"):
+                client.simulate_get("/v1/address", query_string=urlencode({"country": "NLD", "q": q}), headers=hello)
+        lines.append([r.getMessage().rsplit(" ", 2)[0] + " " + r.getMessage().rsplit(" ", 1)[1]
+                      for r in caplog.records if r.name == "server.access"])
+    assert seen[1] == 2, seen  # the first request makes the key's state
+    assert lines[0] == lines[1] and len(lines[0]) == 3, lines
 
 
 class SlowIndex:
@@ -309,6 +319,6 @@ def test_random_requests_get_the_python_paths_answers(index, keys, seed):
     assert seen[2] == 0 and seen[1] >= 60 and seen[0] >= 60, seen
     assert {200, 400, 401, 403} <= statuses, statuses
     assert [o[:4] for o in gated_service.metrics._pending] == [o[:4] for o in plain_service.metrics._pending]
-    states = [{k: (s.seen, s.owed, s.rate) for k, s in service.auth.limiter._states.items()}
+    states = [{k: (s.seen, s.owed, s.rate) for k, s in service.auth.limiter.states.items()}
               for service in (gated_service, plain_service)]
     assert states[0] == states[1]

@@ -22,7 +22,7 @@ HEADER_TIMEOUT = 2.0
 def server(request, tmp_path_factory, index_dir):
     from liveserver import Live
 
-    from server.auth import KeyStore
+    from server.keys import KeyStore
 
     tmp = tmp_path_factory.mktemp("hostile")
     key = KeyStore(str(tmp / "keys.sqlite3")).create("live", 1e6)

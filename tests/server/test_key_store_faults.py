@@ -17,10 +17,12 @@ import time
 from pathlib import Path
 
 import pytest
+from authenticators import authenticator
 from testdata import REPO
 
-from server.auth import Authenticator, KeyStore
+from server.auth import Authenticator
 from server.errors import ApiError
+from server.keys import KeyStore
 
 
 def answer(auth: Authenticator, key: str) -> str:
@@ -38,7 +40,7 @@ def test_a_directory_for_a_store_is_503_not_ready_then_recovers(tmp_path):
     saved = path.read_bytes()
     path.unlink()
     path.mkdir()
-    auth = Authenticator(KeyStore(str(path)), refresh_seconds=0.0)  # does not raise
+    auth = authenticator(KeyStore(str(path)), refresh_seconds=0.0)  # does not raise
     assert answer(auth, key) == "not_ready"
     assert not auth.ready
     path.rmdir()
@@ -77,11 +79,14 @@ _AS_NOBODY = textwrap.dedent(
     """
     import os, sys
     sys.path.insert(0, sys.argv[2])
-    from server.auth import Authenticator, KeyStore
+    from server.auth import Authenticator
+    from server.keys import KeyStore
+    from server.limiter import ClientBuckets, Limiter, MemoryQuota
     from server.errors import ApiError
     if os.geteuid() == 0:  # become nobody: root reads every file
         os.setgid(65534); os.setgroups([]); os.setuid(65534)
-    auth = Authenticator(KeyStore(sys.argv[1]), refresh_seconds=0.0)
+    auth = Authenticator(KeyStore(sys.argv[1]), limiter=Limiter(MemoryQuota()), clients=ClientBuckets(),
+                         refresh_seconds=0.0)
     for line in sys.stdin:
         try:
             print(auth.authenticate("Bearer " + line.strip()).name, flush=True)
@@ -139,7 +144,7 @@ def test_a_request_never_waits_for_the_store(tmp_path):
     store is doing (here: blocked, as behind another process's BEGIN EXCLUSIVE)."""
     store = KeyStore(str(tmp_path / "k.sqlite3"))
     key = store.create("a", 100)
-    auth = Authenticator(store, refresh_seconds=0.05)
+    auth = authenticator(store, refresh_seconds=0.05)
     auth.start()
     blocked, release = block_reads(store)
     try:
@@ -157,7 +162,7 @@ def test_a_request_never_waits_for_the_store(tmp_path):
 def test_the_reader_swaps_in_revocations(tmp_path):
     store = KeyStore(str(tmp_path / "k.sqlite3"))
     key = store.create("a", 100)
-    auth = Authenticator(store, refresh_seconds=0.05)
+    auth = authenticator(store, refresh_seconds=0.05)
     auth.start()
     try:
         assert answer(auth, key) == "a"
@@ -243,7 +248,7 @@ def test_a_pause_of_the_process_is_not_a_failing_store(tmp_path):
     store = KeyStore(str(tmp_path / "k.sqlite3"))
     key = store.create("a", 100)
     clock = Clock()
-    auth = Authenticator(store, refresh_seconds=4.0, clock=clock)  # the reader sleeps 4 s (real)
+    auth = authenticator(store, refresh_seconds=4.0, clock=clock)  # the reader sleeps 4 s (real)
     auth.start()
     try:
         clock.now += 7.0  # the pause: 7 s pass, and the reader has not run since
@@ -263,7 +268,7 @@ def test_a_reader_stuck_in_a_read_is_a_failing_store(tmp_path):
     store = KeyStore(str(tmp_path / "k.sqlite3"))
     key = store.create("a", 100)
     clock = Clock()
-    auth = Authenticator(store, refresh_seconds=0.05, clock=clock)
+    auth = authenticator(store, refresh_seconds=0.05, clock=clock)
     blocked, release = block_reads(store)
     auth.start()
     try:

@@ -25,18 +25,18 @@ def test_a_key_idle_for_the_idle_time_is_forgotten_and_a_used_one_is_kept():
         limiter.throttle("busy", 100.0)
         limiter.throttle("idle", 100.0)
     assert limiter.sync()  # pays the credit back: neither owes anything now
-    assert set(limiter._states) == {"busy", "idle"}
+    assert set(limiter.states) == {"busy", "idle"}
     clock.now += IDLE_SECONDS - 1
     limiter.throttle("busy", 100.0)  # used just before the next sync
     clock.now += 2  # IDLE_SECONDS + 1 after the last use of "idle"
     assert limiter.sync()
-    assert set(limiter._states) == {"busy"}
+    assert set(limiter.states) == {"busy"}
     clock.now += IDLE_SECONDS - 1  # "busy" was last counted by the sync above, 59 s ago
     assert limiter.sync()
-    assert set(limiter._states) == {"busy"}
+    assert set(limiter.states) == {"busy"}
     clock.now += 2
     assert limiter.sync()
-    assert limiter._states == {}
+    assert limiter.states == {}
 
 
 
@@ -54,14 +54,14 @@ def test_a_used_key_holds_at_least_one_interval_at_its_full_rate():
     limiter.charge("k", limiter.credit(100_000.0))  # what it holds is spent
     clock.now += 0.1
     assert limiter.sync()
-    state = limiter._states["k"]
+    state = limiter.states["k"]
     assert state.tokens >= limiter.credit(100_000.0) and state.owed == 0
     # the quota still bounds it: of a key of rate 50 a worker holds no more than H
     for _ in range(30):
         limiter.throttle("slow", 50.0)
     clock.now += 0.1
     assert limiter.sync()
-    assert 0 < limiter._states["slow"].tokens <= limiter.hold_max(50.0)
+    assert 0 < limiter.states["slow"].tokens <= limiter.hold_max(50.0)
 
 
 class SharedQuota(MemoryQuota):

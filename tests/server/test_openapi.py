@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 from openapi_spec_validator import validate
 
-from server.auth import PUBLISHABLE
+from server.keys import PUBLISHABLE
 from server.openapi import build_spec
 
 SPEC = build_spec()

@@ -14,11 +14,10 @@ import falcon.testing
 import pytest
 
 from server.app import _build
-from server.auth import KeyStore
 from server.config import Config
 from server.errors import ApiError
+from server.keys import KeyStore, RedisKeyStore, migrate
 from server.limiter import FileQuota, Limiter, RedisQuota
-from server.redis_store import RedisKeyStore, migrate
 
 REPO = Path(__file__).resolve().parents[2]
 QUERY = "country=NLD&q=damrak"

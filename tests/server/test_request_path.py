@@ -14,8 +14,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from server.app import create_app
-from server.auth import PUBLISHABLE
 from server.config import Config
+from server.keys import PUBLISHABLE
 from server.metrics import LATENCY_BUCKETS, Metrics
 
 SHOP = "https://shop.example"
@@ -178,15 +178,17 @@ class Clock:
 
 
 def test_remembered_headers_never_outlive_their_key_table(tmp_path, monkeypatch):
+    from authenticators import authenticator
+
     from server import auth as auth_module
-    from server.auth import Authenticator, KeyStore
     from server.errors import ApiError
+    from server.keys import KeyStore
 
     store = KeyStore(str(tmp_path / "k.sqlite3"))
     key = store.create("a", 100)
     other = store.create("b", 100)
     clock = Clock()
-    auth = Authenticator(store, refresh_seconds=1.0, clock=clock)
+    auth = authenticator(store, refresh_seconds=1.0, clock=clock)
     header = f"Bearer {key}"
     first = auth.authenticate(header)
     assert auth.authenticate(header) is first  # remembered: the same record
@@ -215,7 +217,7 @@ def test_remembered_headers_never_outlive_their_key_table(tmp_path, monkeypatch)
     monkeypatch.setattr(auth_module, "MAX_ACCEPTED_HEADERS", 1)
     store2 = KeyStore(str(tmp_path / "k2.sqlite3"))
     keys = [store2.create(f"k{i}", 100) for i in range(3)]
-    auth2 = Authenticator(store2, refresh_seconds=1.0, clock=Clock())
+    auth2 = authenticator(store2, refresh_seconds=1.0, clock=Clock())
     for k in keys * 2:
         assert auth2.authenticate(f"Bearer {k}").name.startswith("k")
     assert len(auth2._accepted[1]) == 1
