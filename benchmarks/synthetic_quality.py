@@ -4,6 +4,10 @@ The public eval set is one sample of how people type; this makes others like it 
 a fresh set) so that the engine is judged on addresses and slips it was never tuned on.
 
     python benchmarks/synthetic_quality.py INDEX_DIR [--source CSV] [--seed N] [--n 1500]
+                                           [--engine-root TREE] [--forms a,b,...]
+
+`--engine-root`: search with the engine built in place in another source tree (the queries are
+still made by this one), to measure a form on the engine before a change.
 
 Forms: street number place; place street number; postcode number; number first; the street's
 words cut to two thirds and the place to 4 letters; `straat` written `str`; a postcode glued
@@ -19,6 +23,12 @@ postcode's four digits (and its first letter) still being typed after the street
 a letter or addition the house does not have (`12-h`, `12 bis`, `12a` for a plain 12); one
 ei, ij, au or ou written the other way (`kijzerstraat`), in the street, in the street still
 being typed (`kijzerst 192 utre`) and in the place (`alphen aan den rein`).
+Issue 40's forms: the street written as a Dutch speaker who hears it may write it, one sound
+spelt otherwise (`agterweg`, `kristiaan`, `ofstraat`, `dorpstraat`, `mollenweg`:
+`sound_alike`; the same still being typed, the place cut to 4 letters: `sound_alike_typing`),
+and the street and number with the former municipality of an address whose municipality has
+merged since (`Hoofdstraat 1 Nuth`: `former_municipality`, from a sample of its own of the
+addresses the source names one for).
 With `--messy`, the forms of issue 14 too: the whole address glued (`stationsstraat5bergenopzoom`),
 the street glued to the number, a place of several words glued, a note in brackets, an
 addressee line first, the country in other languages, words for a floor after the number; and
@@ -35,6 +45,8 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(REPO))
@@ -43,6 +55,7 @@ from benchlib import hit_key, postcode_text  # noqa: E402
 
 import engine  # noqa: E402
 from engine.ingest.source import read_source  # noqa: E402
+from engine.normalize import fold  # noqa: E402
 
 
 def _slip(word: str, rng: random.Random) -> str:
@@ -95,6 +108,51 @@ def _respelt_once(text: str, rng: random.Random) -> tuple[str, int] | None:
     return text[:i] + other + text[i + 2:], i
 
 
+# How a Dutch speaker may spell a sound otherwise (issue 40): (where, as what), the letters of
+# `where` at a position (lookbehind/lookahead allowed) written as `what`. ei/ij and au/ou have
+# forms of their own (`_respelt_once`).
+SOUND_SLIPS = [
+    (r"(?<!s)ch(?!r)", "g"),           # Achterweg: agterweg
+    (r"(?<=[aeiou])g(?=[^g]|$)", "ch"),  # Berg: berch
+    (r"(?<!s)chr", "kr"),               # Christiaan: kristiaan
+    (r"c(?=[aoulr])", "k"),             # Cornelis: kornelis
+    (r"k(?=[aou])", "c"),               # Karel: carel
+    (r"ph", "f"),                       # Philips: filips
+    (r"f", "ph"),                       # Filips: philips
+    (r"\bh(?=[aeiou])", ""),            # Hofstraat: ofstraat
+    (r"\b(?=[aeiou])", "h"),            # Oude: houde
+    (r"(?<=[tg])h", ""),                # Thorbecke: torbecke
+    (r"t(?=[aeiou])", "th"),            # Torenstraat: thorenstraat
+    (r"ie", "i"),                       # Margriet: margrit
+    (r"sch(?=e?\b)", "s"),              # Bosch: bos, Haagsche: haagse
+    (r"d\b", "t"),                      # Hofstad: hofstat
+    (r"d\b", "dt"),                     # Hofstad: hofstadt
+    (r"dt\b", "d"),                     # Stadt: stad
+    (r"d(?=h)", "t"),                   # Raadhuisplein: raathuisplein
+    (r"([bdfgklmnprst])\1", r"\1"),     # Dorpsstraat: dorpstraat, Mollenweg: molenweg
+    (r"(?<=[aeiou])([lmnprt])(?=[aeiou])", r"\1\1"),  # Molenweg: mollenweg
+    (r"ae", "aa"),                      # Maes: maas
+    (r"uy", "ui"),                      # Huygens: huigens
+    (r"x", "ks"),                       # Alexander: aleksander
+]
+
+
+def _sound_alike(text: str, rng: random.Random, avoid: set[str]) -> tuple[str, int] | None:
+    """text (lower case) with one of its sounds spelt otherwise (SOUND_SLIPS, a spot at random),
+    and where; None when it has none that gives a text not in `avoid` (another street of the
+    place, which the person would then have typed)."""
+    # in a word of 4+ letters: not in an initial ("F. Zernikestraat") or a short word ("'t")
+    words = [(w.start(), w.end()) for w in re.finditer(r"[^\W\d_]{4,}", text)]
+    spots = [(m, what) for where, what in SOUND_SLIPS for m in re.finditer(where, text)
+             if any(a <= m.start() and m.end() <= b for a, b in words)]
+    rng.shuffle(spots)
+    for m, what in spots:
+        out = text[:m.start()] + m.expand(what) + text[m.end():]
+        if out != text and fold(out) not in avoid:
+            return out, m.start()
+    return None
+
+
 def wrong_street(t, rng: random.Random) -> str:
     """A street that no place has, with a real number and place: "Zorplimstraat 12, Utrecht"
     (a person who typed it must not be answered with another street)."""
@@ -117,6 +175,9 @@ def synthetic_queries(t, seed: int, n: int, *, messy: bool = False):
     add_rng = random.Random(seed + 2)  # ... and this one's
     marker_rng = random.Random(seed + 3)
     sound_rng = random.Random(seed + 6)
+    alike_rng = random.Random(seed + 8)   # issue 40's forms: streams of their own
+    former_rng = random.Random(seed + 9)
+    streets_of = _streets_by_place(t)
     for r in rng.sample(range(len(t.number)), n):
         street, place = t.streets[t.street[r]], t.localities[t.locality[r]]
         letter = chr(t.letter[r]) if t.letter[r] else ""
@@ -194,9 +255,47 @@ def synthetic_queries(t, seed: int, n: int, *, messy: bool = False):
         respelt = _respelt_once(place.lower(), sound_rng)
         if respelt:
             forms["sound_place"] = f"{street} {number} {respelt[0]}".lower()
+        # issue 40: one sound spelt otherwise in the street, as typed and still being typed
+        alike = _sound_alike(street.lower(), alike_rng, streets_of.get(int(t.locality[r]), set()))
+        if alike:
+            text, i = alike
+            forms["sound_alike"] = f"{text} {number} {place}".lower()
+            forms["sound_alike_typing"] = f"{text[:max(i + 3, len(text) * 2 // 3)]} {number} {place[:4]}".lower()
         if messy:
             forms.update(messy_forms(street, number, place, postcode, not letter and not addition, messy_rng))
         yield target, forms
+    # issue 40: the municipality an address had before a merger (the source's gemeente_bron)
+    formers = _former_rows(t)
+    for r in former_rng.sample(formers, min(len(formers), n // 5)):
+        target, (street, number, _place) = _target(t, r)
+        yield target, {"former_municipality": f"{street} {number} {t.former_municipalities[t.former_municipality[r]]}"}
+
+
+def _target(t, r: int) -> tuple[tuple[str, int, str, str], tuple[str, str, str]]:
+    """What a hit must equal for row r (postcode, number, letter, addition), and its street,
+    number as typed (`12a-3`) and place."""
+    letter = chr(t.letter[r]) if t.letter[r] else ""
+    addition = t.additions[t.addition[r]]
+    number = f"{t.number[r]}{letter}" + (f"-{addition}" if addition else "")
+    return ((postcode_text(t.postcode[r]), int(t.number[r]), letter.upper(), addition.upper()),
+            (t.streets[t.street[r]], number, t.localities[t.locality[r]]))
+
+
+def _former_rows(t) -> list[int]:
+    """The rows whose source names a municipality (gemeente_bron) other than theirs now."""
+    had = np.flatnonzero(t.former_municipality > 0)
+    now = np.asarray(t.municipalities, dtype=object)[t.municipality[had]]
+    then = np.asarray(t.former_municipalities, dtype=object)[t.former_municipality[had]]
+    return had[now != then].tolist()
+
+
+def _streets_by_place(t) -> dict[int, set[str]]:
+    """locality id -> the folded names of its streets."""
+    pairs = np.unique(np.stack([t.locality, t.street], axis=1), axis=0)
+    out: dict[int, set[str]] = {}
+    for loc, st in pairs.tolist():
+        out.setdefault(loc, set()).add(fold(t.streets[st]))
+    return out
 
 
 def main() -> None:
@@ -209,12 +308,26 @@ def main() -> None:
     ap.add_argument("--messy", action="store_true",
                     help="add the forms of issue 14 (spaces missing, notes, addressee, country, floor "
                     "words) and streets that do not exist, which must find no other street")
+    ap.add_argument("--engine-root", help="search with the engine built in place in this source tree")
+    ap.add_argument("--forms", help="only these forms, comma-separated")
     args = ap.parse_args()
-    index = engine.AddressIndex.open(args.index)
+    if args.engine_root:
+        import tempfile
+
+        from ab_kinds import load_engine
+        tmp = tempfile.TemporaryDirectory(prefix="synthetic-")
+        sys.path.insert(0, tmp.name)
+        index = load_engine(Path(args.engine_root).resolve(), "engine_under_test", Path(tmp.name)).AddressIndex.open(
+            args.index)
+    else:
+        index = engine.AddressIndex.open(args.index)
+    wanted = set(args.forms.split(",")) if args.forms else None
     t = read_source(args.source, progress=False)
     counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for target, forms in synthetic_queries(t, args.seed, args.n, messy=args.messy):
         for form, q in forms.items():
+            if wanted is not None and form not in wanted:
+                continue
             hits = [h.to_dict() for h in index.suggest(q, limit=5)]
             keys = [hit_key(h) for h in hits]
             n = counts[form]

@@ -21,7 +21,7 @@ cdef enum:
 cdef enum:
     H_NONE = 0       # nothing found
     H_TYPED = 1      # every word read as typed (whole or the start of a word)
-    H_SLIP = 2       # ... with a slip of a key in some word
+    H_SLIP = 2       # ... with a word that sounds alike or a slip of a key in some word
     H_RETRY = 3      # only once retried: respaced, words left out, the nearest house numbers
                      # or a slip in the postcode
 
@@ -36,9 +36,9 @@ cdef int _scored_search(const Data* d, Search* s, int* out, float* score, int* h
     again without the stored answers: build.py computed them that way, so the hits are the same
     (a slower search, for the few one-word queries with stored answers only).
 
-    How: `_search` sets max_pass to 4 and reads the query as typed; only when that finds
+    How: `_search` sets max_pass to NPASS and reads the query as typed; only when that finds
     nothing does it retry (respaced, words left out, the nearest numbers, a slip in the
-    postcode), setting max_pass lower, or back to 4 after slips it deferred (`deferred`). The
+    postcode), setting max_pass lower, or back to NPASS after slips it deferred (`deferred`). The
     last pass run leaves typo_mode set when it needed a slip of a key."""
     cdef int n, i, k
     cdef Data bare
@@ -57,7 +57,7 @@ cdef int _scored_search(const Data* d, Search* s, int* out, float* score, int* h
                 break
     if n == 0:
         how[0] = H_NONE
-    elif s.max_pass != 4 or s.deferred or s.left_out:
+    elif s.max_pass != NPASS or s.deferred or s.left_out:
         how[0] = H_RETRY
     elif s.typo_mode:
         how[0] = H_SLIP

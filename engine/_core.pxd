@@ -61,6 +61,12 @@ cdef enum:
     PFX_MAX = 8          # ... to this many
     SAME_NUMBER_CAP = 4096  # addresses of one house number looked at in one run (a
                             # marina or holiday park has hundreds: 100K-K029)
+    SOUND_MIN = 3        # a sound-alike is looked for in a word of this many letters (typed) ...
+    SOUND_PREFIX_MAX = 128  # ... and of a word still being typed kept only when its key starts
+                           # at most this many keys of tokens it does not start as typed ...
+    SOUND_WALK_MAX = 512   # ... and at most this many in all (_typo.pxi `_sound_entries`)
+    MAX_SOUND_RULES = 64   # words.SOUND_RULES, as C arrays (_core.pyx `_init_sounds`)
+    MAX_SPELLINGS = 8      # words.SOUND_SPELLINGS, both ways
 
 
 cdef enum:
@@ -137,6 +143,9 @@ cdef struct Data:
     const int32_t* slip_tok       # token typed whole finds (_typo.pxi `slip_lists`) ...
     const uint8_t* slip_dist
     const int32_t* slip_work      # ... and the work it counts; -1: nothing stored
+    const uint8_t* snd_blob       # every token's sound key (_typo.pxi `_sound_key`), sorted ...
+    const int64_t* snd_off
+    const int32_t* snd_tok        # ... and the token of each
     const int32_t* pc_code
     const int32_t* pc_start
     const int32_t* pc_addr
@@ -248,7 +257,10 @@ cdef struct Word:
     int typo_done       # the furthest look for slips so far (1, then 2: the last)
     int first_typo      # ranges [first_typo, nr) are single typo tokens, sorted by token id
     int slips           # ... and they are tokens the word starts with one slip undone
-    uint64_t tbits      # the whole-token signature bits (_xsig_bit) of its typo tokens, when
+    int sound_done      # its sound-alikes were looked up (`_add_sounds`): they stay among its
+                        # typo ranges when its slips are looked up
+    uint64_t tbits      # the whole-token signature bits (_xsig_bit) of its typo tokens, and
+    uint64_t tsig       # ... their start signature bits (_sig_bit), when
     int tbits_nr        # ... tbits_nr is nr (_scan.pxi `_typo_bits`; -1: not yet)
 
 
@@ -304,7 +316,15 @@ cdef enum:
     # the trace of a search (Index.trace, _retry.pxi `_trace_reading`): a record per reading,
     # none when off
     TRACE_MAX = 4096     # readings one trace keeps; further ones are counted (trace_lost)
-    NPASS = 4            # passes of one reading at most: as typed, then ever more slips
+    # the passes of one reading (_retry.pxi `_passes`), each run when the ones before it found
+    # nothing: as typed, then the sound-alikes, then ever more slips of a key
+    PASS_TYPED = 0
+    PASS_SOUND = 1       # sound-alikes of every word (words.SOUND_RULES)
+    PASS_SLIP = 2        # one slip in the words that match nothing
+    PASS_SLIP_ALL = 3    # one slip in every word
+    PASS_TWO = 4         # two slips in long words
+    NPASS = 5            # passes of one reading at most (Search.max_pass: all of them, ...
+    RETRY_PASSES = 3     # ... or up to one slip in the words that match nothing, in a retry)
     # the work budgets that ran out by the end of a reading (TraceRec.spent, Search.spent)
     SPENT_SCAN = 1       # a list of postings was cut to the scan budget (the twin cuts it too)
     SPENT_CONSIDER = 2   # an interpretation scored MAX_CONSIDER groups, no more
@@ -413,7 +433,8 @@ cdef struct Search:
     int area            # ... the latter: the four digits typed, 0 when not
     int pc_strict       # postcode mode: every typed word must name the street or place (1),
                         # and the house number is the one typed, not one it starts (2)
-    int max_pass        # passes run: 4 (as typed, then ever more slips), 2 in a retry
+    int max_pass        # passes run: NPASS (as typed, sound-alikes, then ever more slips),
+                        # RETRY_PASSES in a retry, 1 (as typed) in a respaced reading
     int defer_slips     # when every word is whole as typed and a number was typed, slips in
                         # those words wait until the retries and the nearest numbers found
                         # nothing ...

@@ -18,6 +18,9 @@ from .words import NUMBER_WORDS as NUMBER_WORDS
 from .words import ORDINALS as ORDINALS
 from .words import REGION_PROVINCE as REGION_PROVINCE
 from .words import REGION_WORDS as REGION_WORDS
+from .words import SOUND_RULES as SOUND_RULES
+from .words import SOUND_SPELLINGS as SOUND_SPELLINGS
+from .words import SOUND_VOWELS as SOUND_VOWELS
 from .words import STREET_SUFFIXES as STREET_SUFFIXES
 
 ARRAYS: dict[str, type]          # array name -> numpy dtype of the index files
@@ -114,6 +117,11 @@ def slip_lists(index: Index) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     """(slip_start, slip_tok, slip_dist, slip_work): what the search looks up for each token typed
     whole, within one slip and within two, on an index that stores none yet."""
 
+def sound_key(word: str, *, whole: bool = True) -> str:
+    """The sound key of a folded word (words.SOUND_RULES): words that sound alike share it."""
+def sound_start(word: str) -> tuple[str, str]:
+    """(key, letters next) of a folded word still being typed."""
+def _init_sounds() -> None: ...
 def sig_bit(word: str) -> int:
     """The signature bit of a token (build time)."""
 def first_bit(word: str) -> int:

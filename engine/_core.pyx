@@ -40,6 +40,10 @@ AddressIndex.open maps them, `Index.__init__` points `Data` (_core.pxd) at them)
   one slip (k = 2 t) and two (k = 2 t + 1) that the typo table finds for it, in the order found,
   `slip_tok/slip_dist[slip_start[k] .. slip_start[k+1]]`, and the work the look-up counts
   (`slip_work[k]`, -1 where nothing is stored: looked up at query time).
+* Sound keys `snd_*`: the sound key of every token (words.SOUND_RULES, `_sound_key`), sorted
+  bytewise, ties by token id, `snd_blob[snd_off[i] .. snd_off[i+1]]` the i-th and `snd_tok[i]`
+  its token: the tokens a word sounds like are one run, and those a word still being typed may
+  sound like one more.
 * Postcode index: `pc_code` the sorted distinct postcodes (four digits * 676 + letters),
   `pc_addr[pc_start[p] .. pc_start[p+1]]` the addresses of postcode p in house-number order.
 
@@ -116,6 +120,7 @@ cdef double KM_PER_DEGREE = _params.KM_PER_DEGREE
 cdef double NEAR_MARGIN = _params.NEAR_MARGIN
 cdef float LETTER_AS_ADDITION_PEN = _params.LETTER_AS_ADDITION_PEN
 cdef float HS_ADDITION_PEN = _params.HS_ADDITION_PEN
+cdef float SOUND_PEN = _params.SOUND_PEN
 
 
 # the query path, stage by stage (one C module: the files are included, not imported)
@@ -147,6 +152,9 @@ SIZES = {
     "PREFIX_SLIP_LEN": PREFIX_SLIP_LEN, "SLIP_SCAN_MAX": SLIP_SCAN_MAX, "TWO_SLIP_LEN": TWO_SLIP_LEN,
     "TWO_SLIP_TYPED": TWO_SLIP_TYPED, "TWO_SLIP_WORDS": TWO_SLIP_WORDS,
     "DEL_TOK_BITS": DEL_TOK_BITS, "DEL_TAIL": DEL_TAIL, "DEL_BUCKET": DEL_BUCKET,
+    "SOUND_MIN": SOUND_MIN, "SOUND_PREFIX_MAX": SOUND_PREFIX_MAX, "SOUND_WALK_MAX": SOUND_WALK_MAX,
+    "PASS_TYPED": PASS_TYPED, "PASS_SOUND": PASS_SOUND, "PASS_SLIP": PASS_SLIP,
+    "PASS_SLIP_ALL": PASS_SLIP_ALL, "PASS_TWO": PASS_TWO, "NPASS": NPASS, "RETRY_PASSES": RETRY_PASSES,
     "WORK_PER_GROUP": WORK_PER_GROUP, "FREE_WORDS": FREE_WORDS, "EXTRA_WORD_WORK": EXTRA_WORD_WORK,
 }
 
@@ -180,7 +188,8 @@ ARRAYS = {
     "g_province": np.int32, "g_start": np.int32, "g_prior": np.float32, "g_lat": np.int32,
     "g_lon": np.int32, "g_tok_start": np.int32, "v_blob": np.uint8, "v_off": np.int64, "v_post_start": np.int32,
     "v_post": np.int32, "del_slot": np.uint64, "slip_start": np.int32, "slip_tok": np.int32,
-    "slip_dist": np.uint8, "slip_work": np.int32, "pc_code": np.int32,
+    "slip_dist": np.uint8, "slip_work": np.int32, "snd_blob": np.uint8, "snd_off": np.int64,
+    "snd_tok": np.int32, "pc_code": np.int32,
     "pc_start": np.int32, "pc_addr": np.int32, "add_blob": np.uint8, "add_off": np.int64,
     "s_blob": np.uint8, "s_off": np.int64,
     "sp_blob": np.uint8, "sp_off": np.int64, "sp_start": np.int32, "sp_group": np.int32,
@@ -218,7 +227,8 @@ cdef object _last(a):
 
 # the word tables (engine/words.py), as the C code reads them
 from .words import (ADDRESSEE_WORDS, COUNTRY_WORDS, FLOOR_WORDS, GLUE_PARTICLES, LABEL_WORDS, LINE_BREAKS, ORDINALS,
-                    NOTE_CLOSE, NOTE_OPEN, NUMBER_WORDS, REGION_PROVINCE, REGION_WORDS, STREET_SUFFIXES)
+                    NOTE_CLOSE, NOTE_OPEN, NUMBER_WORDS, REGION_PROVINCE, REGION_WORDS, SOUND_RULES,
+                    SOUND_SPELLINGS, SOUND_VOWELS, STREET_SUFFIXES)
 
 _REGION_BYTES = [w.encode() for w in REGION_WORDS]
 _NUMBER_BYTES = [w.encode() for w in NUMBER_WORDS]
@@ -288,6 +298,53 @@ def _init_regions():
 
 
 _init_regions()
+
+
+# the sound rules (words.SOUND_RULES: _typo.pxi `_sound_key`) and the two spellings of a sound
+# (words.SOUND_SPELLINGS: `_sound_variant`), as C arrays. The rules are kept in their order per
+# first letter (only those may stand at a position): rule r of letter c is one of
+# _snd_first[c] .. _snd_first[c + 1]
+_SOUND_BYTES = sorted(((w.encode(), k.encode(), c.encode()) for w, k, c in SOUND_RULES), key=lambda r: r[0][0])
+_SPELL_BYTES = [w.encode() for pair in SOUND_SPELLINGS for w in pair]
+cdef const char* _snd_from[MAX_SOUND_RULES]
+cdef int _snd_from_len[MAX_SOUND_RULES]
+cdef const char* _snd_to[MAX_SOUND_RULES]
+cdef int _snd_to_len[MAX_SOUND_RULES]
+cdef const char* _snd_ctx[MAX_SOUND_RULES]   # the letters one of which must follow ...
+cdef int _snd_ctx_len[MAX_SOUND_RULES]
+cdef bint _snd_end[MAX_SOUND_RULES]          # ... or the end of the word must ("$")
+cdef int _snd_first[257]
+cdef bint _snd_consonant[256]
+cdef const char* _spell_ptr[MAX_SPELLINGS]
+cdef int _spell_len[MAX_SPELLINGS]
+cdef int _n_spell = 0
+
+
+def _init_sounds():
+    global _n_spell
+    cdef int r, c
+    if len(_SOUND_BYTES) > MAX_SOUND_RULES:
+        raise ValueError("too many sound rules")
+    memset(_snd_consonant, 0, sizeof(_snd_consonant))
+    for c in range(97, 123):
+        _snd_consonant[c] = chr(c) not in SOUND_VOWELS
+    for r, (w, k, ctx) in enumerate(_SOUND_BYTES):
+        _snd_from[r] = <const char*>w
+        _snd_from_len[r] = len(w)
+        _snd_to[r] = <const char*>k
+        _snd_to_len[r] = len(k)
+        _snd_end[r] = ctx == b"$"
+        _snd_ctx[r] = <const char*>ctx
+        _snd_ctx_len[r] = 0 if ctx == b"$" else len(ctx)
+    c = 0
+    for r in range(257):
+        while c < len(_SOUND_BYTES) and _SOUND_BYTES[c][0][0] < r:
+            c += 1
+        _snd_first[r] = c
+    _n_spell = _point_at(_SPELL_BYTES, _spell_ptr, _spell_len, MAX_SPELLINGS)
+
+
+_init_sounds()
 
 
 cdef inline bint _is_letter(Py_UCS4 ch) noexcept:
@@ -373,6 +430,9 @@ cdef class Index:
         d.slip_tok = <const int32_t*>_ptr(arrays, "slip_tok")
         d.slip_dist = <const uint8_t*>_ptr(arrays, "slip_dist")
         d.slip_work = <const int32_t*>_ptr(arrays, "slip_work")
+        d.snd_blob = <const uint8_t*>_ptr(arrays, "snd_blob")
+        d.snd_off = <const int64_t*>_ptr(arrays, "snd_off")
+        d.snd_tok = <const int32_t*>_ptr(arrays, "snd_tok")
         d.pc_code = <const int32_t*>_ptr(arrays, "pc_code")
         d.pc_start = <const int32_t*>_ptr(arrays, "pc_start")
         d.pc_addr = <const int32_t*>_ptr(arrays, "pc_addr")
@@ -505,6 +565,10 @@ cdef class Index:
         if (len(a["slip_start"]) != 2 * v + 1 or len(a["slip_work"]) != 2 * v
                 or len(a["slip_dist"]) != len(a["slip_tok"]) or _last(a["slip_start"]) != len(a["slip_tok"])):
             raise ValueError("the stored slips do not match the tokens")
+        if len(a["snd_tok"]) != v or len(a["snd_off"]) != v + 1 or _last(a["snd_off"]) != len(a["snd_blob"]):
+            raise ValueError("the sound keys do not match the tokens")
+        if v and (int(a["snd_tok"].min()) < 0 or int(a["snd_tok"].max()) >= v):
+            raise ValueError("the sound keys name tokens that do not exist")
         if g and (a["g_start"][0] != 0 or _last(a["g_start"]) != n):
             raise ValueError("group address ranges do not cover the address table")
         if _last(a["g_tok_start"]) != len(a["g_tokrec"]) // 2 or _last(a["v_post_start"]) != len(a["v_post"]):

@@ -5,6 +5,7 @@ from typing import Any, Final
 from typing_extensions import disjoint_base
 
 REQUIRED_COLUMNS: Final[tuple[str, ...]]
+OPTIONAL_COLUMNS: Final[tuple[str, ...]]
 MAX_ERRORS: Final[int]
 
 class HeaderError(ValueError):
@@ -34,8 +35,9 @@ class Parser:
         """Parse a last line without newline and return the ParsedTable fields
         that come from the content: rows_in, rejected, errors, the numpy
         columns (street, locality, municipality, province, number, letter,
-        addition, postcode, lat, lon, line) and the string lists (streets,
-        localities, municipalities, provinces, additions).
+        addition, postcode, lat, lon, line, former_municipality) and the string
+        lists (streets, localities, municipalities, provinces, additions,
+        former_municipalities: "" first, for none).
 
         Raises HeaderError when no header line was seen.
         """

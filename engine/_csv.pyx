@@ -42,6 +42,10 @@ REQUIRED_COLUMNS = (
     "straat", "huisnummer", "huisletter", "huisnummertoevoeging", "postcode",
     "woonplaats", "gemeente", "provincie", "lat", "lon",
 )
+# Optional header columns, read when the header has them (slots after the required ones): the
+# municipality as the source extract had it (a former one, before a merger; build.py makes it an
+# alias of the current one). An empty value, or no such column: none.
+OPTIONAL_COLUMNS = ("gemeente_bron",)
 # At most this many (line, reason) pairs are kept; all bad rows are counted.
 MAX_ERRORS = 10_000
 
@@ -53,11 +57,13 @@ cdef int64_t LON_MIN = 3_200_000, LON_MAX = 7_300_000
 cdef enum:
     S_STREET, S_NUMBER, S_LETTER, S_ADDITION, S_POSTCODE,
     S_LOCALITY, S_MUNICIPALITY, S_PROVINCE, S_LAT, S_LON,
+    N_REQUIRED,
+    S_FORMER = N_REQUIRED,
     N_SLOTS
 
 # Interning caches (one "previous value" per interned column).
 cdef enum:
-    K_STREET, K_LOCALITY, K_MUNICIPALITY, K_PROVINCE, K_ADDITION, N_KEYS
+    K_STREET, K_LOCALITY, K_MUNICIPALITY, K_PROVINCE, K_ADDITION, K_FORMER, N_KEYS
 
 # Outcome of checking one line; R_OK or the reason it is rejected.
 cdef enum Reason:
@@ -308,6 +314,7 @@ cdef class Parser:
     cdef readonly list columns           # header names (stripped), once seen
     cdef Py_ssize_t ncols
     cdef int* slot_of                    # header position -> slot, or -1
+    cdef bint has_former                 # the header has the optional gemeente_bron
     cdef bint finished
 
     # --- the unfinished last line of the previous chunk
@@ -348,6 +355,7 @@ cdef class Parser:
     cdef int32_t* o_lat
     cdef int32_t* o_lon
     cdef int32_t* o_line
+    cdef int32_t* o_former
 
     def __cinit__(self):
         cdef int k
@@ -364,6 +372,7 @@ cdef class Parser:
         self.lines = 0
         self.columns = None
         self.ncols = 0
+        self.has_former = False
         self.finished = False
         self.carry_len = self.carry_cap = 0
         self.scratch_cap = 0
@@ -376,6 +385,9 @@ cdef class Parser:
         # Addition id 0 means "none".
         self.tables[K_ADDITION][b""] = 0
         self.strings[K_ADDITION].append("")
+        # Former municipality id 0 means "none" (or no such column).
+        self.tables[K_FORMER][b""] = 0
+        self.strings[K_FORMER].append("")
         self.n = 0
         self.cap = 0
         self.cols = [
@@ -390,6 +402,7 @@ cdef class Parser:
             _Column(4, cnp.NPY_INT32),   # lat
             _Column(4, cnp.NPY_INT32),   # lon
             _Column(4, cnp.NPY_INT32),   # line
+            _Column(4, cnp.NPY_INT32),   # former municipality
         ]
         self._grow(1 << 16)
 
@@ -420,6 +433,7 @@ cdef class Parser:
         self.o_lat = <int32_t*>(<_Column>self.cols[8]).data
         self.o_lon = <int32_t*>(<_Column>self.cols[9]).data
         self.o_line = <int32_t*>(<_Column>self.cols[10]).data
+        self.o_former = <int32_t*>(<_Column>self.cols[11]).data
         return 0
 
     # ------------------------------------------------------------ feeding
@@ -485,11 +499,13 @@ cdef class Parser:
             "lat": arrays[8],
             "lon": arrays[9],
             "line": arrays[10],
+            "former_municipality": arrays[11],
             "streets": self.strings[K_STREET],
             "localities": self.strings[K_LOCALITY],
             "municipalities": self.strings[K_MUNICIPALITY],
             "provinces": self.strings[K_PROVINCE],
             "additions": self.strings[K_ADDITION],
+            "former_municipalities": self.strings[K_FORMER],
         }
         # Drop the lookup dicts now; the lists are owned by the result.
         self.tables = None
@@ -593,7 +609,7 @@ cdef class Parser:
     cdef int _check_and_store(self, const unsigned char* p, Py_ssize_t n) except -1:
         """Validate one data line; append it to the output when it is good."""
         cdef int r
-        cdef Field street, locality, municipality, province, letter, addition
+        cdef Field street, locality, municipality, province, letter, addition, former
         cdef int number
         cdef int32_t postcode
         cdef Coord lat, lon
@@ -653,6 +669,11 @@ cdef class Parser:
         self.o_lat[row] = <int32_t>(lat.micro + lat.round_up)
         self.o_lon[row] = <int32_t>(lon.micro + lon.round_up)
         self.o_line[row] = <int32_t>self.lines
+        self.o_former[row] = 0
+        if self.has_former:
+            former = strip(self.fld[S_FORMER])
+            if former.n > 0:
+                self.o_former[row] = self._intern(K_FORMER, former)
         self.n = row + 1
         return R_OK
 
@@ -745,7 +766,7 @@ cdef class Parser:
         except UnicodeDecodeError:
             raise HeaderError("header line is not valid UTF-8") from None
         names = _split_header(text)
-        wanted = {name: s for s, name in enumerate(REQUIRED_COLUMNS)}
+        wanted = {name: s for s, name in enumerate(REQUIRED_COLUMNS + OPTIONAL_COLUMNS)}
         self.ncols = len(names)
         self.slot_of = <int*>malloc(self.ncols * sizeof(int))
         if self.slot_of == NULL:
@@ -763,6 +784,7 @@ cdef class Parser:
             raise HeaderError(
                 "header lacks required column(s) " + ", ".join(missing)
                 + f"; found: {';'.join(names)}")
+        self.has_former = S_FORMER in found
         self.columns = names
         return 0
 

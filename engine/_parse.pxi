@@ -92,6 +92,7 @@ cdef void _word_ranges(const Data* d, Search* s, int ti) noexcept nogil:
     w.typo_done = 0
     w.first_typo = 0
     w.slips = 0
+    w.sound_done = 0
     w.tbits_nr = -1
     _prefix_range(d, p, t.len, &lo, &hi)
     if lo < hi:

@@ -31,8 +31,9 @@ tests them too. The signature filter on postings (`v_post_sig`: a group without 
 letters of every other typed word cannot match them) is left out: the twin considers every group
 the postings name, and `group_text` rejects the same ones (only whether there is a signature to
 filter on is mirrored, because the C code scans further when there is). The deletion hash index (`del_hash`,
-`del_bucket`) is replaced by measuring the vocabulary. The JSON rendering (`suggest_json`) is not
-here; only `search_ids`.
+`del_bucket`) is replaced by measuring the vocabulary, and the tokens sorted by sound key (`snd_*`)
+by keying every token (`sound_key`, written with a regular expression where the C code walks the
+letters). The JSON rendering (`suggest_json`) is not here; only `search_ids`.
 
 Not mirrored either, and reported instead: the work budgets that can change an answer. The bound
 on groups scored per interpretation (`MAX_CONSIDER`), the query's work budget and its slip
@@ -52,8 +53,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import params
-from ._core import MIRRORED, SIZES, Index
+from ._core import MIRRORED, SIZES, Index, sig_bit
 from .vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET
+from .words import SOUND_RULES, SOUND_SPELLINGS, SOUND_VOWELS
 
 f32 = np.float32
 
@@ -82,6 +84,7 @@ ROUND_SHORT = f32(params.ROUND_SHORT)
 PC_PRIOR = f32(params.PC_PRIOR)
 LETTER_AS_ADDITION_PEN = f32(params.LETTER_AS_ADDITION_PEN)
 HS_ADDITION_PEN = f32(params.HS_ADDITION_PEN)
+SOUND_PEN = f32(params.SOUND_PEN)
 ZERO = f32(0.0)
 
 # ---- the fixed sizes of the C code, which are part of its behaviour
@@ -101,6 +104,11 @@ PREFIX_SLIP_MAX = SIZES["PREFIX_SLIP_MAX"]  # a slip-undone word starting more t
 PREFIX_SLIP_LEN = SIZES["PREFIX_SLIP_LEN"]  # slips in words still being typed: at most this long
 SLIP_SCAN_MAX = SIZES["SLIP_SCAN_MAX"]  # ... undone by one walk over at most this many tokens
 SAME_NUMBER_CAP = SIZES["SAME_NUMBER_CAP"]  # addresses with the typed number looked at in one run
+SOUND_MIN = SIZES["SOUND_MIN"]            # a sound-alike is looked for in a word this long ...
+SOUND_PREFIX_MAX = SIZES["SOUND_PREFIX_MAX"]  # ... still being typed: when its key starts so few
+SOUND_WALK_MAX = SIZES["SOUND_WALK_MAX"]      # ... new keys, and no more keys in all
+PASS_SOUND, PASS_TWO = SIZES["PASS_SOUND"], SIZES["PASS_TWO"]   # the passes of a reading
+RETRY_PASSES = SIZES["RETRY_PASSES"]      # ... in a retry (max_pass)
 MAX_TYPO_WORD = 38             # typos are looked for in words of at most 38 letters
 MAX_DL_LEN = 78                # the C distance (and the deletion index) stop at 78 letters
 TYPO_SET = 512                 # typo tokens remembered for one word before the closest are kept
@@ -166,6 +174,7 @@ class Word:
     cost: int = 0          # postings under all ranges
     typo_done: int = 0          # the furthest look for slips so far (1, then 2: the last)
     slips: bool = False         # the typo ranges are tokens the word starts with a slip undone
+    sound_done: bool = False    # its sound-alikes were looked up: they stay beside its slips
 
 
 @dataclass
@@ -215,7 +224,7 @@ class Search:
     huis: bool = False           # "hs" or "huis" was left out with the house number's parts
     province: int = -1           # a province typed at the end, left out as a word: only its
                                  # streets (string id)
-    max_pass: int = 4            # passes run: as typed, then ever more slips (2 in a retry)
+    max_pass: int = SIZES["NPASS"]  # passes run: as typed, sound-alikes, then ever more slips
     pc_strict: int = 0           # postcode mode: every word must name the address (1), and the
                                  # house number is the one typed, not one it starts (2)
 
@@ -246,22 +255,15 @@ def unfold_ij(word: str) -> str:
 
 
 def sound_variants(word: str) -> list[str]:
-    """The word with every ei spelt ij (folded y), every y spelt ei, every au spelt ou, every
-    ou spelt au ("" where it has none): the sounds Dutch spelling writes two ways, each taken
-    for one slip. In the C order (`_sound_variant`)."""
+    """The word with every one of a sound written the other way, one variant per pair of
+    words.SOUND_SPELLINGS and way (ei spelt ij (folded y), y spelt ei, au spelt ou, ou spelt au;
+    "" where it has none), each taken for one slip. In the C order (`_sound_variant`)."""
     out = []
-    for a, b in (("ei", "y"), ("y", "ei"), ("au", "ou"), ("ou", "au")):
-        v = word.replace(a, b)
-        out.append(v if v != word and len(v) <= MAX_TYPO_WORD else "")
+    for pair in SOUND_SPELLINGS:
+        for a, b in (pair, pair[::-1]):
+            v = word.replace(a, b)
+            out.append(v if v != word and len(v) <= MAX_TYPO_WORD else "")
     return out
-
-
-def prefix_cost(base: np.float32, typed: int, tlen: int) -> np.float32:
-    """A word of `typed` letters that is only the start of a token of `tlen`: `base` and a
-    prefix's penalty, more the less of the token it typed (C `_prefix_cost`: float + float +
-    float * (double 1.0 - float share), stored into a float)."""
-    share = f32(typed) / f32(tlen)
-    return f32(float(base + PREFIX_PEN) + float(PREFIX_FRAC) * (1.0 - float(share)))
 
 
 SOUND_EACH = 4   # a sound written 2+ times: each of its first this many respelt alone too
@@ -273,14 +275,88 @@ def sound_respellings(word: str) -> list[str]:
     alone ("vreiheid" is Vrijheid..., "heindeik" Heindijk). In the C order
     (`_sound_respellings`)."""
     out = []
-    for a, b in (("ei", "y"), ("y", "ei"), ("au", "ou"), ("ou", "au")):
-        spots = [m.start() for m in re.finditer(a, word)]
-        if not spots:
-            continue
-        out.append(word.replace(a, b))
-        if len(spots) >= 2:
-            out += [word[:i] + b + word[i + len(a):] for i in spots[:SOUND_EACH]]
+    for pair in SOUND_SPELLINGS:
+        for a, b in (pair, pair[::-1]):
+            spots = [m.start() for m in re.finditer(a, word)]
+            if not spots:
+                continue
+            out.append(word.replace(a, b))
+            if len(spots) >= 2:
+                out += [word[:i] + b + word[i + len(a):] for i in spots[:SOUND_EACH]]
     return out
+
+
+def _sound_pattern(whole: bool) -> re.Pattern:
+    """words.SOUND_RULES as one regular expression, an alternative per rule in their order (the
+    first that matches at a position wins, as in `_sound_key`); a rule for the end of a word
+    only when `whole`."""
+    alts = []
+    for i, (written, _key, after) in enumerate(SOUND_RULES):
+        if after == "$" and not whole:
+            continue
+        look = "$" if after == "$" else f"(?=[{after}])" if after else ""
+        alts.append(f"(?P<r{i}>{re.escape(written)}{look})")
+    return re.compile("|".join(alts))
+
+
+_SOUND = _sound_pattern(True)
+_CONSONANTS = "".join(c for c in "abcdefghijklmnopqrstuvwxyz" if c not in SOUND_VOWELS)
+_SOUND_RUNS = re.compile(f"([{_CONSONANTS}])\\1+")     # a consonant after itself, written once
+
+
+def sound_key(word: str, whole: bool = True) -> str:
+    """What a folded word sounds like (words.SOUND_RULES): the rules written over it, then each
+    run of one consonant once. Not `whole`: the key of a word perhaps still being typed
+    (`sound_start`). (`_sound_key`.)"""
+    if not whole:
+        return sound_start(word)[0]
+    keyed = _SOUND.sub(lambda m: SOUND_RULES[int(m.lastgroup[1:])][1], word)
+    return _SOUND_RUNS.sub(r"\1", keyed)
+
+
+def sound_start(word: str) -> tuple[str, str]:
+    """The key of a word perhaps still being typed, and the letters the key of a word it starts
+    may have next ("" for any): the rules apply left to right as for a whole word, but for the
+    end of a word; at the first position where a rule may yet apply that the letters typed do
+    not decide (they run out inside it, or the letter it looks at is not typed), the key stops,
+    and the letters next are the first of each rule that may apply there, up to one that
+    surely does, else also the letter itself ("voorse": "voors", then y or e). (`_sound_key`.)"""
+    out = ""
+    i = 0
+    while i < len(word):
+        maybe: list[str] = []
+        sure = None
+        for written, key, after in SOUND_RULES:
+            end = i + len(written)
+            if not written.startswith(word[i:end]):
+                continue
+            if end > len(word) or (after and end == len(word)):
+                maybe.append(key)           # the letters typed run out, or what follows is not typed
+                continue
+            if after == "$" or (after and word[end] not in after):
+                continue                    # it does not apply
+            sure = (written, key)
+            break
+        if maybe:
+            ahead = maybe + ([sure[1]] if sure else [word[i]])
+            if "" in ahead:          # a letter not heard: what the key has next is not known
+                return _SOUND_RUNS.sub(r"\1", out), ""
+            return _SOUND_RUNS.sub(r"\1", out), "".join(sorted({k[0] for k in ahead if k[:1].isalpha()}))
+        if sure:
+            out += sure[1]
+            i += len(sure[0])
+        else:
+            out += word[i]
+            i += 1
+    return _SOUND_RUNS.sub(r"\1", out), ""
+
+
+def prefix_cost(base: np.float32, typed: int, tlen: int) -> np.float32:
+    """A word of `typed` letters that is only the start of a token of `tlen`: `base` and a
+    prefix's penalty, more the less of the token it typed (C `_prefix_cost`: float + float +
+    float * (double 1.0 - float share), stored into a float)."""
+    share = f32(typed) / f32(tlen)
+    return f32(float(base + PREFIX_PEN) + float(PREFIX_FRAC) * (1.0 - float(share)))
 
 
 def query_deletions(word: str, maxd: int) -> list[str]:
@@ -384,6 +460,7 @@ class ReferenceIndex:
                 self.short_prefix[text] = sp_group[sp_start[k]:sp_start[k + 1]].tolist()
         self._letter_hist = None   # built on the first typo search
         self._slip_cache: dict[str, list[int]] = {}   # `prefix_slips` of each word asked
+        self._sound_keys: list[str] | None = None     # `sound_keys`, made on the first look-up
         self.g_tok, self.g_tok_kind, self.g_tok_cover = group_token_arrays(a["g_tokrec"])
         # the group of every entry of g_tok (for `groups_matching_words`)
         self.tok_group = np.repeat(np.arange(len(self.g_tok_start) - 1, dtype=np.int32),
@@ -465,11 +542,17 @@ class ReferenceIndex:
         s.pool, s.cands = [], []
         for p in r["passes"]:
             s.typo_mode = p["pass"] > 0
-            s.pool, s.cands = [], []
             for ti in p["slips"]:
-                self.typo_ranges(s, ti, 2 if p["pass"] == 3 else 1)
+                if p["pass"] == PASS_SOUND:
+                    if not s.words[ti].sound_done:
+                        s.words[ti].sound_done = True
+                        self.add_sounds(s.words[ti], s.tokens[ti])
+                else:
+                    self.typo_ranges(s, ti, 2 if p["pass"] == PASS_TWO else 1)
             if not p["scored"]:
-                continue        # no slip to look for that was not looked for before
+                continue        # no slip to look for that was not looked for before (what a
+                                # pass before found, if anything, stands)
+            s.pool, s.cands = [], []
             for ii, it in enumerate(s.interps):
                 if it.pc_lo >= 0:
                     self.collect_postcode(s, ii)
@@ -513,7 +596,7 @@ class ReferenceIndex:
         if tok.digits > 0 or len(text) > MAX_TYPO_WORD:
             return 0
         if typed_len < 5:
-            if typed_len >= 3 and word.typo_done == 0 and s.max_pass > 2:
+            if typed_len >= 3 and word.typo_done == 0 and s.max_pass > RETRY_PASSES:
                 return self.sound_ranges(word, text)
             return 0
         maxd = 2 if typed_len >= TWO_SLIP_TYPED and max_edits >= 2 else 1
@@ -525,7 +608,7 @@ class ReferenceIndex:
             # begins with one slip undone may be new, where it is a slip from another word
             word.typo_done = 2
             if (word.ranges and (all(r.typo for r in word.ranges) or word.exact < 0)
-                    and len(text) <= PREFIX_SLIP_LEN and s.max_pass > 2):
+                    and len(text) <= PREFIX_SLIP_LEN and s.max_pass > RETRY_PASSES):
                 return int(self.add_slips(word, text) > 0)
             return 0
         word.typo_done = look
@@ -550,15 +633,22 @@ class ReferenceIndex:
             if hits:          # (always, unless a y-spelling is too long to be looked up)
                 found.append((min(hits), tid, dist))
         remembered = sorted(found)[:TYPO_SET]
+        # the sound-alikes stay, first and at their own penalty
+        n0 = len(word.ranges)
+        if word.sound_done:
+            self.add_sounds(word, tok)
+        sounds = {r.lo for r in word.ranges[n0:]}
         for _k, tid, dist in sorted(remembered, key=lambda x: x[2]):   # stable: closest first
             if len(word.ranges) >= MAX_RANGES:
                 break
+            if tid in sounds:
+                continue
             base = TYPO_PEN + TYPO_EDIT * f32(dist - 1)
             word.ranges.append(Range(tid, tid + 1, base, True))
             word.cost += self.range_cost(tid, tid + 1)
         as_typed = any(not r.typo for r in word.ranges)
         if (((not remembered and not as_typed) or (look == 2 and (not as_typed or word.exact < 0)))
-                and len(text) <= PREFIX_SLIP_LEN and s.max_pass > 2):
+                and len(text) <= PREFIX_SLIP_LEN and s.max_pass > RETRY_PASSES):
             # no token starts with the word, and none is one slip away (or the last look has
             # come): a slip in a word still being typed (not in the retries)
             self.add_slips(word, text)
@@ -587,6 +677,52 @@ class ReferenceIndex:
                 word.cost += self.range_cost(tid, tid + 1)
                 added += 1
         return int(added > 0)
+
+    def sound_keys(self) -> list[str]:
+        """The sound key of every token of the vocabulary (made once)."""
+        if self._sound_keys is None:
+            self._sound_keys = [sound_key(v) for v in self.vocab]
+        return self._sound_keys
+
+    def add_sounds(self, word: Word, tok: Token) -> int:
+        """Add the tokens the word sounds like (`sound_key`) as typo ranges: those of its key
+        (SOUND_PEN), then those whose key starts with the key of the word still being typed (a
+        prefix's penalty more), each set only when at most MAX_RANGES, SOUND_PREFIX_MAX of them
+        are tokens the word does not match as typed and at most SOUND_WALK_MAX in all; not
+        those it matches as typed or has. Here every token's key is compared; the C code walks
+        the index's tokens sorted by key (`_add_sounds`), in the order (key, token) kept here."""
+        text = tok.text
+        if tok.digits > 0 or len(unfold_ij(text)) < SOUND_MIN:
+            return 0
+        keys = self.sound_keys()
+        added = 0
+        for whole, cap in ((True, MAX_RANGES), (False, SOUND_PREFIX_MAX)):
+            key, follow = (sound_key(text), "") if whole else sound_start(text)
+            if not key:
+                continue
+            found = sorted((k, t) for t, k in enumerate(keys) if (k == key if whole else k.startswith(key)))
+            # a key that goes on as the letters typed after it may be written
+            goes_on = [(k, t) for k, t in found if not follow or k[len(key):len(key) + 1] in tuple(follow)]
+            new = [t for _k, t in goes_on if not self._as_typed(word, t)]
+            if len(new) > cap or len(found) > SOUND_WALK_MAX:
+                continue
+            for _k, tid in goes_on:
+                base = SOUND_PEN if whole else prefix_cost(SOUND_PEN, len(text), len(self.vocab[tid]))
+                added += self._push_sound(word, tid, base)
+        return added
+
+    @staticmethod
+    def _as_typed(word: Word, tid: int) -> bool:
+        return any(not r.typo and r.lo <= tid < r.hi for r in word.ranges)
+
+    def _push_sound(self, word: Word, tid: int, base: np.float32) -> int:
+        if len(word.ranges) >= MAX_RANGES or self._as_typed(word, tid):
+            return 0
+        if any(r.typo and r.lo == tid for r in word.ranges):
+            return 0
+        word.ranges.append(Range(tid, tid + 1, base, True))
+        word.cost += self.range_cost(tid, tid + 1)
+        return 1
 
     def add_slips(self, word: Word, text: str) -> int:
         """Add the tokens `text` starts with one slip undone that are not typo tokens of the
@@ -1004,12 +1140,14 @@ class ReferenceIndex:
     def other_words_filter(self, s: Search, it: Interp, driver: int) -> bool:
         """Does a word besides the driver give the C code a signature bit to filter on? (One of
         2+ letters whose first two letters every match must share: not "ri", which may be on
-        its way to "ry...", and in the typo pass not a word that has typo tokens.)"""
+        its way to "ry...", and in the typo passes not a word with a typo token whose first
+        two letters have another signature bit, `_need_mask`.)"""
         for ti in it.words:
             text = s.tokens[ti].text
             if ti == driver or len(text) < 2 or (len(text) == 2 and text[1] == "i"):
                 continue
-            if s.typo_mode and any(r.typo for r in s.words[ti].ranges):
+            if s.typo_mode and any(r.typo and sig_bit(self.vocab[r.lo]) != sig_bit(text)
+                                   for r in s.words[ti].ranges):
                 continue
             return True
         return False

@@ -67,7 +67,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     cdef char clean[QBUF]
     cdef Tok whole_toks[MAXT]
     cdef int ntyped
-    s.max_pass = 4
+    s.max_pass = NPASS
     s.near_number = 0
     s.huis = 0
     s.province = -1
@@ -86,9 +86,9 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         # typed with one slip at most in the words that match nothing; the slips of every
         # word, two in a long one, are for the query without them ("..., 's-gravenhage (niet
         # bellen)": 234 -> 9 us)
-        s.max_pass = 2
+        s.max_pass = RETRY_PASSES
     _read(d, s)
-    s.max_pass = 4
+    s.max_pass = NPASS
     s.defer_slips = 0
     if s.ncand == 0 and _spent(s):
         # the reading as typed spent the whole budget on groups none of which qualified ("roer
@@ -140,7 +140,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         s.stage = ST_RESPACED
         _respace_retry(d, s, nothing, whole)
         s.pc_strict = 0
-        s.max_pass = 2
+        s.max_pass = RETRY_PASSES
         if s.ncand == 0 and s.ntok > 1 and not dead:
             s.stage = ST_DROPPED
             _drop_retry(d, s, nothing, loose, whole)
@@ -162,7 +162,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
             for i in range(s.ntok):
                 if _number_like(&s.tok[i]):
                     s.near_number = 1
-                    s.max_pass = 2
+                    s.max_pass = RETRY_PASSES
                     s.stage = ST_NEAR
                     _read(d, s)
                     if s.ncand == 0 and s.near_glue >= 0 and not _spent(s):
@@ -172,7 +172,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
                     s.near_number = 0
                     break
         if s.ncand == 0 and s.deferred and not dead:
-            s.max_pass = 4
+            s.max_pass = NPASS
             s.stage = ST_DEFERRED
             _read(d, s)
     _select(s, out, &n)
@@ -1230,6 +1230,71 @@ cdef bint _whole_words_and_number(const Search* s) noexcept nogil:
     return number
 
 
+DEF HELD_WALK = 4096    # postings walked to tell whether some group holds the words as typed
+
+cdef bint _held_as_typed(const Data* d, const Search* s) noexcept nogil:
+    """Does some group hold every word of an interpretation as the whole token it is typed as
+    (the words all are: `_whole_words_and_number`)? Walks the postings of each one's rarest
+    word, skipping by the whole-token signature beside them; True, as if held, past HELD_WALK
+    postings."""
+    cdef int ii, wi, j, best
+    cdef int64_t p, pe
+    cdef int32_t g, x
+    cdef uint64_t need
+    cdef const Interp* it
+    cdef bint all_in
+    for ii in range(s.ninterp):
+        it = &s.interp[ii]
+        if it.pc_lo >= 0 or it.nwords == 0:
+            continue
+        best = -1
+        need = 0
+        for wi in range(it.nwords):
+            x = s.word[it.words[wi]].exact
+            if x < 0:      # (a number among the words that is no token)
+                best = -1
+                break
+            need |= (<uint64_t>1) << _xsig_bit(s.q + s.tok[it.words[wi]].start, s.tok[it.words[wi]].len)
+            if best < 0 or d.v_post_start[x + 1] - d.v_post_start[x] < \
+                    d.v_post_start[s.word[best].exact + 1] - d.v_post_start[s.word[best].exact]:
+                best = it.words[wi]
+        if best < 0:
+            continue
+        p = d.v_post_start[s.word[best].exact]
+        pe = d.v_post_start[s.word[best].exact + 1]
+        if pe - p > HELD_WALK:
+            return True
+        while p < pe:
+            if d.v_post_xsig[p] & need == need:
+                g = d.v_post[p]
+                all_in = True
+                for wi in range(it.nwords):
+                    x = s.word[it.words[wi]].exact
+                    for j in range(d.g_tok_start[g], d.g_tok_start[g + 1]):
+                        if d.g_rec[j].tok == x:
+                            break
+                    else:
+                        all_in = False
+                        break
+                if all_in:
+                    return True
+            p += 1
+    return False
+
+
+cdef bint _weak_sounds(const Search* s) noexcept nogil:
+    """Did the sound-alikes found cost more than a slip of a key in one word ("hreestraat 12":
+    Van Reesstraat, its Van not typed, sounds like it; Herestraat is a slip from it)? Then
+    the slips are looked for too, beside them (the pass after keeps them), and the two kinds
+    compete on what they cost; else the sound-alikes answer ("agterweg": Achterweg, not
+    Asterweg, a slip from it)."""
+    cdef int i
+    for i in range(s.npool):
+        if s.pool[i].text_pen <= TYPO_PEN:
+            return False
+    return True
+
+
 cdef bint _needed_by_all(const Search* s, int ti) noexcept nogil:
     """Is token ti a word of every interpretation (none of them a postcode's)?"""
     cdef int ii, wi
@@ -1249,10 +1314,50 @@ cdef bint _needed_by_all(const Search* s, int ti) noexcept nogil:
     return True
 
 
+cdef inline bint _looks_at(const Search* s, int ti, int pass_, bint unmatched) noexcept nogil:
+    """Does pass pass_ look up word ti (beside the words every interpretation needs that match
+    nothing)? One slip: only in a word that matches nothing as typed. A sound-alike: of a word
+    that matches nothing as typed; when none does (`unmatched` false), of every word ("ugo de
+    grootstraat 2 den haag": Hugo), but in a retry not of a whole token as typed (a street
+    typed whole is not replaced by one that sounds like it while the retries may still find
+    it: "kerkstraat 14-h haarlem, nederland" is Kerkstraat 14). PERF: not of the words that
+    match as typed beside one that matches nothing ("moleweg 62 zeist"): their sound-alikes,
+    which may start otherwise (`_need_mask`), would take from the scan the filter of their
+    first letters and add little."""
+    if pass_ == PASS_SLIP:
+        return s.word[ti].first_typo == 0
+    if pass_ == PASS_SOUND:
+        return s.word[ti].first_typo == 0 or (
+            not unmatched and (s.max_pass > RETRY_PASSES or s.word[ti].exact < 0))
+    return True
+
+
+cdef bint _unmatched(const Search* s) noexcept nogil:
+    """Does a word of letters of some interpretation match nothing as typed?"""
+    cdef int ii, wi, ti
+    for ii in range(s.ninterp):
+        for wi in range(s.interp[ii].nwords):
+            ti = s.interp[ii].words[wi]
+            if s.tok[ti].digits == 0 and s.word[ti].first_typo == 0:
+                return True
+    return False
+
+
+cdef inline int _look(const Data* d, Search* s, int ti, int pass_) noexcept nogil:
+    """What pass pass_ looks up for word ti: its sound-alikes (once), or its slips (one, or two
+    in the last pass); how many ranges that added (the slips: 1 when it looked further)."""
+    if pass_ == PASS_SOUND:
+        if s.word[ti].sound_done:
+            return 0
+        s.word[ti].sound_done = 1
+        return _add_sounds(d, s, ti)
+    return _typo_ranges(d, s, ti, 2 if pass_ == PASS_TWO else 1)
+
+
 cdef void _passes(const Data* d, Search* s) noexcept nogil:
     """Score the interpretations; when nothing is found, again with slips of a key allowed."""
     cdef int ii, wi, pass_, added, ti, max_pass = s.max_pass, npass = 0, scored = 0, deferred = 0
-    cdef bint hopeless
+    cdef bint hopeless, defer, unmatched
     cdef uint64_t looked[NPASS]  # the trace's: per pass, the tokens whose slips were looked up
     s.spent = 0
     if _spent(s):
@@ -1264,32 +1369,29 @@ cdef void _passes(const Data* d, Search* s) noexcept nogil:
             looked[0] = 0
             _trace_reading(s, looked, 0, 0, 0)
         return
-    if s.area and s.max_pass > 2:
+    if s.area and s.max_pass > RETRY_PASSES:
         # within a postcode being typed, slips only in words that match nothing as typed
         # ("kerkstraat 12 2011" is no Parkstraat in 2011, but Kerkstraat near it)
-        s.max_pass = 2
+        s.max_pass = RETRY_PASSES
+    defer = s.max_pass > RETRY_PASSES and s.defer_slips and _whole_words_and_number(s)
     for pass_ in range(s.max_pass):
-        if pass_ == 2 and s.defer_slips and _whole_words_and_number(s):
+        if defer and (pass_ == PASS_SLIP or (pass_ == PASS_SOUND and _held_as_typed(d, s))):
             # "kerkstraat 101-h amsterdam", "herestraat 200 groningen": every word is a whole
             # token as typed, and the house may not have the letter or addition typed
             # (_drop_retry), or the street not the number (near_number), more likely than a
-            # slip in one of those words (Van der Pekstraat 101-H, Grote Beerstraat 200)
+            # slip in one of those words (Van der Pekstraat 101-H, Grote Beerstraat 200), or,
+            # where some street holds every word so, than a word that sounds like it
+            # ("kouwenhoven 3038 zeist": no Kouwenhoven in Zeist; Couwenhoven 3038 is)
             s.deferred = 1
             deferred = 1
             break
         npass += 1
         looked[pass_] = 0
         s.typo_mode = pass_ > 0
-        s.floor = -1e30
-        s.min_pen = 0
-        s.tok_pen = 0
-        s.considered = 0
-        s.pool_cap = s.limit + 1 if s.limit + 1 < POOL else POOL
-        s.npool = 0
-        s.ncand = 0
         if pass_ > 0:
-            # nothing found: look for slips of a key, the closest first: one edit in the words
-            # that match nothing at all, then one edit in every word, then two in long words
+            # nothing found: look for the words that sound like the ones typed, then slips of a
+            # key, the closest first: one edit in the words that match nothing at all, then one
+            # edit in every word, then two in long words
             added = 0
             # PERF: first the words that match nothing yet and that every interpretation needs:
             # when one of them still matches nothing, no interpretation can find anything in
@@ -1300,23 +1402,34 @@ cdef void _passes(const Data* d, Search* s) noexcept nogil:
             # depends on whether they match with a slip.
             hopeless = False
             for ti in range(s.ntok):
-                if s.word[ti].nr == 0 and (pass_ >= 2 or s.word[ti].first_typo == 0) and _needed_by_all(s, ti):
+                if s.word[ti].nr == 0 and (pass_ != PASS_SLIP or s.word[ti].first_typo == 0) \
+                        and _needed_by_all(s, ti):
                     looked[pass_] |= (<uint64_t>1) << ti
-                    added += _typo_ranges(d, s, ti, 2 if pass_ == 3 else 1)
+                    added += _look(d, s, ti, pass_)
                     if s.word[ti].nr == 0:
                         hopeless = True
                         break
+            unmatched = pass_ == PASS_SOUND and _unmatched(s)
             for ii in range(s.ninterp):
                 for wi in range(s.interp[ii].nwords):
                     ti = s.interp[ii].words[wi]
-                    if pass_ >= 2 or s.word[ti].first_typo == 0:
+                    if _looks_at(s, ti, pass_, unmatched):
                         if hopeless and s.word[ti].nr > 0 and not s.word[ti].slips:
                             continue
                         looked[pass_] |= (<uint64_t>1) << ti
-                        added += _typo_ranges(d, s, ti, 2 if pass_ == 3 else 1)
+                        added += _look(d, s, ti, pass_)
             if added == 0 or hopeless:
+                if s.ncand > 0:
+                    break   # what the sound-alikes found (`_weak_sounds`): nothing more here
                 continue
         scored |= 1 << pass_
+        s.floor = -1e30
+        s.min_pen = 0
+        s.tok_pen = 0
+        s.considered = 0
+        s.pool_cap = s.limit + 1 if s.limit + 1 < POOL else POOL
+        s.npool = 0
+        s.ncand = 0
         for ii in range(s.ninterp):
             if s.interp[ii].pc_lo >= 0:
                 _collect_pc(d, s, ii)
@@ -1325,7 +1438,7 @@ cdef void _passes(const Data* d, Search* s) noexcept nogil:
                 if s.considered >= MAX_CONSIDER:
                     s.spent |= SPENT_CONSIDER
         _collect_text(d, s)
-        if s.ncand > 0:
+        if s.ncand > 0 and not (pass_ == PASS_SOUND and pass_ + 1 < s.max_pass and _weak_sounds(s)):
             break
     if s.trace != NULL:
         _trace_reading(s, looked, npass, scored, deferred)

@@ -337,35 +337,42 @@ cdef inline uint64_t _start_bit(const Search* s, int ti) noexcept nogil:
     return (<uint64_t>1) << _sig_bit(s.q + t.start, t.len)
 
 
-cdef uint64_t _need_mask(Search* s, Interp* it, int driver) noexcept nogil:
-    """Signature bits that every group matching all words but the driver must carry."""
-    cdef uint64_t need = 0
-    cdef int wi, ti, r, skip
+cdef uint64_t _need_mask(const Data* d, Search* s, Interp* it, int driver) noexcept nogil:
+    """Signature bits that every group matching all words but the driver must carry: a word's
+    start, unless (with slips or sound-alikes looked up) one of its typo tokens starts
+    otherwise (PERF: "koninngin julianastraat 17 bergeijk": the tokens that sound like
+    Julianastraat and Bergeijk start as they do, and the scan keeps their filter)."""
+    cdef uint64_t need = 0, bit
+    cdef int wi, ti
+    cdef Word* w
     for wi in range(it.nwords):
         ti = it.words[wi]
         if ti == driver:
             continue
-        skip = 0
-        if s.typo_mode:
-            for r in range(s.word[ti].nr):
-                if s.word[ti].typo[r]:
-                    skip = 1
-        if not skip:
-            need |= _start_bit(s, ti)
+        w = &s.word[ti]
+        bit = _start_bit(s, ti)
+        if s.typo_mode and w.first_typo < w.nr:
+            _typo_bits(d, w)
+            if w.tsig & ~bit:
+                continue
+        need |= bit
     return need
 
 
 cdef uint64_t _typo_bits(const Data* d, Word* w) noexcept nogil:
-    """The whole-token signature bits of word w's typo tokens (PERF: made when a scan needs
+    """The whole-token signature bits of word w's typo tokens, and (into w.tsig) their start
+    signature bits (PERF: made when a scan needs
     them, once for the ranges the word has: reading each token's text as it was added cost a
     cache miss a token of the lists stored for whole words, which no scan needs)."""
     cdef int r
     cdef int32_t t
     if w.tbits_nr != w.nr:
         w.tbits = 0
+        w.tsig = 0
         for r in range(w.first_typo, w.nr):
             t = w.lo[r]
             w.tbits |= (<uint64_t>1) << _xsig_bit(<const char*>(d.v_blob + d.v_off[t]), _tok_len(d, t))
+            w.tsig |= (<uint64_t>1) << _sig_bit(<const char*>(d.v_blob + d.v_off[t]), _tok_len(d, t))
         w.tbits_nr = w.nr
     return w.tbits
 
@@ -386,7 +393,7 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
             best = it.words[wi]
     if best < 0:
         return
-    need = _need_mask(s, it, best)
+    need = _need_mask(d, s, it, best)
     s.min_pen = _min_pen(s, it, best)
     s.others = it.nwords - 1
     s.nx = 0

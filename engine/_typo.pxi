@@ -21,51 +21,39 @@ cdef int _unfold_ij(const char* w, int n, char* out) noexcept nogil:
 
 
 cdef int _sound_variant(const char* w, int n, int kind, char* out) noexcept nogil:
-    """The word with every ei spelt ij (kind 0; folded y), every ij (y) spelt ei (1), every
-    au spelt ou (2), every ou spelt au (3): the sounds Dutch spelling writes two ways. Its
-    length, or 0 when the word has none (or the result would not fit UNFOLD_MAX)."""
+    """The word with every one of a sound written the other way (words.SOUND_SPELLINGS, read
+    into _spell_ptr: kind 2 p writes the first spelling of pair p as the second, ei as ij (y),
+    kind 2 p + 1 the second as the first): its length, or 0 when the word has none (or the
+    result would not fit UNFOLD_MAX)."""
     return _sound_respelt(w, n, kind, -1, out)
 
 
 cdef int _sound_respelt(const char* w, int n, int kind, int occ, char* out) noexcept nogil:
     """`_sound_variant`, with only the occ-th (from 0, left to right) of the sound respelt, or
     every one (occ -1); 0 when the word has no such one."""
-    cdef int i = 0, k = 0, hit = 0, seen = 0
-    cdef char a = (101 if kind == 0 else 97 if kind == 2 else 111)
-    cdef char b = (105 if kind == 0 else 117)
-    cdef bint at
+    cdef const char* a = _spell_ptr[kind]
+    cdef const char* b = _spell_ptr[kind ^ 1]
+    cdef int la = _spell_len[kind], lb = _spell_len[kind ^ 1], i = 0, k = 0, hit = 0, seen = 0
     while i < n:
-        if k + 2 > UNFOLD_MAX:
-            return 0
-        at = (w[i] == 121) if kind == 1 else (i + 1 < n and w[i] == a and w[i + 1] == b)
-        if at and occ >= 0 and seen != occ:
+        if i + la <= n and memcmp(w + i, a, la) == 0 and (occ < 0 or seen == occ):
+            if k + lb > UNFOLD_MAX:
+                return 0
+            memcpy(out + k, b, lb)
+            k += lb
+            i += la
             seen += 1
-            out[k] = w[i]
-            k += 1
-            i += 1
-            if kind != 1:
-                out[k] = w[i]
-                k += 1
-                i += 1
-        elif at and kind == 1:
-            seen += 1
-            out[k] = 101
-            out[k + 1] = 105
-            k += 2
-            i += 1
-            hit = 1
-        elif at:
-            seen += 1
-            if kind == 0:
-                out[k] = 121
-                k += 1
-            else:
-                out[k] = 111 if kind == 2 else 97
-                out[k + 1] = 117
-                k += 2
-            i += 2
             hit = 1
         else:
+            if i + la <= n and memcmp(w + i, a, la) == 0:
+                seen += 1     # an occurrence left as it is: copied whole
+                if k + la > UNFOLD_MAX:
+                    return 0
+                memcpy(out + k, w + i, la)
+                k += la
+                i += la
+                continue
+            if k + 1 > UNFOLD_MAX:
+                return 0
             out[k] = w[i]
             k += 1
             i += 1
@@ -76,11 +64,11 @@ DEF SOUND_EACH = 4  # a sound written 2+ times: each of its first this many resp
 
 cdef int _sound_respellings(const char* w, int n, char* out, int* lens) noexcept nogil:
     """Every other spelling of the word's sounds that a person may have meant, into
-    out[i * UNFOLD_MAX:] and lens[i] (room for 4 * (SOUND_EACH + 1)); how many. Per sound
-    (`_sound_variant`'s order), every one respelt, then, when the word has it twice or more,
-    each alone ("vreiheid" is Vrijheid..., "heindeik" Heindijk)."""
+    out[i * UNFOLD_MAX:] and lens[i] (room for MAX_SPELLINGS * (SOUND_EACH + 1)); how many.
+    Per sound (`_sound_variant`'s order), every one respelt, then, when the word has it twice
+    or more, each alone ("vreiheid" is Vrijheid..., "heindeik" Heindijk)."""
     cdef int kind, j, m, c = 0, first
-    for kind in range(4):
+    for kind in range(_n_spell):
         m = _sound_respelt(w, n, kind, -1, out + c * UNFOLD_MAX)
         if m == 0:
             continue
@@ -96,6 +84,119 @@ cdef int _sound_respellings(const char* w, int n, char* out, int* lens) noexcept
         if c - first == 1:
             c = first  # the sound once: that one alone is every one, respelt above
     return c
+
+
+cdef int _sound_key(const char* w, int n, bint whole, char* out, uint32_t* follow) noexcept nogil:
+    """The sound key of the folded word w[:n] (words.SOUND_RULES, read into _snd_*) into out
+    (room for UNFOLD_MAX): its length, 0 when it would not fit. At each position the first rule
+    that stands there applies; then a consonant after itself is written once.
+
+    Not `whole`, the word may still be being typed: no rule for the end of a word applies, and
+    the key stops at the first position where a rule may yet apply that the letters typed do
+    not decide ("e" of "ei", "c" of "ch", "ch" of "chr", a "d" that is "t" before a consonant),
+    so that it starts the key of each word the typed one starts ("kristiaanstr", "agterw").
+    Into follow (when not NULL): the letters the key of such a word has next there (bit i:
+    letter a + i; for "e": `y` or `e`), else 0: "voorse" starts no Voorschoterlaan."""
+    cdef int i = 0, k = 0, r, m, c, j, chosen
+    cdef const char* f
+    cdef bint open_, sure, anyf
+    cdef uint32_t fol
+    if follow != NULL:
+        follow[0] = 0
+    while i < n:
+        c = <uint8_t>w[i]
+        chosen = -1
+        open_ = False
+        sure = False
+        anyf = False
+        fol = 0
+        for r in range(_snd_first[c], _snd_first[c + 1]):
+            m = _snd_from_len[r]
+            f = _snd_from[r]
+            if i + m > n:
+                # the letters typed run out inside the rule's: it may apply once they are typed
+                if whole or memcmp(w + i, f, n - i) != 0:
+                    continue
+            else:
+                if memcmp(w + i, f, m) != 0:
+                    continue
+                if _snd_end[r]:
+                    if i + m < n:
+                        continue
+                    sure = whole
+                elif _snd_ctx_len[r] > 0:
+                    if i + m == n and whole:
+                        continue
+                    if i + m < n:
+                        if memchr(_snd_ctx[r], w[i + m], _snd_ctx_len[r]) == NULL:
+                            continue
+                        sure = True
+                else:
+                    sure = True
+            if sure and not open_:
+                chosen = r
+                break
+            open_ = True
+            if _snd_to_len[r] == 0:
+                anyf = True     # a letter not heard: what the key has next is not known
+            elif 97 <= _snd_to[r][0] <= 122:
+                fol |= (<uint32_t>1) << (_snd_to[r][0] - 97)
+            if sure:
+                break
+        if open_:
+            # the key stops here; no rule that surely applies: the letter as it is, next
+            if not sure and 97 <= c <= 122:
+                fol |= (<uint32_t>1) << (c - 97)
+            if follow != NULL:
+                follow[0] = 0 if anyf else fol
+            return k
+        if chosen >= 0:
+            for j in range(_snd_to_len[chosen]):
+                k = _key_put(out, k, _snd_to[chosen][j])
+                if k < 0:
+                    return 0
+            i += _snd_from_len[chosen]
+        else:
+            k = _key_put(out, k, w[i])
+            if k < 0:
+                return 0
+            i += 1
+    return k
+
+
+cdef inline int _key_put(char* out, int k, char c) noexcept nogil:
+    """Append c to the key out[:k] (a consonant after itself is written once): the new length,
+    -1 when it would not fit UNFOLD_MAX."""
+    if k > 0 and out[k - 1] == c and _snd_consonant[<uint8_t>c]:
+        return k
+    if k >= UNFOLD_MAX:
+        return -1
+    out[k] = c
+    return k + 1
+
+
+def sound_key(str word, *, bint whole=True):
+    """The sound key of a folded word (`_sound_key`): two words with the same key sound alike
+    to a Dutch speaker (words.SOUND_RULES). The build keys every token with it; "" for a word
+    whose key would not fit UNFOLD_MAX (no typed word has that key)."""
+    cdef bytes b = word.encode("ascii")
+    cdef char out[UNFOLD_MAX]
+    cdef int m = 0
+    if len(b) <= UNFOLD_MAX:
+        m = _sound_key(b, len(b), whole, out, NULL)
+    return out[:m].decode("ascii")
+
+
+def sound_start(str word):
+    """(key, follow) of a folded word still being typed (`_sound_key`, not whole): the start of
+    the key of every word it starts, and the letters such a key may have next ("" for any)."""
+    cdef bytes b = word.encode("ascii")
+    cdef char out[UNFOLD_MAX]
+    cdef int m = 0
+    cdef uint32_t follow = 0
+    if len(b) <= UNFOLD_MAX:
+        m = _sound_key(b, len(b), False, out, &follow)
+    return out[:m].decode("ascii"), "".join(chr(97 + i) for i in range(26) if (follow >> i) & 1)
 
 
 cdef inline int _typed_len(const char* w, int n) noexcept nogil:
@@ -117,8 +218,8 @@ DEF MEASURED_MAX = 1024  # ... for this many tokens; past it, the found are told
 cdef struct TypoSet:
     int n
     int long_only       # two slips only in a token of TWO_SLIP_LEN+ letters (the word is shorter)
-    int sound_n[4]      # the word spelt as it sounds otherwise (_sound_variant; 0: none),
-    char sound[4][UNFOLD_MAX]
+    int sound_n[MAX_SPELLINGS]  # the word spelt as it sounds otherwise (_sound_variant; 0: none),
+    char sound[MAX_SPELLINGS][UNFOLD_MAX]
     int32_t tid[512]
     uint8_t dist[512]
     int has_y           # the word holds a y (its ij spelling differs)
@@ -168,7 +269,7 @@ cdef void _typo_check(const Data* d, Search* s, int ti, int32_t tid, int maxd, T
             dist = dist2
     # "reinlaan" for Rijnlaan, "gaudenweg" for Goudenweg: the other spelling of a sound is
     # one slip
-    for r in range(4):
+    for r in range(_n_spell):
         if dist > 1 and ts.sound_n[r] > 0:
             dist2 = 1 + _dl_distance(ts.sound[r], ts.sound_n[r], tok, _tok_len(d, tid), maxd - 1)
             if dist2 < dist:
@@ -518,14 +619,15 @@ cdef void _prefix_slips(const Data* d, Search* s, int ti) noexcept nogil:
     before it, as typed. When that finds nothing, letter k is an i that, as ij (y),
     continues a token's start, and a j follows, the same again with that i spelt y
     ("jasminjh": "jasmynjh", a j too many, starts Jasmijnhof; the j was typed after the n).
-    Before all these, the tokens that the other spelling of a sound in it starts."""
+    Before all these, the tokens that the other spelling of a sound in it starts (as a slip:
+    the sound-alikes of the word, `_add_sounds`, were looked for before any slip)."""
     cdef Tok* t = &s.tok[ti]
     cdef const char* p = s.q + t.start
     cdef int n = t.len, k
     cdef char w[PREFIX_SLIP_LEN + 2]
     cdef int32_t lo, hi
-    cdef char v[4 * (SOUND_EACH + 1) * UNFOLD_MAX]
-    cdef int lens[4 * (SOUND_EACH + 1)]
+    cdef char v[MAX_SPELLINGS * (SOUND_EACH + 1) * UNFOLD_MAX]
+    cdef int lens[MAX_SPELLINGS * (SOUND_EACH + 1)]
     cdef int j, nv, sound
     s.slip_n[ti] = 0
     # first the other spelling of a sound, which a person who hears the word is the likeliest
@@ -708,7 +810,7 @@ cdef void _slip_lookup(const Data* d, Search* s, int ti, int maxd, TypoSet* ts) 
     ts.has_y = memchr(p, 121, n) != NULL
     ts.nmeasured = 0
     memset(ts.measured, 0, sizeof(ts.measured))
-    for i in range(4):
+    for i in range(_n_spell):
         ts.sound_n[i] = _sound_variant(p, n, i, ts.sound[i])
         if ts.sound_n[i] > 38:
             ts.sound_n[i] = 0
@@ -718,7 +820,7 @@ cdef void _slip_lookup(const Data* d, Search* s, int ti, int maxd, TypoSet* ts) 
         if m <= 38:
             _typo_variants(d, s, ti, un, m, maxd, maxd, ts)
     # the other spelling of a sound is itself a slip: the rest within one slip less
-    for i in range(4):
+    for i in range(_n_spell):
         if ts.sound_n[i] > 0:
             _typo_variants(d, s, ti, ts.sound[i], ts.sound_n[i], maxd - 1, maxd, ts)
 
@@ -860,7 +962,7 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     cdef Word* w = &s.word[ti]
     cdef Tok* t = &s.tok[ti]
     cdef const char* p = s.q + t.start
-    cdef int n = t.len, i, maxd, look, dist, ulen
+    cdef int n = t.len, i, maxd, look, dist, ulen, nsound
     cdef bint capped, found
     cdef TypoSet* ts
     # the length as the person typed it: "zuije" (folded "zuye") is a 5-letter word
@@ -868,7 +970,7 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
     if t.digits > 0 or n > 38:
         return 0
     if ulen < 5:
-        if ulen >= 3 and w.typo_done == 0 and s.max_pass > 2:
+        if ulen >= 3 and w.typo_done == 0 and s.max_pass > RETRY_PASSES:
             return _sound_ranges(d, s, ti)
         return 0
     # two slips in a word of 9+ letters, which two left-out letters may have made 7 long
@@ -883,7 +985,7 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
         # ("meere" starts Meeren..., and meant Meerweg; PERF: not a whole token, which a
         # person has typed to its end)
         w.typo_done = 2
-        if w.nr > 0 and (w.first_typo == 0 or w.exact < 0) and n <= PREFIX_SLIP_LEN and s.max_pass > 2:
+        if w.nr > 0 and (w.first_typo == 0 or w.exact < 0) and n <= PREFIX_SLIP_LEN and s.max_pass > RETRY_PASSES:
             i = _add_slips(d, s, ti)
             _sort_typo_ranges(w)
             return i > 0
@@ -920,13 +1022,18 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
             _slip_lookup(d, s, ti, maxd, ts)
         _memo_put(s, p, n, maxd, ts)
     w.first_typo = w.nr
+    # the word's sound-alikes stay, first and at their own penalty (a slip that is one, as
+    # "reinlaan" is of Rijnlaan, is one of them)
+    nsound = _add_sounds(d, s, ti) if w.sound_done else 0
     for dist in range(1, maxd + 1):
         for i in range(ts.n):
             if ts.dist[i] != dist or w.nr >= MAXR:
                 continue
+            if nsound and _in_sorted(w.lo, w.first_typo, w.first_typo + nsound, ts.tid[i]):
+                continue
             _push_typo(d, w, ts.tid[i], TYPO_PEN + TYPO_EDIT * (dist - 1), TYPO_WHOLE)
     if (((ts.n == 0 and w.first_typo == 0) or (look == 2 and (w.first_typo == 0 or w.exact < 0)))
-            and n <= PREFIX_SLIP_LEN and s.max_pass > 2 and not capped):
+            and n <= PREFIX_SLIP_LEN and s.max_pass > RETRY_PASSES and not capped):
         # no token starts with the word, and none is one slip away (or the last look has
         # come: "oosterbcroek" is one slip from the name Oosterbroek, though the street meant
         # is Oosterbroekweg; "meere" starts Meeren...): a slip in a word still being typed.
@@ -947,8 +1054,8 @@ cdef int _sound_ranges(const Data* d, Search* s, int ti) noexcept nogil:
     a word's start, `_prefix_cost`). Looked at once; return 1 when it added a range."""
     cdef Word* w = &s.word[ti]
     cdef Tok* t = &s.tok[ti]
-    cdef char v[4 * (SOUND_EACH + 1) * UNFOLD_MAX]
-    cdef int lens[4 * (SOUND_EACH + 1)]
+    cdef char v[MAX_SPELLINGS * (SOUND_EACH + 1) * UNFOLD_MAX]
+    cdef int lens[MAX_SPELLINGS * (SOUND_EACH + 1)]
     cdef int j, nv, m, tl, added = 0
     cdef int32_t lo, hi, tid
     w.typo_done = 2
@@ -969,6 +1076,109 @@ cdef int _sound_ranges(const Data* d, Search* s, int ti) noexcept nogil:
             added += 1
     _sort_typo_ranges(w)
     return added > 0
+
+
+# ---------------------------------------------------------------------------------------------
+# sound-alikes (issue 40): the tokens that sound as the typed word does (`_sound_key`), found in
+# the index's tokens sorted by their keys (snd_blob/snd_off/snd_tok)
+
+cdef inline bint _in_sorted(const int32_t* arr, int lo, int hi, int32_t x) noexcept nogil:
+    """Whether x is among arr[lo:hi] (sorted)."""
+    cdef int a = _lower_bound(arr, lo, hi, x)
+    return a < hi and arr[a] == x
+
+
+cdef int _sound_entries(const Data* d, const Word* w, const char* key, int m, bint whole,
+                        uint32_t follow, int cap, int* first) noexcept nogil:
+    """The entries of the tokens sorted by sound key whose key is key[:m] (whole) or starts
+    with it: the first (into first) and how many; cap + 1 when more than cap of them are
+    tokens the word does not match as typed (`_as_typed`) and whose key goes on with a letter
+    of `follow` (`_goes_on`), or more than SOUND_WALK_MAX start with it (PERF: "myn" starts
+    the keys of the 36 words that start "mijn", which the word matches already, and of 35
+    others)."""
+    cdef int a = _blob_lower_bound(d.snd_blob, d.snd_off, d.n_tok, key, m), b = a, new = 0
+    cdef int64_t o, ln
+    first[0] = a
+    while b < d.n_tok:
+        o = d.snd_off[b]
+        ln = d.snd_off[b + 1] - o
+        if ln < m or (whole and ln != m) or memcmp(d.snd_blob + o, key, m) != 0:
+            break
+        if _goes_on(d, b, m, follow) and not _as_typed(w, d.snd_tok[b]):
+            new += 1
+        b += 1
+        if new > cap or b - a > SOUND_WALK_MAX:
+            return cap + 1
+    return b - a
+
+
+cdef inline bint _goes_on(const Data* d, int j, int m, uint32_t follow) noexcept nogil:
+    """Does the key of entry j, which starts with a key of m letters, go on with one of the
+    letters of `follow` (0: with anything, or nothing)?"""
+    cdef int64_t o = d.snd_off[j]
+    cdef int c
+    if follow == 0:
+        return True
+    if d.snd_off[j + 1] - o <= m:
+        return False
+    c = d.snd_blob[o + m] - 97
+    return 0 <= c < 26 and (follow >> c) & 1
+
+
+cdef inline bint _as_typed(const Word* w, int32_t tid) noexcept nogil:
+    """Does word w match token tid as typed (through its prefix ranges)?"""
+    cdef int r
+    for r in range(w.first_typo):
+        if w.lo[r] <= tid < w.hi[r]:
+            return True
+    return False
+
+
+cdef inline int _push_sound(const Data* d, Word* w, int32_t tid, float base, uint8_t mark) noexcept nogil:
+    """Add token tid to word w as a sound-alike of penalty `base` and kind `mark` (`_push_typo`),
+    unless the word matches it as typed (its prefix ranges) or has it already, or has no room;
+    1 when added."""
+    if w.nr >= MAXR or _as_typed(w, tid):
+        return 0
+    if _in_typo(w, tid):
+        return 0
+    _push_typo(d, w, tid, base, mark)
+    return 1
+
+
+cdef int _add_sounds(const Data* d, Search* s, int ti) noexcept nogil:
+    """Add to word ti, as typo ranges, the tokens it sounds like (words.SOUND_RULES): those
+    whose sound key is the word's, at SOUND_PEN ("agterweg": Achterweg, "kristiaan": Christiaan,
+    "dorpstraat": Dorpsstraat), then those whose key starts with the key of the word still
+    being typed, at a sound-alike's and a prefix's penalty ("agterw", "ofstr"): each set only
+    when at most MAXR, SOUND_PREFIX_MAX of them are new (`_sound_entries`). Not the tokens it
+    matches as typed. Return how many it added."""
+    cdef Word* w = &s.word[ti]
+    cdef Tok* t = &s.tok[ti]
+    cdef const char* p = s.q + t.start
+    cdef char key[UNFOLD_MAX]
+    cdef int m, a, j, k, added = 0
+    cdef int32_t tid
+    cdef uint32_t follow
+    if t.digits > 0 or t.len > UNFOLD_MAX or _typed_len(p, t.len) < SOUND_MIN:
+        return 0
+    m = _sound_key(p, t.len, True, key, NULL)
+    if m > 0:
+        k = _sound_entries(d, w, key, m, True, 0, MAXR, &a)
+        if k <= MAXR:
+            for j in range(a, a + k):
+                added += _push_sound(d, w, d.snd_tok[j], SOUND_PEN, TYPO_WHOLE)
+    m = _sound_key(p, t.len, False, key, &follow)
+    if m > 0:
+        k = _sound_entries(d, w, key, m, False, follow, SOUND_PREFIX_MAX, &a)
+        if k <= SOUND_PREFIX_MAX:
+            for j in range(a, a + k):
+                tid = d.snd_tok[j]
+                if _goes_on(d, j, m, follow):
+                    added += _push_sound(d, w, tid, _prefix_cost(SOUND_PEN, t.len, _tok_len(d, tid)),
+                                         TYPO_START)
+    _sort_typo_ranges(w)
+    return added
 
 
 cdef inline bint _in_typo(const Word* w, int32_t tid) noexcept nogil:

@@ -11,6 +11,10 @@ PREFIX_PEN = 1.0         # a word that is only the start of a token
 PREFIX_FRAC = 0.5        # ... plus this times the share of the token not yet typed
 TYPO_PEN = 1.6           # a word one edit away from a token
 TYPO_EDIT = 0.6          # ... plus this per further edit
+SOUND_PEN = 1.55         # a word that sounds like a token (words.SOUND_RULES: "agterweg" for
+                         # Achterweg): more than a prefix (1.0 + up to 0.5), so that the words as
+                         # typed, whole or being typed, always come first; less than a slip of a
+                         # key, which it is looked for before (_retry.pxi PASS_SOUND)
 MUNI_PEN = 0.5           # a word matched the municipality rather than the locality
 ALIAS_PEN = 0.05         # a word matched an alias of a place (everyday name, glued form)
 STREET_ALIAS_PEN = 0.2   # ... of a street word (abbreviation, glued form): the register's own
@@ -53,7 +57,9 @@ NEAR_MARGIN = 0.05       # reverse: a point farther than this many degrees (abou
 
 # the index directory's format (manifest.json `format_version`): engine/ingest/build.py writes it,
 # AddressIndex.open refuses any other
-FORMAT_VERSION = 17       # 17: the spatial index (rv_*) and the groups of each area (ar_group)
+FORMAT_VERSION = 18       # 18: the spatial index (rv_*) and the groups of each area (ar_group)
+                          # 17: every token's sound key, sorted (snd_*); former municipality
+                          #     names as aliases of the places they became
                           # 16: the size and checksum of every file in the manifest ("files")
                           # 15: a token's length in its group record (TokRec.tlen)
                           # 13: each group's range of postcode digits beside its postings (*_pcr)

@@ -2,9 +2,10 @@
 
 Everything here runs at build time. A street or place becomes a list of `Entry` tokens; besides
 the folded words of the registered name it carries *aliases* (the other spelling of an
-abbreviation, two words glued together, an everyday place name) so that a person who types
-either form finds it. An alias never counts against a street the person did not type in full:
-it names, in `cover`, the real street words it stands for.
+abbreviation, two words glued together, an everyday place name, the name of a former
+municipality) so that a person who types either form finds it. An alias never counts against a
+street the person did not type in full: it names, in `cover`, the real street words it stands
+for.
 """
 
 from __future__ import annotations
@@ -264,3 +265,17 @@ class Vocabulary:
         result = list(merged.values())
         self._cache[key] = result
         return result
+
+    def former_entries(self, name: str) -> list[Entry]:
+        """The token entries of a former municipality's name (`Nuth`, `Mill en Sint Hubert`),
+        an alias of the municipality its places are in now: the entries of the name as a
+        municipality's, each an alias; but not its words of one or two letters (`en`, `st`),
+        which would let any such word typed name the place ("haaren" cut into "haar en" is no
+        Haarlemmerliede en Spaarnwoude). A name of several words is also the name glued, which
+        the search reads for two words typed that together start it ("mill en sint hubert":
+        "millen sint hubert")."""
+        out = [Entry(e.text, e.kind | ALIAS, 0) for e in self.entries(name, MUNICIPALITY) if len(e.text) > 2]
+        words = tokens(name)
+        if len(words) > 1:
+            out.append(Entry("".join(words), MUNICIPALITY | ALIAS, 0))
+        return out

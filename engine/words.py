@@ -67,6 +67,44 @@ ADDRESSEE_WORDS = ("t a v", "tav", "ter attentie van", "attn", "att", "attention
 # other two-letter words are initials and abbreviations ("hg", "tj", "ns") that cut a slipped word
 # just as well ("enhgelandlaan" is no "en hg elandlaan")
 GLUE_PARTICLES = ("de", "op", "en", "in", "te", "la", "le", "du", "da", "di", "of", "st")
+# One sound that Dutch spelling writes two ways (folded: `ij` is `y`): `ei` and `ij`, `au` and
+# `ou`. Either written for the other is one slip of the word (`reinlaan` for Rijnlaan, also
+# beside a slip of a key: _typo.pxi `_sound_variant`), and the two read as one in the sound key
+# (SOUND_RULES)
+SOUND_SPELLINGS = (("ei", "y"), ("au", "ou"))
+# Spellings that sound the same to a Dutch speaker (issue 40): a typed word and a registered
+# word with the same sound key are sound-alikes (`agterweg`: Achterweg, `kristiaan`:
+# Christiaan, `ofstraat`: Hofstraat, `dorpstraat`: Dorpsstraat), a kind of match of its own
+# (params.SOUND_PEN), looked for before a slip of a key (_typo.pxi `_sound_key`; the index
+# holds every token's key). The key of a folded word: at each position the first rule whose
+# letters stand there (and, when the third field is given, are followed by one of its
+# letters; "$": end the word) is written as its second field; then every run of one
+# consonant is written once (`mollenweg`, `dorpsstraat`, `ck`).
+SOUND_RULES: tuple[tuple[str, str, str], ...] = (
+    ("sch", "s", ""),      # Haagsche / Haagse, Bosch / Bos
+    ("chr", "kr", ""),     # Christiaan / Kristiaan
+    ("ch", "g", ""),       # Achterweg / Agterweg
+    ("ph", "f", ""),       # Philips / Filips
+    ("c", "s", "eiy"),     # Ceintuur / Seintuur, Vincent / Vinsent
+    ("c", "k", ""),        # Cornelis / Kornelis, Dijck / Dijk
+    ("x", "ks", ""),       # Alexander / Aleksander
+    ("qu", "kw", ""),      # Quakel / Kwakel
+    # an h left out or added where it is not heard: before a vowel or at the end (Hofstraat /
+    # Ofstraat, Thorbecke / Torbecke, Gogh / Gog); before a consonant it is no sound
+    # ("hreestraat" is a slip from Herestraat, not Reestraat)
+    ("h", "", "aeiouy"),
+    ("h", "", "$"),
+    ("ie", "i", ""),       # Piet / Pit
+    *((a, b, "") for a, b in SOUND_SPELLINGS),
+    ("ey", "y", ""),       # Leyden / Leiden
+    ("ae", "aa", ""),      # Maes / Maas
+    ("uy", "ui", ""),      # Huyssen / Huissen
+    # a d at the end of a word, or of a part of one before another consonant, is said t
+    # (Hofstad / Hofstat, Stadt, Raadhuisplein / Raathuisplein); not before an r (Hendrik)
+    ("d", "t", "bcfghjklmnpqstvwxz"),
+    ("d", "t", "$"),
+)
+SOUND_VOWELS = "aeiouy"    # ... the letters that are no consonant (y: ij)
 # Ordinals, each written three ways that all mean the same (`2e`, `2de`, `tweede`): unlike an
 # abbreviation with two expansions (`pr`: prins, prinses), every spelling answers to every other
 # (engine/vocab.py). After a house number, each says a floor (`_retry.pxi _ordinal`)

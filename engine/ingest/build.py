@@ -264,6 +264,10 @@ def _write_arrays(table: ParsedTable, keep: np.ndarray, merged: int, tmp: Path, 
                + 0.5 * np.log1p(l_size) / np.log1p(l_size.max())) * PRIOR_MAX
     g_prior = g_prior.astype(np.float32)
 
+    # ---- former municipalities (the source's `gemeente_bron`, when it names another one than
+    # `gemeente`): each group's, an alias of its municipality
+    formers = _former_names(table, keep, g_of_row, gkeys[:, 2], names)
+
     # ---- tokens of every group
     derived = derive_abbreviations(table.streets)
     vocab = Vocabulary(derived)
@@ -277,6 +281,8 @@ def _write_arrays(table: ParsedTable, keep: np.ndarray, merged: int, tmp: Path, 
         ents = list(vocab.entries(names[sid], STREET)) + list(vocab.entries(names[lid], LOCALITY))
         if mid != lid:
             ents += vocab.entries(names[mid], MUNICIPALITY)
+        for former in formers.get(g, ()):
+            ents += vocab.former_entries(former)
         for e in ents:
             tid = texts.get(e.text)
             if tid is None:
@@ -337,6 +343,9 @@ def _write_arrays(table: ParsedTable, keep: np.ndarray, merged: int, tmp: Path, 
     # typo table: hashes of each token with up to 1 (2 for long tokens) letters deleted, with
     # the token, in one open-addressing table (a probe reads one run of slots)
     del_slot = _core.deletion_table(*_core.deletion_index(words))
+    # every token's sound key (words.SOUND_RULES), sorted: the tokens a typed word sounds like
+    # are one range, and those of a word still being typed one more
+    snd_blob, snd_off, snd_tok = _sound_keys(words)
 
     # a 64-bit signature per group: bit (first two letters of each token) % 64, beside every
     # posting, so the scan rejects most groups from the postings array alone, without touching
@@ -376,7 +385,7 @@ def _write_arrays(table: ParsedTable, keep: np.ndarray, merged: int, tmp: Path, 
         "g_start": g_start, "g_prior": g_prior, "g_lat": g_lat, "g_lon": g_lon,
         "g_tok_start": g_tok_start, "g_tokrec": g_tokrec,
         "v_blob": v_blob, "v_off": v_off, "v_post_start": v_post_start, "v_post": v_post,
-        "del_slot": del_slot,
+        "del_slot": del_slot, "snd_blob": snd_blob, "snd_off": snd_off, "snd_tok": snd_tok,
         "v_post_sig": v_post_sig, "v_post_prior": v_post_prior,
         "sp_sig": sp_sig, "sp_prior": sp_prior, "sp_toklen": sp_toklen,
         "v_post_meta": v_post_meta, "v_post_xsig": v_post_xsig, "sp_meta": sp_meta, "sp_xsig": sp_xsig,
@@ -415,6 +424,8 @@ def _write_arrays(table: ParsedTable, keep: np.ndarray, merged: int, tmp: Path, 
         "tokens": len(words),
         "postcodes": int(len(pc_code)),
         "derived_abbreviations": {k: sorted(v) for k, v in sorted(derived.items())},
+        # the former names of each municipality (engine.explain reads them as aliases)
+        "former_municipalities": _formers_of(formers, gkeys[:, 2], names),
         "arrays": {k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in arrays.items()},
     }
     if manifest_extra is not None:
@@ -509,6 +520,38 @@ def _posting_meta(g_tok_start, g_tok_kind, g_tok_cover):
     meta |= np.where((kind & ALIAS) != 0, BITS["META_ALIAS"], 0)
     meta |= np.where((kind & KIND) == MUNICIPALITY, BITS["META_MUNICIPALITY"], 0)
     return meta.astype(np.uint8)
+
+
+def _former_names(table: ParsedTable, keep: np.ndarray, g_of_row: np.ndarray, g_mun: np.ndarray,
+                  names: list[str]) -> dict[int, list[str]]:
+    """group -> the former municipalities its addresses had in the source (`gemeente_bron`),
+    where they name another municipality than the group's; sorted."""
+    former = table.former_municipality[keep]
+    had = former > 0
+    pairs = np.unique(np.stack([g_of_row[had], former[had]], axis=1), axis=0) if had.any() else []
+    out: dict[int, list[str]] = {}
+    for g, f in (tuple(int(x) for x in p) for p in pairs):
+        name = table.former_municipalities[f]
+        if name != names[g_mun[g]]:
+            out.setdefault(g, []).append(name)
+    return {g: sorted(v) for g, v in out.items()}
+
+
+def _formers_of(formers: dict[int, list[str]], g_mun: np.ndarray, names: list[str]) -> dict[str, list[str]]:
+    """municipality -> the former municipalities of its groups, sorted."""
+    out: dict[str, set[str]] = {}
+    for g, fs in formers.items():
+        out.setdefault(names[g_mun[g]], set()).update(fs)
+    return {m: sorted(v) for m, v in sorted(out.items())}
+
+
+def _sound_keys(words: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(snd_blob, snd_off, snd_tok): the sound key of every token (`_core.sound_key`), sorted
+    bytewise (ties by token id), and the token of each."""
+    keys = [_core.sound_key(w).encode() for w in words]
+    order = sorted(range(len(words)), key=lambda t: (keys[t], t))
+    blob, off = _blob([keys[t] for t in order])
+    return blob, off, np.array(order, dtype=np.int32)
 
 
 def _whole_token_signatures(words, g_tok, g_tok_start):

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from .lvbag import _HEADER, LEFT_OUT_REASONS, NUM_OK, PLAATS_OK, VBO_OK, LvbagResult, _centroid, _quote
-from .municipalities import MunicipalityReference, load_reference
+from .municipalities import MunicipalityReference, former_name, load_reference
 
 __all__ = ["GpkgError", "read_gpkg"]
 
@@ -177,8 +177,9 @@ def _read_tables(con: sqlite3.Connection, tables: set[str], ref: MunicipalityRef
     lines = [_HEADER]
     for r, la, lo in zip(rows, lat.tolist(), lon.tolist(), strict=True):
         m = r[6]
+        former = former_name(r[9], m.name) if r[9] else ""
         lines.append(f"{_quote(r[0])};{r[1]};{_quote(r[2])};{_quote(r[3])};{_quote(r[4])};{_quote(r[5])};"
-                     f"{_quote(m.name)};{_quote(m.province)};{la:.6f};{lo:.6f}\n".encode())
+                     f"{_quote(m.name)};{_quote(m.province)};{la:.6f};{lo:.6f};{_quote(former)}\n".encode())
     # the file's date: the newest change PDOK recorded in gpkg_contents
     stamp = con.execute("SELECT max(last_change) FROM gpkg_contents").fetchone()[0]
     return LvbagResult(csv=iter([b"".join(lines)]), line_ids=np.array([r[9] for r in rows], dtype=np.int64),

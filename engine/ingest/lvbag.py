@@ -39,7 +39,7 @@ from lxml import etree
 from tqdm import tqdm
 
 from .. import _csv
-from .municipalities import MunicipalityReference, load_reference
+from .municipalities import MunicipalityReference, former_name, load_reference
 
 __all__ = ["is_lvbag", "read_lvbag", "LEFT_OUT_REASONS"]
 
@@ -83,7 +83,10 @@ MUTATION_FILE = re.compile(r"(?<![A-Z])(\d{4})MUT(\d{8})-(\d{8})(-\d+)?\.(zip|xm
 _NOT_CURRENT = re.compile(r"Inactief|InOnderzoek|NietBag|Mutatie|\d{4}(IA|IO|NB)[A-Z]{3}\d{8}", re.I)
 _FOREVER = 99_999_999
 _ZIP_MAGIC = b"PK\x03\x04"
-_HEADER = b"straat;huisnummer;huisletter;huisnummertoevoeging;postcode;woonplaats;gemeente;provincie;lat;lon\n"
+# the CSV layout the addresses are handed to the parser in; `gemeente_bron`: the municipality
+# that issued the address when that one has merged since (`municipalities.former_name`)
+_HEADER = (b"straat;huisnummer;huisletter;huisnummertoevoeging;postcode;woonplaats;gemeente;provincie;lat;lon;"
+           b"gemeente_bron\n")
 
 
 class LvbagError(ValueError):
@@ -806,10 +809,10 @@ def join(tables: dict, relation: dict, register_date: str, ref: MunicipalityRefe
             r_ = rows[sl]
             lines = [
                 f"{q[opr_name[o]]};{n};{q[letter[r]]};{q[addition[r]]};{q[postcode[r]]};{q[wpl_name[w]]};"
-                f"{gem_text[g]};{la:.6f};{lo:.6f}\n"
-                for r, n, o, w, g, la, lo in zip(r_.tolist(), number[r_].tolist(), opr_rows[op[sl]].tolist(),
-                                                 wpl_rows[wp[sl]].tolist(), gem[sl].tolist(), lat[sl].tolist(),
-                                                 lon[sl].tolist(), strict=True)]
+                f"{gem_text[g]};{la:.6f};{lo:.6f};{q[former_name(ident, gem_names[g].name)]}\n"
+                for r, n, o, w, g, la, lo, ident in zip(r_.tolist(), number[r_].tolist(), opr_rows[op[sl]].tolist(),
+                                                        wpl_rows[wp[sl]].tolist(), gem[sl].tolist(), lat[sl].tolist(),
+                                                        lon[sl].tolist(), ids[sl].tolist(), strict=True)]
             yield "".join(lines).encode()
 
     left_out = {r: sum(by_type[k][r] for k in KINDS) for r in LEFT_OUT_REASONS}

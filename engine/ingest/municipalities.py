@@ -22,6 +22,13 @@ one of, recognised by its header:
 What the reference cannot place (a code CBS does not list, a code none of whose addresses the
 address list knows) is left out as a dangling reference, counted and shown by the build like
 every other record left out, and fails the build beyond `--max-bad-share`.
+
+People keep writing the municipality they lived in for years after a merger. An address CSV
+says it in its `gemeente_bron` column; for an official format, `MERGERS` is the reference: the
+municipalities merged or divided since 2018 (CBS, "Gemeentelijke indelingen"), each with its
+CBS code, which begins the identification of every nummeraanduiding it issued, so that an
+address issued before the merger is known by its former municipality (`former_name`). The
+build makes that name an alias of the municipality the address is in now.
 """
 
 from __future__ import annotations
@@ -37,7 +44,8 @@ from typing import NamedTuple
 
 from ..files import CHUNK_SIZE, DECOMPRESS_ERRORS, CountingReader, SourceError, compression_of, decompressed
 
-__all__ = ["Municipality", "MunicipalityReference", "default_reference", "load_reference"]
+__all__ = ["MERGERS", "Merger", "Municipality", "MunicipalityReference", "default_reference", "former_name",
+           "load_reference"]
 
 #: The file of the data directory used when no reference is given.
 DEFAULT_FILE = "nl-addresses.csv.zst"
@@ -50,6 +58,94 @@ _HOW = ("give one with --municipalities FILE (an address CSV of our layout such 
 class Municipality(NamedTuple):
     name: str
     province: str
+
+
+class Merger(NamedTuple):
+    """A municipality that ended on 1 January of `year`, and those it became part of."""
+
+    year: int
+    former: str              # its name
+    code: str                # its CBS code: the first four digits of the identifications it issued
+    into: tuple[str, ...]    # the municipalities its places are in now (several: divided)
+
+
+#: The municipalities merged or divided from 2018 to 2023 (CBS), with their CBS codes.
+MERGERS: tuple[Merger, ...] = (
+    Merger(2018, "Hoogezand-Sappemeer", "0018", ("Midden-Groningen",)),
+    Merger(2018, "Menterwolde", "1987", ("Midden-Groningen",)),
+    Merger(2018, "Slochteren", "0040", ("Midden-Groningen",)),
+    Merger(2018, "Bellingwedde", "0007", ("Westerwolde",)),
+    Merger(2018, "Vlagtwedde", "0048", ("Westerwolde",)),
+    Merger(2018, "Franekeradeel", "0070", ("Waadhoeke",)),
+    Merger(2018, "het Bildt", "0063", ("Waadhoeke",)),
+    Merger(2018, "Menameradiel", "1908", ("Waadhoeke",)),
+    Merger(2018, "Littenseradiel", "0140", ("Waadhoeke", "Leeuwarden", "Súdwest-Fryslân")),
+    Merger(2018, "Leeuwarderadeel", "0081", ("Leeuwarden",)),
+    Merger(2018, "Rijnwaarden", "0196", ("Zevenaar",)),
+    Merger(2019, "Haren", "0017", ("Groningen",)),
+    Merger(2019, "Ten Boer", "0009", ("Groningen",)),
+    Merger(2019, "Bedum", "0005", ("Het Hogeland",)),
+    Merger(2019, "De Marne", "1663", ("Het Hogeland",)),
+    Merger(2019, "Eemsmond", "1651", ("Het Hogeland",)),
+    Merger(2019, "Winsum", "0053", ("Het Hogeland", "Westerkwartier")),
+    Merger(2019, "Grootegast", "0015", ("Westerkwartier",)),
+    Merger(2019, "Leek", "0022", ("Westerkwartier",)),
+    Merger(2019, "Marum", "0025", ("Westerkwartier",)),
+    Merger(2019, "Zuidhorn", "0056", ("Westerkwartier",)),
+    Merger(2019, "Dongeradeel", "0058", ("Noardeast-Fryslân",)),
+    Merger(2019, "Ferwerderadiel", "1722", ("Noardeast-Fryslân",)),
+    Merger(2019, "Kollumerland en Nieuwkruisland", "0079", ("Noardeast-Fryslân",)),
+    Merger(2019, "Aalburg", "0738", ("Altena",)),
+    Merger(2019, "Werkendam", "0870", ("Altena",)),
+    Merger(2019, "Woudrichem", "0874", ("Altena",)),
+    Merger(2019, "Binnenmaas", "0585", ("Hoeksche Waard",)),
+    Merger(2019, "Cromstrijen", "0611", ("Hoeksche Waard",)),
+    Merger(2019, "Korendijk", "0588", ("Hoeksche Waard",)),
+    Merger(2019, "Oud-Beijerland", "0584", ("Hoeksche Waard",)),
+    Merger(2019, "Strijen", "0617", ("Hoeksche Waard",)),
+    Merger(2019, "Giessenlanden", "0689", ("Molenlanden",)),
+    Merger(2019, "Molenwaard", "1927", ("Molenlanden",)),
+    Merger(2019, "Leerdam", "0545", ("Vijfheerenlanden",)),
+    Merger(2019, "Zederik", "0707", ("Vijfheerenlanden",)),
+    Merger(2019, "Vianen", "0620", ("Vijfheerenlanden",)),
+    Merger(2019, "Geldermalsen", "0236", ("West Betuwe",)),
+    Merger(2019, "Lingewaal", "0733", ("West Betuwe",)),
+    Merger(2019, "Neerijnen", "0304", ("West Betuwe",)),
+    Merger(2019, "Nuth", "0951", ("Beekdaelen",)),
+    Merger(2019, "Onderbanken", "0881", ("Beekdaelen",)),
+    Merger(2019, "Schinnen", "0962", ("Beekdaelen",)),
+    Merger(2019, "Haarlemmerliede en Spaarnwoude", "0393", ("Haarlemmermeer",)),
+    Merger(2019, "Noordwijkerhout", "0576", ("Noordwijk",)),
+    Merger(2021, "Appingedam", "0003", ("Eemsdelta",)),
+    Merger(2021, "Delfzijl", "0010", ("Eemsdelta",)),
+    Merger(2021, "Loppersum", "0024", ("Eemsdelta",)),
+    Merger(2021, "Haaren", "0788", ("Boxtel", "Oisterwijk", "Tilburg", "Vught")),
+    Merger(2022, "Beemster", "0370", ("Purmerend",)),
+    Merger(2022, "Heerhugowaard", "0398", ("Dijk en Waard",)),
+    Merger(2022, "Langedijk", "0416", ("Dijk en Waard",)),
+    Merger(2022, "Weesp", "0457", ("Amsterdam",)),
+    Merger(2022, "Boxmeer", "0756", ("Land van Cuijk",)),
+    Merger(2022, "Cuijk", "1684", ("Land van Cuijk",)),
+    Merger(2022, "Grave", "0786", ("Land van Cuijk",)),
+    Merger(2022, "Mill en Sint Hubert", "0815", ("Land van Cuijk",)),
+    Merger(2022, "Sint Anthonis", "1702", ("Land van Cuijk",)),
+    Merger(2022, "Landerd", "1685", ("Maashorst",)),
+    Merger(2022, "Uden", "0856", ("Maashorst",)),
+    Merger(2023, "Brielle", "0501", ("Voorne aan Zee",)),
+    Merger(2023, "Hellevoetsluis", "0530", ("Voorne aan Zee",)),
+    Merger(2023, "Westvoorne", "0614", ("Voorne aan Zee",)),
+)
+_MERGED = {m.code: m for m in MERGERS}
+
+
+def former_name(identification: int | str, municipality: str) -> str:
+    """The former municipality of an address of `municipality` (its name now) whose
+    nummeraanduiding identification is `identification` (its first four digits: the
+    municipality that issued it), or "" when it was issued by none of `MERGERS` that
+    `municipality` took in (a new address, or a number issued after the merger)."""
+    ident = f"{int(identification):016d}" if isinstance(identification, int) else str(identification)
+    merger = _MERGED.get(ident[:4]) if len(ident) == 16 and ident.isdigit() else None
+    return merger.former if merger is not None and municipality in merger.into else ""
 
 
 def default_reference() -> Path:

@@ -62,11 +62,14 @@ class ParsedTable:
     lat: np.ndarray                  # int32 micro-degrees
     lon: np.ndarray                  # int32 micro-degrees
     line: np.ndarray                 # int32
+    former_municipality: np.ndarray  # int32 -> former_municipalities (0: none)
     streets: list[str]
     localities: list[str]
     municipalities: list[str]
     provinces: list[str]
     additions: list[str]
+    former_municipalities: list[str]  # the municipality the source had, when it has one
+                                      # (`gemeente_bron`; "" first): a former one after a merger
     source_name: str
     source_sha256: str
     bytes_read: int                  # bytes of the file as stored (compressed)

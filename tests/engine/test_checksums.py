@@ -84,8 +84,8 @@ def test_an_index_without_checksums_is_refused(copy):
     old = dict(manifest, format_version=15)
     del old["files"]
     (copy / "manifest.json").write_text(json.dumps(old))
-    message = f"format version 15; this engine reads version {engine.FORMAT_VERSION}: rebuild it"
-    with pytest.raises(engine.IndexOpenError, match=message):
+    with pytest.raises(engine.IndexOpenError,
+                       match=f"format version 15; this engine reads version {engine.FORMAT_VERSION}: rebuild it"):
         engine.AddressIndex.open(copy)
     del manifest["files"]
     (copy / "manifest.json").write_text(json.dumps(manifest))
