@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._core import ARRAYS, SIZES, Index, IndexClosedError, QueryError, _search_scored, read_plain_query
+from ._core import AREA_PARAMETERS, ARRAYS, SIZES, Index, IndexClosedError, QueryError, _search_scored, read_plain_query
 from .checksums import ChecksumError, verify_files
 from .explain import WordMatch
 from .explain import explain as _explain
@@ -31,9 +31,12 @@ from .hits import Hit, make_hits
 from .match import Match, match_texts
 from .params import FORMAT_VERSION
 
+_Names = str | list[str] | None            # area names: one str (commas between several) or a list
+_Box = str | tuple[float, float, float, float] | None   # minlon, minlat, maxlon, maxlat
+
 __all__ = ["AddressIndex", "IndexOpenError", "IndexClosedError", "QueryError", "FORMAT_VERSION", "__version__",
            "Hit", "Match", "MAX_QUERY_LENGTH", "MAX_LIMIT", "read_plain_query", "release_page_cache",
-           "register_date"]
+           "register_date", "AREA_PARAMETERS"]
 
 # what a query may be (QueryError beyond): q of at most MAX_QUERY_LENGTH code points, limit from
 # 1 to MAX_LIMIT (the service states the same limits by reading these)
@@ -244,12 +247,16 @@ class AddressIndex(Index):
         return register_date(self.manifest)
 
     def suggest(self, q: str, *, limit: int = 5, lat: float | None = None,
-                lon: float | None = None) -> list[Hit]:
+                lon: float | None = None, municipality: _Names = None, locality: _Names = None,
+                province: _Names = None, postcode: _Names = None, bbox: _Box = None) -> list[Hit]:
         """Return the hits for `q`, best first, as typed `Hit` objects (`engine.hits`).
 
         The same addresses in the same order as `suggest_json`, whose bytes (the HTTP response
-        body) stay the fast path; `Hit.to_json` gives one hit's object of that body."""
-        scored, found = _search_scored(self, q, limit, lat, lon)
+        body) stay the fast path; `Hit.to_json` gives one hit's object of that body. The area
+        arguments keep the answers inside an area, inside the search (`Index.area`)."""
+        area = self.area(municipality=municipality, locality=locality, province=province,
+                         postcode=postcode, bbox=bbox)
+        scored, found = _search_scored(self, q, limit, lat, lon, area)
         return make_hits(self, q, scored, found)
 
     def search_scored(self, q: str, *, limit: int = 5, lat: float | None = None,
@@ -257,6 +264,37 @@ class AddressIndex(Index):
         """Return (address id, score) of each hit for `q`, best first: `search_ids` with the
         ranking score of each (`Hit.score`)."""
         return _search_scored(self, q, limit, lat, lon)[0]
+
+    def lookup(self, postcode: str, number: int, *, letter: str | None = None,
+               addition: str | None = None) -> list[Hit]:
+        """Return every address with this postcode and house number, in the register's order
+        (no letter first, then the letters, each without an addition first, then its
+        additions), narrowed by `letter` and `addition` when given (any case); [] when none.
+
+        `postcode` as people type it (``"1012LG"``, ``"1012 lg"``); `number` an integer from 1
+        to 99999. No fuzziness: a malformed postcode, number, letter or addition is a
+        `QueryError` naming the parameter. Each hit has score 0 and found ``"lookup"``."""
+        query = f"{postcode} {number}"
+        return make_hits(self, query, [(a, 0.0) for a in self.lookup_ids(
+            postcode, number, letter=letter, addition=addition)], "lookup")
+
+    def reverse(self, lat: float, lon: float, *, limit: int = 5, radius: float | None = None,
+                municipality: _Names = None, locality: _Names = None, province: _Names = None,
+                postcode: _Names = None, bbox: _Box = None) -> list[Hit]:
+        """Return the `limit` addresses nearest to the point (WGS84 degrees), nearest first
+        (the addresses of one point in the register's order), within `radius` metres when
+        given, inside the area the area arguments name (`Index.area`); each hit's `distance`
+        is its distance in metres (to a tenth; on the flat earth of a small country).
+
+        A point farther than about 5 km outside the box of the index's addresses has none.
+        Searched in the compiled spatial index (a k-d tree, engine/_near.pxi), GIL released.
+        Each hit has score 0 and found ``"reverse"``."""
+        area = self.area(municipality=municipality, locality=locality, province=province,
+                         postcode=postcode, bbox=bbox)
+        found = self.reverse_ids(lat, lon, limit=limit, radius=radius, area=area)
+        query = f"{lat},{lon}"
+        return [h._with_distance(d) for h, (_, d) in zip(make_hits(self, query, [(a, 0.0) for a, _ in found],
+                                                                    "reverse"), found, strict=True)]
 
     def hit(self, address_id: int, *, q: str = "", score: float = 0.0, found: str = "typed") -> Hit:
         """Return address row `address_id` of this index as a `Hit` (IndexError when out of

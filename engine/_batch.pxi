@@ -115,7 +115,7 @@ def _explain_address(Index index, q, int32_t address):
     try:
         if address < 0 or address >= index.d.n_addr:
             raise IndexError(f"no address {address}: the index holds {index.d.n_addr}")
-        s = index._prepare(q, MAXLIMIT, None, None)
+        s = index._prepare(q, MAXLIMIT, None, None, None)
         ex = <Explained*>malloc(sizeof(Explained))
         if ex == NULL:
             raise MemoryError()
@@ -130,7 +130,7 @@ def _explain_address(Index index, q, int32_t address):
         index._leave()
 
 
-def _search_scored(Index index, q, limit, lat, lon):
+def _search_scored(Index index, q, limit, lat, lon, area=None):
     """([(address id, score), ...], how) of the hits of q, best first: `search_ids` with the
     scores, and how they were found (a FOUND_HOW value)."""
     cdef Search* s = NULL
@@ -139,7 +139,7 @@ def _search_scored(Index index, q, limit, lat, lon):
     cdef int n = 0, j, how = 0
     index._enter()
     try:
-        s = index._prepare(q, limit, lat, lon)
+        s = index._prepare(q, limit, lat, lon, area)
         with nogil:
             n = _scored_search(&index.d, s, hits, score, &how)
         return [(hits[j], score[j]) for j in range(n)], FOUND_HOW[how]
@@ -216,7 +216,7 @@ def _match_chunk(Index index, list texts, int32_t[::1] ids, float[::1] scores, u
     flen = NULL
     index._enter()
     try:
-        tmpl = index._prepare("", 1, None, None)
+        tmpl = index._prepare("", 1, None, None, None)
         w = <Search*>malloc(sizeof(Search))
         folded = <char*>malloc(n * QBUF + 1)
         flen = <int*>malloc((n + 1) * sizeof(int))
@@ -233,7 +233,7 @@ def _match_chunk(Index index, list texts, int32_t[::1] ids, float[::1] scores, u
             elif len(<str>t) > MAX_Q:
                 status[i] = M_TOO_LONG
             else:
-                s = index._prepare(t, 1, None, None)
+                s = index._prepare(t, 1, None, None, None)
                 memcpy(folded + i * QBUF, s.q, s.qlen)
                 flen[i] = s.qlen
                 free(s)
@@ -250,6 +250,7 @@ def _match_chunk(Index index, list texts, int32_t[::1] ids, float[::1] scores, u
                 w.focus_lat = tmpl.focus_lat
                 w.focus_lon = tmpl.focus_lon
                 w.cos_lat = tmpl.cos_lat
+                w.within.on = 0
                 w.ntok = 0
                 w.trace = NULL
                 found = _scored_search(&index.d, w, hit, sc, &how)

@@ -180,6 +180,12 @@ cdef struct Data:
     const int32_t* sa_start       # answers of query k at limit L: sa_addr[sa_start[k*10+L-1]:..]
     const int32_t* sa_addr
     int32_t n_sa
+    const int32_t* ar_group       # groups by municipality, then by locality, best prior first
+    const int32_t* rv_addr        # the spatial index (_near.pxi): address ids in tree order,
+    const int32_t* rv_lat         # ... their points beside them,
+    const int32_t* rv_lon
+    const int32_t* rv_box         # ... each node's box (lat lo, hi, lon lo, hi): 2^(depth+1)-1
+    int rv_depth                  # the tree's depth (its leaves are its last 2^depth nodes)
     const uint8_t* addl_blob      # every registered addition, lower case, sorted, distinct
     const int64_t* addl_off
     int32_t n_addl
@@ -190,6 +196,40 @@ cdef struct Data:
     int32_t region_prov[MAX_REGION_WORDS]  # the province (string id) each REGION_WORDS word names, or -1
     int32_t prov_nh               # ... Noord-Holland and Zuid-Holland, which two words name
     int32_t prov_zh
+
+
+cdef enum:
+    # a restriction of the answers to an area (_area.pxi): names of one kind, postcode
+    # prefixes, and lists of an area's groups walked when a short word's scan is capped
+    AREA_NAMES = 32
+    AREA_WALKS = 128
+    # the spatial index (_near.pxi): a k-d tree's leaves hold at most this many addresses ...
+    NEAR_LEAF = 32
+    NEAR_DEPTH_MAX = 30  # ... in a tree at most this deep (a stack of that many nodes a level)
+
+
+cdef struct Area:
+    # what a restricted search keeps (`on`): every address whose group's municipality,
+    # locality and province are among those named (each list when not empty), whose postcode
+    # lies in one of the ranges (when any), and whose point lies in the box (when has_box)
+    int on
+    int n_mun
+    int n_loc
+    int n_prov
+    int n_pc
+    int32_t mun[AREA_NAMES]
+    int32_t loc[AREA_NAMES]
+    int32_t prov[AREA_NAMES]
+    int32_t pc_lo[AREA_NAMES]
+    int32_t pc_hi[AREA_NAMES]
+    int has_box
+    int32_t lat_lo
+    int32_t lat_hi
+    int32_t lon_lo
+    int32_t lon_hi
+    int nwalk            # the area's groups as runs of ar_group (best prior first), walked
+    int32_t walk_lo[AREA_WALKS]  # when a short word's scan was capped (_scan.pxi
+    int32_t walk_hi[AREA_WALKS]  # `_walk_area`); 0 runs: the area has none to walk
 
 
 cdef struct Src:
@@ -399,6 +439,9 @@ cdef struct Search:
                         # those words wait until the retries and the nearest numbers found
                         # nothing ...
     int deferred        # ... and they did wait
+    Area within         # the area the answers are kept inside (within.on), set by the caller
+    int capped          # the scan of the current interpretation was cut short (a short
+                        # prefix's list, or capped token walks): a restricted one walks the area
     int32_t province    # a province typed at the end, left out as a word: only its streets
                         # (string id), -1 when none
     int left_out        # the answer is of the query without its notes or addressee lines
@@ -435,8 +478,9 @@ cdef class Index:
     cdef dict _arrays
     cdef int _busy          # searches reading the arrays now (changed only under the GIL)
     cdef bint _closed
-    cdef Search* _prepare(self, q, limit, lat, lon) except NULL
-    cdef list _run(self, q, limit, lat, lon, dict trace)
+    cdef object _names      # the area names (_area.pxi `_AreaNames`), made when first needed
+    cdef Search* _prepare(self, q, limit, lat, lon, area) except NULL
+    cdef list _run(self, q, limit, lat, lon, area, dict trace)
     cdef int _check_open(self) except -1
     cdef void _free_tables(self) noexcept
     # every reader of `d` outside the GIL runs between _enter() and _leave(): close() releases

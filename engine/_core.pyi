@@ -36,6 +36,21 @@ class IndexClosedError(ValueError): ...
 
 _Limit = int | np.integer[Any]                # numbers.Integral, not bool; 1..10
 _Coordinate = SupportsFloat | None            # numbers.Real or Decimal, not bool
+_Names = str | list[str] | tuple[str, ...] | None   # area names (commas between several)
+_Box = str | tuple[float, float, float, float] | list[float] | None   # minlon, minlat, maxlon, maxlat
+
+@disjoint_base
+class AreaSpec:
+    """A restriction of the answers to an area, resolved against one index (`Index.area`)."""
+    @property
+    def key(self) -> tuple[Any, ...]: ...
+
+AREA_PARAMETERS: tuple[str, ...]                # the area arguments' names
+
+def near_tree(lat: np.ndarray, lon: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(rv_addr, rv_lat, rv_lon, rv_box): the spatial index of the address points (build time)."""
+def distance_metres(d2: float) -> float:
+    """Metres of a squared distance in the spatial index's units (for the tests' twin)."""
 
 @disjoint_base
 class Index:
@@ -53,12 +68,27 @@ class Index:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None: ...
     def _release(self) -> None: ...
+    def area(self, *, municipality: _Names = None, locality: _Names = None, province: _Names = None,
+             postcode: _Names = None, bbox: _Box = None) -> AreaSpec | None: ...
     def suggest_json(self, q: str, *, limit: _Limit = 5, lat: _Coordinate = None,
-                     lon: _Coordinate = None, highlight: bool = False) -> bytes: ...
+                     lon: _Coordinate = None, highlight: bool = False, municipality: _Names = None,
+                     locality: _Names = None, province: _Names = None, postcode: _Names = None,
+                     bbox: _Box = None) -> bytes: ...
     def search_ids(self, q: str, *, limit: _Limit = 5, lat: _Coordinate = None,
-                   lon: _Coordinate = None) -> list[int]: ...
+                   lon: _Coordinate = None, area: AreaSpec | None = None) -> list[int]: ...
+    def lookup_ids(self, postcode: str, number: int, *, letter: str | None = None,
+                   addition: str | None = None) -> list[int]: ...
+    def lookup_json(self, postcode: str, number: int, *, letter: str | None = None,
+                    addition: str | None = None) -> bytes: ...
+    def reverse_ids(self, lat: _Coordinate, lon: _Coordinate, *, limit: _Limit = 5,
+                    radius: SupportsFloat | None = None,
+                    area: AreaSpec | None = None) -> list[tuple[int, float]]: ...
+    def reverse_json(self, lat: _Coordinate, lon: _Coordinate, *, limit: _Limit = 5,
+                     radius: SupportsFloat | None = None, municipality: _Names = None,
+                     locality: _Names = None, province: _Names = None, postcode: _Names = None,
+                     bbox: _Box = None) -> bytes: ...
     def trace(self, q: str, *, limit: _Limit = 5, lat: _Coordinate = None,
-              lon: _Coordinate = None) -> dict[str, Any]:
+              lon: _Coordinate = None, area: AreaSpec | None = None) -> dict[str, Any]:
         """{"ids", "stored", "tokens", "readings": [per reading: "stage", "mode", "tokens",
         "values", "interps", "focus", "pc_strict", "near_number", "province", "max_pass",
         "passes", "deferred", "found", "spent", "dropped", "added"], "lost"}"""
@@ -115,7 +145,7 @@ MATCH_TOO_LONG: int
 MATCH_NOT_TEXT: int
 
 def _search_scored(index: Index, q: str, limit: int, lat: float | None,
-                   lon: float | None) -> tuple[list[tuple[int, float]], str]: ...
+                   lon: float | None, area: AreaSpec | None = None) -> tuple[list[tuple[int, float]], str]: ...
 KINDS: tuple[str, ...]           # how a typed word matched, as engine.explain names it (_explain.pxi)
 FIELDS: tuple[str | None, ...]   # ... and what of the hit (None: left out)
 def _explain_address(index: Index, q: str, address: int
@@ -126,3 +156,4 @@ def _match_chunk(index: Index, texts: list[Any], ids: np.ndarray, scores: np.nda
                  status: np.ndarray, hows: np.ndarray) -> None:
     """ids: int32[::1], scores: float32[::1], status and hows: uint8[::1], each >= len(texts)."""
 def _csv_fields(index: Index, ids: list[int], sep: str) -> list[str | None]: ...
+def _join_named(parts: list[str], known: dict[str, Any]) -> list[str]: ...

@@ -67,6 +67,7 @@ from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
+import functools
 import json
 import numbers
 import sys
@@ -75,7 +76,7 @@ from decimal import Decimal
 
 import numpy as np
 
-from .normalize import FOLD_LIMIT as _FOLD_LIMIT, fold_table
+from .normalize import FOLD_LIMIT as _FOLD_LIMIT, fold as _fold_text, fold_table
 
 cimport numpy as cnp
 
@@ -116,6 +117,7 @@ cdef double FOCUS_SHARE = _params.FOCUS_SHARE
 cdef double FOCUS_EPS = _params.FOCUS_EPS
 cdef double MICRODEGREE = _params.MICRODEGREE
 cdef double KM_PER_DEGREE = _params.KM_PER_DEGREE
+cdef double NEAR_MARGIN = _params.NEAR_MARGIN
 cdef float LETTER_AS_ADDITION_PEN = _params.LETTER_AS_ADDITION_PEN
 cdef float HS_ADDITION_PEN = _params.HS_ADDITION_PEN
 cdef float SOUND_PEN = _params.SOUND_PEN
@@ -123,6 +125,7 @@ cdef float SOUND_PEN = _params.SOUND_PEN
 
 # the query path, stage by stage (one C module: the files are included, not imported)
 include "_text.pxi"
+include "_area.pxi"
 include "_parse.pxi"
 include "_typo.pxi"
 include "_scan.pxi"
@@ -130,6 +133,7 @@ include "_score.pxi"
 include "_retry.pxi"
 include "_explain.pxi"
 include "_json.pxi"
+include "_near.pxi"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -196,6 +200,7 @@ ARRAYS = {
     "v_post_num": np.uint32, "sp_num": np.uint32, "v_post_sfx": np.uint32, "sp_sfx": np.uint32,
     "v_post_pcr": np.uint32, "sp_pcr": np.uint32,
     "sa_blob": np.uint8, "sa_off": np.int64, "sa_start": np.int32, "sa_addr": np.int32,
+    "ar_group": np.int32, "rv_addr": np.int32, "rv_lat": np.int32, "rv_lon": np.int32, "rv_box": np.int32,
 }
 
 _EMPTY = {name: np.zeros(1, dtype=dt) for name, dt in ARRAYS.items()}
@@ -467,6 +472,11 @@ cdef class Index:
         if len(arrays["sa_addr"]) and (int(arrays["sa_addr"].min()) < 0
                                        or int(arrays["sa_addr"].max()) >= len(arrays["a_number"])):
             raise ValueError("stored answers name addresses that do not exist")
+        d.ar_group = <const int32_t*>_ptr(arrays, "ar_group")
+        d.rv_addr = <const int32_t*>_ptr(arrays, "rv_addr")
+        d.rv_lat = <const int32_t*>_ptr(arrays, "rv_lat")
+        d.rv_lon = <const int32_t*>_ptr(arrays, "rv_lon")
+        d.rv_box = <const int32_t*>_ptr(arrays, "rv_box")
         d.addl_blob = <const uint8_t*>_ptr(arrays, "addl_blob")
         d.addl_off = <const int64_t*>_ptr(arrays, "addl_off")
         d.n_addl = len(arrays["addl_off"]) - 1
@@ -538,6 +548,18 @@ cdef class Index:
                 raise ValueError(f"array {name} has {len(a[name])} rows, expected {g}")
         if len(a["g_tok_start"]) != g + 1 or len(a["v_post_start"]) != v + 1:
             raise ValueError("group or token offsets do not match their tables")
+        if len(a["ar_group"]) != 2 * g:
+            raise ValueError(f"array ar_group has {len(a['ar_group'])} rows, expected {2 * g}")
+        for name in ("rv_addr", "rv_lat", "rv_lon"):
+            if len(a[name]) != n:
+                raise ValueError(f"array {name} has {len(a[name])} rows, expected {n}")
+        # the spatial index's depth: the least at which no leaf holds more than NEAR_LEAF (_near.pxi)
+        depth = 0
+        while ((n + (1 << depth) - 1) >> depth) > NEAR_LEAF:
+            depth += 1
+        if depth > NEAR_DEPTH_MAX or len(a["rv_box"]) != 4 * ((1 << (depth + 1)) - 1):
+            raise ValueError("the spatial index's boxes do not match its addresses")
+        self.d.rv_depth = depth
         if len(a["pc_start"]) != len(a["pc_code"]) + 1:
             raise ValueError("postcode offsets do not match their table")
         if (len(a["slip_start"]) != 2 * v + 1 or len(a["slip_work"]) != 2 * v
@@ -615,14 +637,42 @@ cdef class Index:
             self._release()
         return 0
 
-    cdef Search* _prepare(self, q, limit, lat, lon) except NULL:
-        """Check the arguments (`_arguments`), fold the query; the caller frees."""
-        return _new_search(q, limit, lat, lon)
+    cdef Search* _prepare(self, q, limit, lat, lon, area) except NULL:
+        """Check the arguments (`_arguments`), fold the query, keep the answers inside `area`
+        (an AreaSpec of this index, or None); the caller frees."""
+        cdef Search* s = _new_search(q, limit, lat, lon)
+        if area is not None:
+            if (<AreaSpec?>area).key is None:
+                free(s)
+                raise ValueError("an AreaSpec comes from Index.area")
+            memcpy(&s.within, &(<AreaSpec>area).a, sizeof(Area))
+        return s
 
-    def suggest_json(self, q, *, limit=5, lat=None, lon=None, highlight=False):
+    def area(self, *, municipality=None, locality=None, province=None, postcode=None, bbox=None):
+        """Return the restriction to an area that these arguments name, resolved against this
+        index (an AreaSpec, remembered for the next call with the same arguments), or None
+        when all are None.
+
+        municipality, locality, province: a str (several separated by commas) or a list of
+        str, names as the register writes them, in any case and without diacritics; postcode:
+        postcode areas of 4 digits, with one letter or two (same forms); bbox: (minlon, minlat,
+        maxlon, maxlat) as 4 real numbers or a str "a,b,c,d". An address is kept when it
+        satisfies every argument given, and one of the names of each. A name the register
+        does not hold, or a postcode area without addresses, is a QueryError naming the
+        parameter and the value."""
+        self._check_open()
+        if municipality is None and locality is None and province is None and postcode is None and bbox is None:
+            return None
+        if self._names is None:
+            self._names = _AreaNames(self._arrays, functools.partial(_name_of, self))
+        return _make_area(self._arrays, self._names, municipality, locality, province, postcode, bbox)
+
+    def suggest_json(self, q, *, limit=5, lat=None, lon=None, highlight=False, municipality=None,
+                     locality=None, province=None, postcode=None, bbox=None):
         """Return the response body of the contract for query `q` as JSON bytes; with
         `highlight` (a bool), each hit also holds ``highlights``: per line of its ``lines`` the
-        spans the typed words matched (engine.explain)."""
+        spans the typed words matched (engine.explain); with any of the area arguments
+        (`area`), only addresses inside that area."""
         cdef Search* s = NULL
         cdef Explained* ex = NULL
         cdef int hits[MAXLIMIT]
@@ -631,9 +681,14 @@ cdef class Index:
         b.p = NULL
         if highlight is not False and highlight is not True:
             raise TypeError(f"highlight must be a bool, not {type(highlight).__name__}")
+        area = None
+        if municipality is not None or locality is not None or province is not None or postcode is not None \
+                or bbox is not None:
+            area = self.area(municipality=municipality, locality=locality, province=province,
+                             postcode=postcode, bbox=bbox)
         self._enter()
         try:
-            s = self._prepare(q, limit, lat, lon)
+            s = self._prepare(q, limit, lat, lon, area)
             b.cap = 4096
             b.n = 0
             b.p = <char*>malloc(b.cap)
@@ -654,28 +709,56 @@ cdef class Index:
             free(s)
             self._leave()
 
-    def trace(self, q, *, limit=5, lat=None, lon=None):
+    def trace(self, q, *, limit=5, lat=None, lon=None, area=None):
         """What the search read for query q, reading by reading (for the twin, tests and tools).
 
         A dict: `ids` (as `search_ids`), `stored` (a one-word query answered from the stored
         answers: no reading), `tokens` (the query's tokens as typed), `readings` (each a dict,
         in the order read, see `_reading`) and `lost` (readings beyond TRACE_MAX, not kept)."""
         out = {}
-        ids = self._run(q, limit, lat, lon, out)
+        ids = self._run(q, limit, lat, lon, area, out)
         return {"ids": ids, **out}
 
-    def search_ids(self, q, *, limit=5, lat=None, lon=None):
-        """Return the address row ids of the hits (for tests and tools)."""
-        return self._run(q, limit, lat, lon, None)
+    def search_ids(self, q, *, limit=5, lat=None, lon=None, area=None):
+        """Return the address row ids of the hits (for tests and tools); `area`: an AreaSpec
+        of this index (`area`), or None."""
+        return self._run(q, limit, lat, lon, area, None)
 
-    cdef list _run(self, q, limit, lat, lon, dict trace):
+    def lookup_ids(self, postcode, number, *, letter=None, addition=None):
+        """Return the address rows of a postcode and house number (`_lookup.pxi`): every one,
+        in the register's order, narrowed by the letter and addition when given."""
+        return _lookup(self, postcode, number, letter, addition)
+
+    def lookup_json(self, postcode, number, *, letter=None, addition=None):
+        """Return the body {"hits":[...]} of `lookup_ids` as JSON bytes."""
+        return _lookup_json(self, postcode, number, letter, addition)
+
+    def reverse_ids(self, lat, lon, *, limit=5, radius=None, area=None):
+        """Return [(address row, metres to a tenth), ...] of the `limit` addresses nearest to
+        the point, nearest first (ties: by row), within `radius` metres when given, inside
+        `area` (an AreaSpec of this index, or None)."""
+        return _reverse(self, lat, lon, limit, radius, area)
+
+    def reverse_json(self, lat, lon, *, limit=5, radius=None, municipality=None, locality=None,
+                     province=None, postcode=None, bbox=None):
+        """Return the body {"hits":[...],"limit":N} of `reverse_ids` as JSON bytes, each hit
+        with its "distance" in metres; with any of the area arguments (`area`), only
+        addresses inside that area."""
+        area = None
+        if municipality is not None or locality is not None or province is not None or postcode is not None \
+                or bbox is not None:
+            area = self.area(municipality=municipality, locality=locality, province=province,
+                             postcode=postcode, bbox=bbox)
+        return _reverse_json(self, lat, lon, limit, radius, area)
+
+    cdef list _run(self, q, limit, lat, lon, area, dict trace):
         """The ids of the hits; when `trace` is a dict, the readings tried go into it."""
         cdef Search* s = NULL
         cdef int hits[MAXLIMIT]
         cdef int n = 0, j
         self._enter()
         try:
-            s = self._prepare(q, limit, lat, lon)
+            s = self._prepare(q, limit, lat, lon, area)
             if trace is not None:
                 s.trace = <TraceRec*>malloc(16 * sizeof(TraceRec))
                 if s.trace == NULL:
@@ -783,6 +866,7 @@ cdef Search* _new_search(q, limit, lat, lon) except NULL:
     if s == NULL:
         raise MemoryError()
     s.limit = n_limit
+    s.within.on = 0
     s.has_focus = lat is not None
     s.pc_strict = 0
     s.trace = NULL
@@ -984,3 +1068,4 @@ def _coordinate(value, str name, double bound):
 
 
 include "_batch.pxi"
+include "_lookup.pxi"

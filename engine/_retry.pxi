@@ -57,7 +57,7 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     _tokenise(s)
     if s.ntok == 0:
         return 0
-    if s.ntok == 1 and not s.has_focus and d.n_sa > 0:
+    if s.ntok == 1 and not s.has_focus and d.n_sa > 0 and not s.within.on:
         n = _stored_answer(d, s, out)
         if n >= 0:
             return n

@@ -127,6 +127,9 @@ cdef void _consider_group(const Data* d, Search* s, int ii, int32_t g, uint32_t 
     cdef int pos[1]
     cdef float apen[1]
     cdef Interp* it = &s.interp[ii]
+    # a group out of the area is left before it counts as scored: the budgets are the area's
+    if s.within.on and (not _group_in(d, &s.within, g) or not _pcr_meets(&s.within, pcr)):
+        return
     if not _charge_group(s):
         return
     if s.province >= 0 and d.g_province[g] != s.province:
@@ -268,6 +271,31 @@ cdef bint _scan_short_prefix(const Data* d, Search* s, int ii, int wi, uint64_t 
                         d.sp_sig[p])
     s.cap_xbit = -2
     return True
+
+
+cdef void _walk_area(const Data* d, Search* s, int ii) noexcept nogil:
+    """Score the groups of the area (its runs of ar_group, each best prior first) for
+    interpretation ii, after a scan of its rarest word that was cut short: a short prefix's list
+    holds the best groups of the whole country, and a capped walk the first of each token, so
+    that a restricted search would miss the area's own ("k" in Urk). Each run stops at its first
+    group out of reach, as a walk of postings does."""
+    cdef int r, p
+    cdef int32_t g
+    # what `_may_fit` is given for a group reached by no posting: any number, letter, addition,
+    # first letter and postcode may be there (`_group_text` and `_addresses` read the group)
+    cdef uint32_t any_numbers = (<uint32_t>NUM_HIGH_MAX) << NUM_LOW_BITS, any_bits = 0xFFFFFFFF
+    cdef uint32_t any_postcodes = 9999
+    s.tok_pen = 0
+    for r in range(s.within.nwalk):
+        for p in range(s.within.walk_lo[r], s.within.walk_hi[r]):
+            if _spent(s):
+                return
+            g = d.ar_group[p]
+            s.walked += 1
+            s.work += s.post_work
+            if _beyond_reach(s, d.g_prior[g]):
+                break
+            _consider_group(d, s, ii, g, any_numbers, any_bits, any_bits, any_postcodes, 0)
 
 
 cdef bint _variant_list(const Data* d, Search* s, int ii, int wi, uint64_t need) noexcept nogil:
@@ -412,6 +440,7 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
     if it.nwords > FREE_WORDS:
         s.group_work += WORK_PER_GROUP * EXTRA_WORD_WORK * (it.nwords - FREE_WORDS)
     s.considered = 0  # the bound holds per interpretation: one reading cannot starve another
+    s.capped = 0
     # PERF: with other words to filter on, the signatures make a long scan cheap
     budget = SCAN_BUDGET if need else SCAN_ALONE
     w = &s.word[best]
@@ -421,6 +450,7 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
         total = d.v_post_start[w.hi[r]] - d.v_post_start[w.lo[r]]
         if total > budget:
             s.spent |= SPENT_SCAN
+            s.capped = 1
         if total > budget and r == 0 and _scan_short_prefix(d, s, ii, best, need, s.q + s.tok[best].start, False):
             continue
         # PERF: the `...y` range of a word ending in i ("i 1": every token of "y", "ij" folded,
@@ -457,3 +487,5 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
                 s.work += (pe - p) * s.post_work
                 _walk_postings(d, s, ii, p, pe, need)
             s.cap_xbit = -2
+    if s.within.on and s.capped and s.within.nwalk:
+        _walk_area(d, s, ii)

@@ -237,12 +237,15 @@ cdef float _suffix_pen(const Data* d, Search* s, const Interp* it, int addr, int
     return pen
 
 
-cdef inline bint _in_area(const Data* d, const Interp* it, int pos, bint is_pc) noexcept nogil:
-    """Is the address at pos of a text run within the postcode being typed (if one is)?"""
+cdef inline bint _in_area(const Data* d, const Search* s, const Interp* it, int pos, bint is_pc) noexcept nogil:
+    """Is the address at pos of a run in the caller's area (s.area, when on), and of a text
+    run within the postcode being typed (if one is)?"""
+    if s.within.on and not _address_in(d, &s.within, _addr_at(d, pos, is_pc)):
+        return False
     return is_pc or it.area_lo < 0 or it.area_lo <= d.a_postcode[pos] <= it.area_hi
 
 
-cdef int _near_numbers(const Data* d, const Interp* it, int lo, int hi, bint is_pc, int want,
+cdef int _near_numbers(const Data* d, const Search* s, const Interp* it, int lo, int hi, bint is_pc, int want,
                        int* out_pos, float* out_pen) noexcept nogil:
     """Up to `want` addresses of the run [lo, hi) nearest to the typed number, which none has:
     number by number, the nearer first (the lower of two as near), each number's addresses in
@@ -261,7 +264,7 @@ cdef int _near_numbers(const Data* d, const Interp* it, int lo, int hi, bint is_
                 start -= 1
             k = start
             while k <= a and n < want:
-                if _in_area(d, it, k, is_pc):
+                if _in_area(d, s, it, k, is_pc):
                     out_pos[n] = k
                     out_pen[n] = NUM_PREFIX_PEN
                     n += 1
@@ -270,7 +273,7 @@ cdef int _near_numbers(const Data* d, const Interp* it, int lo, int hi, bint is_
         else:
             k = b
             while k < hi and d.a_number[_addr_at(d, k, is_pc)] == d.a_number[_addr_at(d, b, is_pc)]:
-                if n < want and _in_area(d, it, k, is_pc):
+                if n < want and _in_area(d, s, it, k, is_pc):
                     out_pos[n] = k
                     out_pen[n] = NUM_PREFIX_PEN
                     n += 1
@@ -321,11 +324,11 @@ cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, 
     cdef int number = it.number
     cdef int64_t scale
     if s.near_number and number >= 0:
-        return _near_numbers(d, it, lo, hi, is_pc, want, out_pos, out_pen)
+        return _near_numbers(d, s, it, lo, hi, is_pc, want, out_pos, out_pen)
     if number < 0:
         i = lo
         while i < hi and n < want:
-            if _in_area(d, it, i, is_pc):
+            if _in_area(d, s, it, i, is_pc):
                 out_pos[n] = i
                 out_pen[n] = 0
                 n += 1
@@ -336,7 +339,7 @@ cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, 
     while i < hi and d.a_number[_addr_at(d, i, is_pc)] == number and i - e < SAME_NUMBER_CAP:
         addr = _addr_at(d, i, is_pc)
         pen = _suffix_pen(d, s, it, addr, d.a_group[addr] if is_pc else g, NULL) if _in_area(
-            d, it, i, is_pc) else -1
+            d, s, it, i, is_pc) else -1
         if pen >= 0:
             # insertion into the sorted output (small arrays)
             k = n if n < want else want - 1
@@ -361,7 +364,7 @@ cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, 
         i = lo2
         while i < hi and n < want and d.a_number[_addr_at(d, i, is_pc)] < number * scale + scale:
             addr = _addr_at(d, i, is_pc)
-            if not _in_area(d, it, i, is_pc):
+            if not _in_area(d, s, it, i, is_pc):
                 i += 1
                 continue
             out_pos[n] = i

@@ -59,6 +59,9 @@ class Hit(msgspec.Struct, frozen=True, gc=False):
     address_id
         The row of the address in this index (`AddressIndex.hit`); another build of the index
         numbers its rows differently.
+    distance
+        Of a hit of `AddressIndex.reverse` only: its distance from the point in metres, to a
+        tenth (the ``distance`` of the reverse endpoint's hits); None for every other hit.
     """
 
     street: str
@@ -75,6 +78,7 @@ class Hit(msgspec.Struct, frozen=True, gc=False):
     found: str
     query: str
     address_id: int
+    distance: float | None = None
 
     @property
     def lines(self) -> tuple[str, str, str]:
@@ -85,7 +89,8 @@ class Hit(msgspec.Struct, frozen=True, gc=False):
 
     def to_json(self) -> bytes:
         """The hit's JSON object of the HTTP contract, byte for byte the one
-        `AddressIndex.suggest_json` writes for this address."""
+        `AddressIndex.suggest_json` writes for this address (with the ``distance`` the reverse
+        endpoint adds, for a hit of `AddressIndex.reverse`)."""
         s = _json_str
         parts = [b'{"components":[{"type":"NLD_PUBLIC_SPACE","value":', s(self.street),
                  b'},{"type":"NLD_HOUSE_NUMBER","value":', str(self.number).encode(), b"},"]
@@ -101,8 +106,15 @@ class Hit(msgspec.Struct, frozen=True, gc=False):
                   b'},{"type":"NLD_COUNTRY","value":"Nederland"}],"country":"NLD","lines":[',
                   s(line1), b",", s(line2), b',"Nederland"],"location":{"latitude":',
                   f"{self.latitude:.6f}".encode(), b',"longitude":', f"{self.longitude:.6f}".encode(),
-                  b"}}"]
+                  b"}"]
+        if self.distance is not None:
+            parts.append(f',"distance":{self.distance:.1f}'.encode())
+        parts.append(b"}")
         return b"".join(parts)
+
+    def _with_distance(self, metres: float) -> Hit:
+        """This hit with its `distance` (for `AddressIndex.reverse`)."""
+        return msgspec.structs.replace(self, distance=metres)
 
     def to_dict(self) -> dict[str, Any]:
         """The hit's JSON object of the HTTP contract as Python objects."""

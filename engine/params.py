@@ -52,10 +52,13 @@ FOCUS_EPS = 1e-5         # the focus prior is computed in double and stored as f
                          # bound allows for the rounding
 KM_PER_DEGREE = 111.2    # distances on the flat earth of a small country
 MICRODEGREE = 1e-6       # coordinates are stored as int32 microdegrees
+NEAR_MARGIN = 0.05       # reverse: a point farther than this many degrees (about 5 km) outside
+                         # the box of the index's addresses (the country's) answers nothing
 
 # the index directory's format (manifest.json `format_version`): engine/ingest/build.py writes it,
 # AddressIndex.open refuses any other
-FORMAT_VERSION = 17       # 17: every token's sound key, sorted (snd_*); former municipality
+FORMAT_VERSION = 18       # 18: the spatial index (rv_*) and the groups of each area (ar_group)
+                          # 17: every token's sound key, sorted (snd_*); former municipality
                           #     names as aliases of the places they became
                           # 16: the size and checksum of every file in the manifest ("files")
                           # 15: a token's length in its group record (TokRec.tlen)

@@ -59,9 +59,11 @@ from server.resources import (
     Health,
     Index,
     IndexSlot,
+    Lookup,
     MetricsEndpoint,
     OptionsResponder,
     Ready,
+    Reverse,
     Static,
     WsgiRoute,
     no_options,
@@ -185,10 +187,14 @@ def _build(
     # NOTE: "/v1/address/" must be a 404 like any other path, so no trailing-slash stripping.
     app.req_options.strip_url_path_trailing_slash = False
     app.add_error_handler(errors.HANDLED, handler)
-    address = route(Address(slot, auth), preflight(auth), finish.answered)
+    address_endpoint = Address(slot, auth)
+    address = route(address_endpoint, preflight(auth), finish.answered)
     if asgi:  # PERF: the usual request in one compiled call (server/_gate.pyx: ASGI's headers)
         address.gate = _gate.Gate(auth, slot, finish.answered, query_error).answer
     app.add_route("/v1/address", address)
+    # issue 39: the other questions, behind the same keys, limits, CORS and metrics
+    app.add_route("/v1/address/postcode", route(Lookup(address_endpoint), preflight(auth)))
+    app.add_route("/v1/address/reverse", route(Reverse(address_endpoint), preflight(auth)))
     app.add_route("/healthz", route(Health()))
     app.add_route("/readyz", route(Ready(slot, auth)))
     app.add_route("/metrics", route(MetricsEndpoint(metrics, config.metrics_token)))

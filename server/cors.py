@@ -1,4 +1,5 @@
-"""Web pages as clients: the origin rule of API keys and CORS (the Fetch standard) on ``/v1/address``.
+"""Web pages as clients: the origin rule of API keys and CORS (the Fetch standard) on ``/v1/address``
+(and ``/v1/address/postcode`` and ``/v1/address/reverse``, :data:`PATHS`, alike).
 
 Which page may use which key (checked after the key, before its rate limit):
 
@@ -45,8 +46,10 @@ from server.auth import Authenticator
 from server.errors import ApiError, method_not_allowed
 from server.keys import SAME_ORIGIN, SECRET, KeyRecord
 
-#: The route CORS is served on; the other routes are same-origin only.
+#: The route CORS is served on, with the other questions of the address API (issue 39:
+#: the same keys, origins and headers); the other routes are same-origin only.
 PATH = "/v1/address"
+PATHS = frozenset((PATH, f"{PATH}/postcode", f"{PATH}/reverse"))
 ALLOW_METHODS = "GET, HEAD"
 ALLOW_HEADERS = "authorization"
 #: Seconds a browser may cache a preflight (Chromium caps it at 7200).

@@ -8,7 +8,7 @@ import orjson
 
 from server.cors import ALLOW_HEADERS, ALLOW_METHODS, MAX_AGE
 from server.errors import CODES
-from server.params import DEFAULT_LIMIT, MAX_QUERY_CODE_POINTS
+from server.params import AREA_PARAMETERS, DEFAULT_LIMIT, MAX_QUERY_CODE_POINTS
 
 COMPONENT_TYPES = [
     "NLD_PUBLIC_SPACE",
@@ -34,6 +34,35 @@ def _point(lat: str, lon: str) -> dict:
             lon: {"type": "number", "minimum": -180, "maximum": 180},
         },
     }
+
+
+def _query(name: str, description: str, schema: dict[str, Any], *, required: bool = False) -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": required, "description": description, "schema": schema}
+
+
+_NAMES_RULE = ("as the register writes them, in any case and with or without diacritics "
+               "(`sudwest-fryslan`, `'s-hertogenbosch`); several separated by commas (any one "
+               "of them). A name the register does not hold is 400 `invalid_parameter` naming "
+               "the parameter and the name.")
+
+#: the area of issue 39 (server/params.py rule 8), on /v1/address and /v1/address/reverse
+AREA_QUERY = [
+    _query("municipality", "Only addresses of these municipalities (gemeenten), " + _NAMES_RULE,
+           {"type": "string", "minLength": 1}),
+    _query("locality", "Only addresses of these localities (woonplaatsen), " + _NAMES_RULE,
+           {"type": "string", "minLength": 1}),
+    _query("province", "Only addresses of these provinces, " + _NAMES_RULE, {"type": "string", "minLength": 1}),
+    _query("postcode", "Only addresses in these postcode areas: 4 digits (`1012`), with one "
+           "letter (`1012L`) or both (`1012 LG`), any case; several separated by commas. A "
+           "malformed one, or one without addresses, is 400 `invalid_parameter`.",
+           {"type": "string", "pattern": "^ *[1-9][0-9]{3} *([A-Za-z] *){0,2}(, *[1-9][0-9]{3} *([A-Za-z] *){0,2})*$"}),
+    _query("bbox", "Only addresses inside this box, WGS84 degrees `minlon,minlat,maxlon,maxlat` "
+           "(minimum before maximum; else 400 `invalid_parameter`).", {"type": "string"}),
+]
+AREA_DESCRIPTION = (" The area parameters (`municipality`, `locality`, `province`, `postcode`, "
+                    "`bbox`) keep the answers inside an area, applied inside the search (up to "
+                    "`limit` hits of the area when it has them), each given one required.")
+
 
 def _problem(codes: list[str], description: str, headers: dict[str, Any] | None = None) -> dict:
     status = {CODES[code][0] for code in codes}
@@ -193,7 +222,8 @@ def build_spec() -> dict[str, Any]:
             "status": {"type": "integer"},
             "detail": {"type": "string"},
             "code": {"enum": list(CODES)},
-            "parameter": {"enum": ["country", "q", "limit", "lat", "lon", "highlight"]},
+            "parameter": {"enum": ["country", "q", "limit", "lat", "lon", "highlight", *AREA_PARAMETERS,
+                                   "number", "letter", "addition", "radius"]},
         },
     }
     parameters = [
@@ -248,6 +278,7 @@ def build_spec() -> dict[str, Any]:
             "one); addresses near it rank higher.",
             "schema": _point("lat", "lon"),
         },
+        *AREA_QUERY,
     ]
     address_responses = {
         "200": _json(
@@ -348,7 +379,8 @@ def build_spec() -> dict[str, Any]:
             "typed. Every error is `application/problem+json` (RFC 9457) with a `code`. "
             "Any path not listed here answers 404 `not_found`; any method but GET and HEAD "
             "answers 405 `method_not_allowed` with `Allow: GET, HEAD`, except the CORS "
-            "preflight (`OPTIONS /v1/address` with `Origin` and `Access-Control-Request-Method`).",
+            "preflight (`OPTIONS` of `/v1/address`, `/v1/address/postcode` or `/v1/address/reverse` "
+            "with `Origin` and `Access-Control-Request-Method`).",
         },
         "paths": {
             "/v1/address": {
@@ -363,12 +395,78 @@ def build_spec() -> dict[str, Any]:
                     "key must have one); every response then carries "
                     "`Access-Control-Allow-Origin` if some key allows the origin, errors too, "
                     "with `Access-Control-Expose-Headers: Retry-After, WWW-Authenticate`, and "
-                    "always `Vary: Origin`.",
+                    "always `Vary: Origin`." + AREA_DESCRIPTION + " Without them the answer "
+                    "is the same as before they existed, byte for byte.",
                     "security": [{"bearerAuth": []}],
                     "parameters": parameters,
                     "responses": address_responses,
                 },
                 "options": preflight,
+            },
+            "/v1/address/postcode": {
+                "get": {
+                    "operationId": "lookupPostcode",
+                    "summary": "Every address of a postcode and house number",
+                    "description": "The Dutch checkout question: the addresses with this postcode "
+                    "and house number, in the register's order (without a letter first, then "
+                    "each letter; each without an addition first, then its additions), for a "
+                    "form to fill in the street and place and offer the letters and additions. "
+                    "No fuzziness: a malformed value is 400 `invalid_parameter` naming it; none "
+                    "there is 200 with no hits. The same keys, origins, rate limits, CORS and "
+                    "errors as `/v1/address`.",
+                    "security": [{"bearerAuth": []}],
+                    "parameters": [
+                        parameters[0],
+                        _query("postcode", "The postcode as people type it: 4 digits (not starting "
+                               "with 0) and 2 letters, any case, spaces anywhere around or between "
+                               "(`1012LG`, `1012 lg`).",
+                               {"type": "string", "pattern": "^ *[1-9][0-9]{3} *[A-Za-z] *[A-Za-z] *$"},
+                               required=True),
+                        _query("number", "The house number, a plain decimal `1`..`99999` (no sign, "
+                               "no leading zero).", {"type": "integer", "minimum": 1, "maximum": 99999},
+                               required=True),
+                        _query("letter", "Only this house letter (one letter A-Z, any case).",
+                               {"type": "string", "pattern": "^[A-Za-z]$"}),
+                        _query("addition", "Only this addition (1 to 4 letters and digits, any case).",
+                               {"type": "string", "pattern": "^[A-Za-z0-9]{1,4}$"}),
+                    ],
+                    "responses": {
+                        **address_responses,
+                        "200": _json("Every address there, in the register's order (a block of "
+                                     "flats can have hundreds; `hits` is empty when there is none).",
+                                     {"$ref": "#/components/schemas/Addresses"}),
+                    },
+                },
+                "options": preflight | {"operationId": "corsPreflightPostcode"},
+            },
+            "/v1/address/reverse": {
+                "get": {
+                    "operationId": "reverseGeocode",
+                    "summary": "The addresses nearest to a location",
+                    "description": "Nearest first, each with its `distance` in metres (to a "
+                    "tenth; the addresses of one point in the register's order). A point "
+                    "outside the Netherlands (farther than about 5 km from the box of its "
+                    "addresses) is 200 with no hits. The same keys, origins, rate limits, CORS "
+                    "and errors as `/v1/address`." + AREA_DESCRIPTION,
+                    "security": [{"bearerAuth": []}],
+                    "parameters": [
+                        parameters[0],
+                        _query("lat", "Latitude, WGS84 degrees, a decimal number.",
+                               {"type": "number", "minimum": -90, "maximum": 90}, required=True),
+                        _query("lon", "Longitude, WGS84 degrees, a decimal number.",
+                               {"type": "number", "minimum": -180, "maximum": 180}, required=True),
+                        parameters[2],
+                        _query("radius", "Only addresses within this many metres (a decimal number "
+                               "above 0).", {"type": "number", "exclusiveMinimum": 0}),
+                        *AREA_QUERY,
+                    ],
+                    "responses": {
+                        **address_responses,
+                        "200": _json("The nearest addresses, nearest first.",
+                                     {"$ref": "#/components/schemas/Nearest"}),
+                    },
+                },
+                "options": preflight | {"operationId": "corsPreflightReverse"},
             },
             "/healthz": _ops("Liveness", "The process answers.", {"200": _json("Alive.", status_schema)}),
             "/readyz": _ops(
@@ -441,6 +539,41 @@ def build_spec() -> dict[str, Any]:
                     },
                 },
                 "Hit": hit,
+                "Addresses": {
+                    "type": "object",
+                    "required": ["hits"],
+                    "additionalProperties": False,
+                    "properties": {"hits": {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}}},
+                },
+                "Nearest": {
+                    "type": "object",
+                    "required": ["hits", "limit"],
+                    "properties": {
+                        "hits": {
+                            "type": "array",
+                            "maxItems": 10,
+                            "items": {"$ref": "#/components/schemas/NearestHit"},
+                        },
+                        "limit": {"type": "integer", "minimum": 1, "maximum": 10},
+                    },
+                },
+                "NearestHit": {
+                    "allOf": [
+                        {"$ref": "#/components/schemas/Hit"},
+                        {
+                            "type": "object",
+                            "required": ["distance"],
+                            "properties": {
+                                "distance": {
+                                    "type": "number",
+                                    "minimum": 0,
+                                    "description": "Metres from the point, to a tenth (on the "
+                                    "flat earth of a small country: a degree of latitude 111.2 km).",
+                                }
+                            },
+                        },
+                    ]
+                },
                 "Component": component,
                 "Problem": problem,
             },

@@ -26,6 +26,19 @@ The rules, in the order they are checked (the first failure is the answer):
    number (``-?digits[.digits][e[+-]digits]``, no ``inf``/``nan``/spaces/``+``) with
    ``-90 <= lat <= 90`` and ``-180 <= lon <= 180``; else ``invalid_parameter``.
 
+8. The area (issue 39): ``municipality``, ``locality``, ``province``, ``postcode`` and ``bbox``,
+   each optional, decoded and handed to the engine as written; the engine owns their rules
+   (``engine.AddressIndex.area``: names in any case and without diacritics, several separated
+   by commas; a postcode area of 4 digits with a letter or two or none; ``bbox`` as
+   ``minlon,minlat,maxlon,maxlat``) and its ``QueryError`` is the 400, naming the parameter
+   and the value. Without any of them the request is the one before issue 39, byte for byte.
+
+The other questions (issue 39) read their own parameters with the same rules 1-3 and decoding:
+``/v1/address/postcode`` (:func:`parse_lookup`: ``postcode`` and ``number`` required,
+``letter`` and ``addition`` optional) and ``/v1/address/reverse`` (:func:`parse_reverse`:
+``lat`` and ``lon`` required, ``limit`` as rule 5, ``radius`` a decimal number of metres, and
+the area of rule 8).
+
 Decoding, for every known parameter: a ``%`` not followed by two hex digits, or bytes that are
 not UTF-8, are ``invalid_parameter`` (the contract's "undecodable input").
 """
@@ -49,6 +62,14 @@ _NAMES = {
     b"lon": "lon",
     b"highlight": "highlight",
 }
+#: the area parameters (rule 8), known to ``/v1/address`` and ``/v1/address/reverse``
+AREA_PARAMETERS: tuple[str, ...] = engine.AREA_PARAMETERS
+_AREA_NAMES = {name.encode(): name for name in AREA_PARAMETERS}
+_NAMES.update(_AREA_NAMES)
+_LOOKUP_NAMES = {name.encode(): name for name in ("country", "postcode", "number", "letter", "addition")}
+_REVERSE_NAMES = {name.encode(): name for name in ("country", "lat", "lon", "limit", "radius")} | _AREA_NAMES
+#: house numbers as the register has them: 1 to 99999, canonical digits (rule 5's spelling)
+_HOUSE_NUMBER = re.compile(r"[1-9][0-9]{0,4}\Z")
 _BOOLEANS = {b"true": True, b"false": False}
 _LIMITS = {str(n): n for n in range(1, engine.MAX_LIMIT + 1)}
 _RAW_LIMITS = {str(n).encode(): n for n in range(1, engine.MAX_LIMIT + 1)}
@@ -66,6 +87,26 @@ class Query(NamedTuple):
     lat: float | None = None
     lon: float | None = None
     highlight: bool = False
+    area: dict[str, str] | None = None   # the area parameters given (rule 8), or None
+
+
+class Lookup(NamedTuple):
+    """A valid request of ``/v1/address/postcode``."""
+
+    postcode: str
+    number: int
+    letter: str | None = None
+    addition: str | None = None
+
+
+class Reverse(NamedTuple):
+    """A valid request of ``/v1/address/reverse``."""
+
+    lat: float
+    lon: float
+    limit: int = DEFAULT_LIMIT
+    radius: float | None = None
+    area: dict[str, str] | None = None
 
 
 #: PERF: ``Query(...)`` runs the NamedTuple's Python ``__new__`` (0.2 us); this is the tuple's
@@ -92,16 +133,17 @@ def _decode(raw: bytes, name: str) -> str:
         raise _invalid(name, f"{name} is not valid UTF-8 after percent-decoding") from None
 
 
-def split_query(raw: bytes) -> dict[str, bytes]:
-    """Return the known parameters of a raw query string, still encoded (rule 1)."""
+def split_query(raw: bytes, names: dict[bytes, str] = _NAMES) -> dict[str, bytes]:
+    """Return the known parameters (`names`: those of ``/v1/address``) of a raw query string,
+    still encoded (rule 1)."""
     found: dict[str, bytes] = {}
     for part in raw.split(b"&"):
         key, _, value = part.partition(b"=")
-        name = _NAMES.get(key)
+        name = names.get(key)
         if name is None:
             if b"%" not in key and b"+" not in key:
                 continue  # PERF: the common unknown parameter costs one dict lookup
-            name = _NAMES.get(unquote_to_bytes(key.replace(b"+", b" ")))
+            name = names.get(unquote_to_bytes(key.replace(b"+", b" ")))
             if name is None:
                 continue
         if name in found:
@@ -119,7 +161,7 @@ def parse_query(raw: bytes) -> Query:
     # long, not printable or not decodable, takes the general path, which words the 400.
     plain = read_plain_query(raw)
     if plain is not None:
-        return _new_query(Query, (*plain, None, None, False))
+        return _new_query(Query, (*plain, None, None, False, None))
     return _parse_general(raw)
 
 
@@ -127,15 +169,11 @@ def _parse_general(raw: bytes) -> Query:
     """:func:`parse_query` for any query string: every rule of the module's docstring."""
     found = split_query(raw)
 
-    country = found.get("country")
-    if country is None:
-        raise ApiError("missing_parameter", "country is required", parameter="country")
+    _country(found)
     q = found.get("q")
     if q is None:
         raise ApiError("missing_parameter", "q is required", parameter="q")
-    # PERF: the plain spelling skips decoding
-    if country != b"NLD" and _decode(country, "country") != "NLD":
-        raise ApiError("unsupported_country", "only country=NLD is served", parameter="country")
+    _check_country(found)
 
     text = _decode(q, "q")
     if len(text) > MAX_QUERY_CODE_POINTS:
@@ -148,12 +186,7 @@ def _parse_general(raw: bytes) -> Query:
     if not text.isprintable() and _CONTROL.search(text):
         raise _invalid("q", "q must not contain control characters")
 
-    limit = DEFAULT_LIMIT
-    raw_limit = found.get("limit")
-    if raw_limit is not None:
-        limit = _RAW_LIMITS.get(raw_limit) or _LIMITS.get(_decode(raw_limit, "limit"), 0)
-        if not limit:
-            raise _invalid("limit", "limit must be an integer from 1 to 10")
+    limit = _limit(found)
 
     highlight = False
     raw_highlight = found.get("highlight")
@@ -164,13 +197,97 @@ def _parse_general(raw: bytes) -> Query:
             if highlight is None:
                 raise _invalid("highlight", "highlight must be true or false")
 
+    area = _area(found)
     raw_lat, raw_lon = found.get("lat"), found.get("lon")
     if raw_lat is None and raw_lon is None:
-        return Query(text, limit, None, None, highlight)
+        return Query(text, limit, None, None, highlight, area)
     if raw_lat is None or raw_lon is None:
         absent = "lat" if raw_lat is None else "lon"
         raise _invalid(absent, "lat and lon must be given together")
-    return Query(text, limit, _coordinate(raw_lat, "lat"), _coordinate(raw_lon, "lon"), highlight)
+    return Query(text, limit, _coordinate(raw_lat, "lat"), _coordinate(raw_lon, "lon"), highlight, area)
+
+
+def _country(found: dict[str, bytes]) -> None:
+    """Rule 2 for ``country``: present."""
+    if found.get("country") is None:
+        raise ApiError("missing_parameter", "country is required", parameter="country")
+
+
+def _check_country(found: dict[str, bytes]) -> None:
+    """Rule 3: ``country`` is exactly ``NLD`` (PERF: the plain spelling skips decoding)."""
+    country = found["country"]
+    if country != b"NLD" and _decode(country, "country") != "NLD":
+        raise ApiError("unsupported_country", "only country=NLD is served", parameter="country")
+
+
+def _limit(found: dict[str, bytes]) -> int:
+    """Rule 5."""
+    raw_limit = found.get("limit")
+    if raw_limit is None:
+        return DEFAULT_LIMIT
+    limit = _RAW_LIMITS.get(raw_limit) or _LIMITS.get(_decode(raw_limit, "limit"), 0)
+    if not limit:
+        raise _invalid("limit", "limit must be an integer from 1 to 10")
+    return limit
+
+
+def _area(found: dict[str, bytes]) -> dict[str, str] | None:
+    """Rule 8: the area parameters given, decoded (the engine checks them), or None."""
+    area = None
+    for name in AREA_PARAMETERS:
+        raw = found.get(name)
+        if raw is not None:
+            if area is None:
+                area = {}
+            area[name] = _decode(raw, name)
+    return area
+
+
+def _required(found: dict[str, bytes], name: str) -> bytes:
+    raw = found.get(name)
+    if raw is None:
+        raise ApiError("missing_parameter", f"{name} is required", parameter=name)
+    return raw
+
+
+def parse_lookup(raw: bytes) -> Lookup:
+    """Validate the query string of ``/v1/address/postcode``: ``country``, ``postcode`` and
+    ``number`` (1 to 99999, canonical digits), optionally ``letter`` and ``addition``; the
+    engine checks the postcode, letter and addition (``engine.AddressIndex.lookup``)."""
+    found = split_query(raw, _LOOKUP_NAMES)
+    _country(found)
+    raw_postcode = _required(found, "postcode")
+    raw_number = _required(found, "number")
+    _check_country(found)
+    postcode = _decode(raw_postcode, "postcode")
+    number = _decode(raw_number, "number")
+    if not _HOUSE_NUMBER.match(number):
+        raise _invalid("number", "number must be a house number from 1 to 99999")
+    letter, addition = found.get("letter"), found.get("addition")
+    return Lookup(postcode, int(number),
+                  None if letter is None else _decode(letter, "letter"),
+                  None if addition is None else _decode(addition, "addition"))
+
+
+def parse_reverse(raw: bytes) -> Reverse:
+    """Validate the query string of ``/v1/address/reverse``: ``country``, ``lat`` and ``lon``
+    (rule 7), optionally ``limit`` (rule 5), ``radius`` (a decimal number of metres above 0)
+    and the area (rule 8)."""
+    found = split_query(raw, _REVERSE_NAMES)
+    _country(found)
+    raw_lat = _required(found, "lat")
+    raw_lon = _required(found, "lon")
+    _check_country(found)
+    lat, lon = _coordinate(raw_lat, "lat"), _coordinate(raw_lon, "lon")
+    limit = _limit(found)
+    radius = None
+    raw_radius = found.get("radius")
+    if raw_radius is not None:
+        text = _decode(raw_radius, "radius")
+        radius = float(text) if _NUMBER.match(text) else 0.0
+        if not 0 < radius < float("inf"):
+            raise _invalid("radius", "radius must be a number of metres above 0")
+    return Reverse(lat, lon, limit, radius, _area(found))
 
 
 def _coordinate(raw: bytes, name: str) -> float:

@@ -13,6 +13,11 @@ then whether the key serves the calling page's origin (403); then its rate limit
 the parameters (400); then the engine. PERF: on the ASGI app, ``server._gate`` first tries
 the usual request (a back end's secret key, the plain query string, a token in hand) in one
 compiled call, and leaves every other one, untouched, to :class:`Address`.
+
+The other questions of issue 39, ``/v1/address/postcode`` (:class:`Lookup`) and
+``/v1/address/reverse`` (:class:`Reverse`), go through the same checks in the same order:
+they call :meth:`Address.admit` (the key, its origin, its limits), :meth:`Address.index`
+and :meth:`Address.charge` (the cost), and are finished like it (metrics, CORS).
 """
 
 from __future__ import annotations
@@ -30,13 +35,14 @@ from server._rules import costly
 from server.auth import Authenticator, parse_bearer
 from server.clients import client_address
 from server.cors import PATH as CORS_PATH
+from server.cors import PATHS as CORS_PATHS
 from server.cors import check_origin
 from server.cors import response_headers as cors_response_headers
 from server.errors import ApiError, method_not_allowed, unauthorized
-from server.keys import SECRET, hash_key
+from server.keys import SECRET, KeyRecord, hash_key
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import Metrics, register_age_days
-from server.params import parse_query, read_plain_query
+from server.params import parse_lookup, parse_query, parse_reverse, read_plain_query
 
 
 class Index(Protocol):
@@ -50,6 +56,12 @@ class Index(Protocol):
     def suggest(
         self, q: str, *, limit: int = 5, lat: float | None = None, lon: float | None = None
     ) -> dict[str, Any]: ...
+
+    def lookup_json(self, postcode: str, number: int, *, letter: str | None = None,
+                    addition: str | None = None) -> bytes: ...
+
+    def reverse_json(self, lat: float, lon: float, *, limit: int = 5, radius: float | None = None,
+                     **area: str) -> bytes: ...
 
 
 class IndexSlot:
@@ -68,13 +80,23 @@ class Endpoint(Protocol):
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None: ...
 
 
+#: the parameters whose 400 carries the engine's own sentence: it names the value (an unknown
+#: municipality, a malformed postcode; issue 39), a place name or a postcode, cut to
+#: ENGINE_DETAIL_MAX characters
+_ENGINE_WORDED = frozenset(engine.AREA_PARAMETERS) | {"number", "letter", "addition", "radius"}
+ENGINE_DETAIL_MAX = 200
+
+
 def query_error(exc: engine.QueryError) -> ApiError:
     """Map an ``engine.QueryError`` (``.code``, ``.parameter``) to the contract's 400."""
     code = getattr(exc, "code", "invalid_parameter")
     parameter = getattr(exc, "parameter", None) or "q"
     if code not in ("invalid_parameter", "query_too_long"):
         code = "invalid_parameter"
-    return ApiError(code, f"{parameter} is not valid", parameter=parameter)
+    detail = f"{parameter} is not valid"
+    if parameter in _ENGINE_WORDED and len(str(exc)) <= ENGINE_DETAIL_MAX:
+        detail = str(exc)
+    return ApiError(code, detail, parameter=parameter)
 
 
 class Address:
@@ -84,7 +106,10 @@ class Address:
         self._slot = slot
         self._auth = auth
 
-    def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
+    def admit(self, req: falcon.Request) -> KeyRecord:
+        """The key's checks of a request of the address routes, in the contract's order: the
+        key (401), the calling page's origin (403), the key's rate limits (429); return its
+        record."""
         auth = self._auth
         record = auth.authenticate(req.get_header("Authorization"))
         req.key_name = record.name  # for the metrics (server.app's request types hold it)
@@ -95,20 +120,36 @@ class Address:
             client = client_address(req.remote_addr, req.get_header("X-Forwarded-For"), auth.proxies)
             auth.throttle_client(record, client)
         auth.throttle(record)
+        return record
+
+    def index(self) -> Index:
+        """The index served now, or the 503 ``not_ready``."""
+        index = self._slot.index
+        if index is None:
+            raise ApiError("not_ready", "no index is open", headers={"Retry-After": "5"})
+        return index
+
+    def charge(self, record: KeyRecord, wall: float, cpu: float) -> None:
+        """Charge the key for the work since `wall` (``perf_counter``) and `cpu`
+        (``thread_time``) was taken: the limiter counts cost, the CPU time of all the work the
+        request asked for (the engine runs in this thread, GIL released; a wait for a core is
+        not the key's doing)."""
+        if costly(time.perf_counter() - wall):  # PERF: see there
+            self._auth.charge(record, time.thread_time() - cpu)
+
+    def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
+        record = self.admit(req)
         # PERF: the plain spelling of nearly every request is read in C, without a Query
         # (``server.params.parse_query`` takes the same shortcut); every other spelling, and
         # every 400, is ``parse_query``'s
         plain = read_plain_query(raw_query)
+        area = None
         if plain is None:
-            q, limit, lat, lon, highlight = parse_query(raw_query)
+            q, limit, lat, lon, highlight, area = parse_query(raw_query)
         else:
             (q, limit), lat, lon, highlight = plain, None, None, False
-        index = self._slot.index
-        if index is None:
-            raise ApiError("not_ready", "no index is open", headers={"Retry-After": "5"})
-        # the limiter counts cost: the CPU time of all the work the request asked for, the
-        # engine's search and the highlights (the engine runs in this thread, GIL released; a
-        # wait for a core is not the key's doing)
+        index = self.index()
+        # the cost: the engine's search and the highlights (`charge`)
         wall, cpu = time.perf_counter(), time.thread_time()
         try:
             # highlight=true: the engine writes each hit's ``highlights`` (per line of ``lines``,
@@ -116,12 +157,60 @@ class Address:
             # matched: engine.explain) from the reading that found it. NOTE: charged like the
             # search (issue 37: uncharged highlights of 90 ms a request took the others' p50
             # from 1.1 to 140 ms)
-            body = index.suggest_json(q, limit=limit, lat=lat, lon=lon, highlight=highlight)
-        except engine.QueryError as exc:  # the checks above should leave none
+            if area is None:
+                body = index.suggest_json(q, limit=limit, lat=lat, lon=lon, highlight=highlight)
+            else:  # issue 39: the answers kept inside an area, inside the search
+                body = index.suggest_json(q, limit=limit, lat=lat, lon=lon, highlight=highlight, **area)
+        except engine.QueryError as exc:  # the area's names; the checks above leave no other
             raise query_error(exc) from None
         finally:
-            if costly(time.perf_counter() - wall):  # PERF: see there
-                auth.charge(record, time.thread_time() - cpu)
+            self.charge(record, wall, cpu)
+        resp.content_type = falcon.MEDIA_JSON
+        resp.data = body
+
+
+class Lookup:
+    """``GET /v1/address/postcode``: every address of a postcode and house number, in the
+    register's order (``engine.AddressIndex.lookup``); the key's checks of :class:`Address`."""
+
+    def __init__(self, address: Address) -> None:
+        self._address = address
+
+    def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
+        address = self._address
+        record = address.admit(req)
+        postcode, number, letter, addition = parse_lookup(raw_query)
+        index = address.index()
+        wall, cpu = time.perf_counter(), time.thread_time()
+        try:
+            body = index.lookup_json(postcode, number, letter=letter, addition=addition)
+        except engine.QueryError as exc:  # the postcode, letter or addition: the engine's rules
+            raise query_error(exc) from None
+        finally:
+            address.charge(record, wall, cpu)
+        resp.content_type = falcon.MEDIA_JSON
+        resp.data = body
+
+
+class Reverse:
+    """``GET /v1/address/reverse``: the addresses nearest to a point, each with its distance
+    (``engine.AddressIndex.reverse``); the key's checks of :class:`Address`."""
+
+    def __init__(self, address: Address) -> None:
+        self._address = address
+
+    def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
+        address = self._address
+        record = address.admit(req)
+        lat, lon, limit, radius, area = parse_reverse(raw_query)
+        index = address.index()
+        wall, cpu = time.perf_counter(), time.thread_time()
+        try:
+            body = index.reverse_json(lat, lon, limit=limit, radius=radius, **(area or {}))
+        except engine.QueryError as exc:  # the area's names: the engine's rules
+            raise query_error(exc) from None
+        finally:
+            address.charge(record, wall, cpu)
         resp.content_type = falcon.MEDIA_JSON
         resp.data = body
 
@@ -259,7 +348,7 @@ class Finish:
         self._auth = auth
 
     def __call__(self, req: falcon.Request, resp: falcon.Response) -> None:
-        if req.path == CORS_PATH:
+        if req.path in CORS_PATHS:
             cors_response_headers(req, resp, self._auth)
         self._observe(
             req.uri_template or "unmatched",

@@ -363,6 +363,15 @@ def _write_arrays(table: ParsedTable, keep: np.ndarray, merged: int, tmp: Path, 
     pc_code, pc_first = np.unique(pcs, return_index=True)
     pc_start = np.append(pc_first, n).astype(np.int32)
 
+    # ---- the groups of each municipality, then of each locality, best prior first: what a
+    # search restricted to an area walks when a short word's scan is cut (_scan.pxi `_walk_area`)
+    groups = np.arange(n_groups, dtype=np.int32)
+    ar_group = np.concatenate([np.lexsort((groups, -g_prior, gkeys[:, 2])),
+                               np.lexsort((groups, -g_prior, gkeys[:, 1]))]).astype(np.int32)
+
+    # ---- the spatial index: a k-d tree over the address points (_near.pxi)
+    rv_addr, rv_lat, rv_lon, rv_box = _core.near_tree(a_lat, a_lon)
+
     # ---- additions (as registered; matched case-insensitively)
     add_blob, add_off = _blob([a.encode() for a in table.additions])
     addl_blob, addl_off = _blob(sorted({a.lower().encode() for a in table.additions if a}))
@@ -385,7 +394,8 @@ def _write_arrays(table: ParsedTable, keep: np.ndarray, merged: int, tmp: Path, 
         "sp_blob": sp_blob, "sp_off": sp_off, "sp_start": sp_start, "sp_group": sp_group,
         "pc_code": pc_code.astype(np.int32), "pc_start": pc_start, "pc_addr": pc_order,
         "add_blob": add_blob, "add_off": add_off, "addl_blob": addl_blob, "addl_off": addl_off,
-        "s_blob": s_blob, "s_off": s_off,
+        "s_blob": s_blob, "s_off": s_off, "ar_group": ar_group,
+        "rv_addr": rv_addr, "rv_lat": rv_lat, "rv_lon": rv_lon, "rv_box": rv_box,
     }
     arrays.update(_stored_slips(arrays, len(words)))
     arrays.update(_stored_answers(arrays, words, v_post_start))

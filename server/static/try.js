@@ -147,8 +147,62 @@
     },
     onAnswer: showTiming,
     onChoose: showAddress,
+    area: function () {
+      return { municipality: $("area").value.trim() };
+    },
   });
   limit.addEventListener("change", function () {
     box.refresh();
+  });
+  $("area").addEventListener("change", function () {
+    box.refresh();
+  });
+
+  // the postcode flow of a Dutch form: postcode and number fill in street and place
+  NLAddress.attachPostcode($("pc"), $("nr"), { key: currentKey, base: location.origin, onChoose: showAddress });
+  $("pc-form").addEventListener("submit", function (event) {
+    event.preventDefault();
+  });
+
+  // the addresses at a location, nearest first, with their distance
+  $("near-go").addEventListener("click", function () {
+    var note = $("near-note");
+    var list = $("near-list");
+    var params = new URLSearchParams({
+      country: "NLD",
+      lat: $("near-lat").value.trim(),
+      lon: $("near-lon").value.trim(),
+      limit: limit.value,
+    });
+    note.textContent = "Asking…";
+    note.classList.remove("error");
+    fetch(location.origin + "/v1/address/reverse?" + params, {
+      headers: { Authorization: "Bearer " + currentKey() },
+      credentials: "omit",
+    })
+      .then(function (resp) {
+        return resp.json().then(function (body) {
+          return { ok: resp.ok, status: resp.status, body: body };
+        });
+      })
+      .then(function (answer) {
+        list.textContent = "";
+        if (!answer.ok) {
+          note.textContent = answer.status + " " + answer.body.code + ": " + answer.body.detail;
+          note.classList.add("error");
+          return;
+        }
+        answer.body.hits.forEach(function (hit) {
+          var item = document.createElement("li");
+          item.textContent = hit.lines[0] + ", " + hit.lines[1] + " (" + hit.distance.toFixed(1) + " m)";
+          list.appendChild(item);
+        });
+        var n = answer.body.hits.length;
+        note.textContent = n ? n + (n === 1 ? " address" : " addresses") + ", nearest first" : "No address near";
+      })
+      .catch(function () {
+        note.textContent = "the address service cannot be reached";
+        note.classList.add("error");
+      });
   });
 })();

@@ -7,6 +7,14 @@
  * "latitude" / "longitude") are filled when an address is chosen; the input then fires the
  * event "nl-address" with the hit as its detail. Or from code: NLAddress.attach(input, options).
  *
+ * The postcode mode (the Dutch checkout form): NLAddress.attachPostcode(postcodeInput,
+ * numberInput, options), or data-postcode="#pc" data-number="#nr" on the script tag. Once both
+ * hold a whole postcode and house number it asks /v1/address/postcode, fills the form fields
+ * with data-nl (street, place, ...) from the address found, and offers the letters and
+ * additions there in a labelled <select> after the number field (its first, the address
+ * without them, chosen; a keyboard chooses another as any <select>); a note with role=status
+ * says what was found.
+ *
  * Every keystroke asks the API. A newer question aborts the one in flight (AbortController), and
  * an answer to anything but the newest question is dropped (a sequence number), so a slow answer
  * to an earlier prefix never replaces a newer one. Keys: ArrowDown / ArrowUp move through the
@@ -59,6 +67,8 @@
    *   base       origin of the API (default: where widget.js came from)
    *   limit      1..10 (default 5)
    *   highlight  ask for the matched spans and show them in bold (default true)
+ *   area       {municipality, locality, province, postcode, bbox}: only addresses there
+ *              (the API's area parameters; empty values are left out)
    *   onAnswer   function({q, hits, ms, status, error})  after each shown answer
    *   onChoose   function(hit)
    * Returns {refresh(), close()}.
@@ -195,6 +205,10 @@
       var highlight = valueOf(opts.highlight) !== false;
       var params = new URLSearchParams({ country: "NLD", q: q, limit: String(valueOf(opts.limit) || 5) });
       if (highlight) params.set("highlight", "true");
+      var area = valueOf(opts.area) || {};
+      Object.keys(area).forEach(function (name) {
+        if (area[name]) params.set(name, area[name]);
+      });
       var controller = typeof AbortController === "function" ? new AbortController() : null;
       inFlight = controller;
       var started = performance.now();
@@ -284,10 +298,156 @@
     };
   }
 
-  window.NLAddress = { attach: attach, origin: scriptOrigin };
+  var POSTCODE = /^\s*[1-9][0-9]{3}\s*[A-Za-z]\s*[A-Za-z]\s*$/;
+  var NUMBER = /^\s*[1-9][0-9]{0,4}\s*$/;
 
-  // Embedded with data-input: attach to those inputs, with the stylesheet from the same origin.
-  if (script && script.dataset.input) {
+  /**
+   * The postcode mode: `postcode` and `number` are two inputs of one form. Options as attach's
+   * (key, base, onAnswer, onChoose). Returns {refresh()}.
+   */
+  function attachPostcode(postcode, number, options) {
+    var opts = options || {};
+    var id = "nla-pc-" + ++instances;
+    var box = el("div", "nla-pc");
+    var label = el("label", "nla-pc-label", "House letter and addition");
+    var select = el("select", "nla-pc-select");
+    select.id = id + "-select";
+    label.htmlFor = select.id;
+    var note = el("div", "nla-note");
+    note.id = id + "-note";
+    note.setAttribute("role", "status");
+    box.appendChild(label);
+    box.appendChild(select);
+    box.hidden = true;
+    number.parentNode.insertBefore(box, number.nextSibling);
+    box.parentNode.insertBefore(note, box.nextSibling);
+    number.setAttribute("aria-describedby", note.id);
+    var hits = [];
+    var seq = 0;
+    var inFlight = null;
+    var asked = "";
+
+    function setNote(text, isError) {
+      note.textContent = text;
+      note.classList.toggle("nla-error", !!isError);
+    }
+
+    function fill(hit) {
+      var form = number.form || postcode.form;
+      if (form && hit) {
+        var values = { latitude: hit.location.latitude, longitude: hit.location.longitude };
+        hit.components.forEach(function (c) {
+          values[c.type] = c.value;
+        });
+        form.querySelectorAll("[data-nl]").forEach(function (field) {
+          var name = field.getAttribute("data-nl");
+          field.value = name in values ? String(values[name]) : "";
+        });
+      }
+      if (hit) {
+        if (opts.onChoose) opts.onChoose(hit);
+        number.dispatchEvent(new CustomEvent("nl-address", { detail: hit, bubbles: true }));
+      }
+    }
+
+    function show(found) {
+      hits = found;
+      select.textContent = "";
+      found.forEach(function (hit, i) {
+        var option = el("option", "", hit.lines[0]);
+        option.value = String(i);
+        select.appendChild(option);
+      });
+      box.hidden = found.length === 0;
+      var n = found.length;
+      if (!n) setNote("No address with this postcode and number");
+      else if (n === 1) setNote("Found: " + found[0].lines[0] + ", " + found[0].lines[1]);
+      else setNote(n + " addresses here: " + found[0].lines[1] + "; choose the letter or addition");
+      fill(found[0]);
+    }
+
+    function ask() {
+      var pc = postcode.value.replace(/\s+/g, "").toUpperCase();
+      var nr = number.value.trim();
+      if (!POSTCODE.test(postcode.value) || !NUMBER.test(number.value)) {
+        asked = "";
+        seq++;
+        if (inFlight) inFlight.abort();
+        hits = [];
+        select.textContent = "";
+        box.hidden = true;
+        setNote("");
+        return;
+      }
+      if (pc + " " + nr === asked) return;
+      asked = pc + " " + nr;
+      var mine = ++seq;
+      if (inFlight) inFlight.abort();
+      var key = valueOf(opts.key);
+      if (!key) {
+        setNote("An API key is needed", true);
+        return;
+      }
+      var controller = typeof AbortController === "function" ? new AbortController() : null;
+      inFlight = controller;
+      var started = performance.now();
+      var status = 0;
+      var params = new URLSearchParams({ country: "NLD", postcode: pc, number: nr });
+      fetch((valueOf(opts.base) || scriptOrigin) + "/v1/address/postcode?" + params, {
+        headers: { Authorization: "Bearer " + key },
+        credentials: "omit",
+        signal: controller ? controller.signal : undefined,
+      })
+        .then(function (resp) {
+          status = resp.status;
+          return resp.json().then(function (body) {
+            return { resp: resp, body: body };
+          });
+        })
+        .then(function (answer) {
+          if (mine !== seq) return;
+          var ms = performance.now() - started;
+          box.dataset.status = String(status);
+          if (!answer.resp.ok) {
+            var text = describeError(status, answer.body);
+            asked = "";
+            show([]);
+            setNote(text, true);
+            if (opts.onAnswer) opts.onAnswer({ q: pc + " " + nr, hits: null, ms: ms, status: status, error: text });
+            return;
+          }
+          show(answer.body.hits);
+          if (opts.onAnswer) opts.onAnswer({ q: pc + " " + nr, hits: answer.body.hits, ms: ms, status: status });
+        })
+        .catch(function (error) {
+          if (mine !== seq || (error && error.name === "AbortError")) return;
+          asked = "";
+          setNote(describeError(status, null), true);
+        });
+    }
+
+    postcode.addEventListener("input", ask);
+    number.addEventListener("input", ask);
+    select.addEventListener("change", function () {
+      var hit = hits[Number(select.value)];
+      if (hit) {
+        setNote("Chosen: " + hit.lines[0] + ", " + hit.lines[1]);
+        fill(hit);
+      }
+    });
+    return {
+      refresh: function () {
+        asked = "";
+        ask();
+      },
+    };
+  }
+
+  window.NLAddress = { attach: attach, attachPostcode: attachPostcode, origin: scriptOrigin };
+
+  // Embedded with data-input (or data-postcode and data-number): attach to those inputs, with
+  // the stylesheet from the same origin.
+  if (script && (script.dataset.input || (script.dataset.postcode && script.dataset.number))) {
     var start = function () {
       if (!document.querySelector('link[data-nl-widget]')) {
         var css = document.createElement("link");
@@ -296,9 +456,14 @@
         css.setAttribute("data-nl-widget", "");
         document.head.appendChild(css);
       }
-      document.querySelectorAll(script.dataset.input).forEach(function (input) {
-        attach(input, { key: script.dataset.key, limit: Number(script.dataset.limit) || 5 });
-      });
+      if (script.dataset.input) {
+        document.querySelectorAll(script.dataset.input).forEach(function (input) {
+          attach(input, { key: script.dataset.key, limit: Number(script.dataset.limit) || 5 });
+        });
+      }
+      var pc = script.dataset.postcode && document.querySelector(script.dataset.postcode);
+      var nr = script.dataset.number && document.querySelector(script.dataset.number);
+      if (pc && nr) attachPostcode(pc, nr, { key: script.dataset.key });
     };
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
     else start();

@@ -298,6 +298,76 @@ def test_page_with_a_pasted_key(browser, server):
     browser.execute_script("sessionStorage.clear()")
 
 
+# -- the other questions: postcode and number, a location, an area (issue 39) ----------------------
+
+
+def asked(server, path: str, **params) -> dict:
+    """The API's answer to ``path`` with ``params``, asked directly with the secret key."""
+    status, body = server.request(f"{path}?{urlencode({'country': 'NLD', **params})}",
+                                  {"Authorization": f"Bearer {server.secret}"})
+    assert status == 200, body
+    return json.loads(body)
+
+
+def test_postcode_and_number_fill_in_street_and_place_and_offer_the_additions(browser, server, axe_source):
+    """The Dutch checkout: 9745 CC and 1 fill in the Kerkstraat in Groningen; the letters and
+    additions there are a labelled <select>, chosen with the keyboard."""
+    open_page(browser, server.origin + "/")
+    postcode, number = browser.find_element(By.ID, "pc"), browser.find_element(By.ID, "nr")
+    rng = random.Random(39)
+    type_like_a_person(postcode, "9745 cc", rng)
+    type_like_a_person(number, "1", rng)
+    street, place = browser.find_element(By.ID, "pc-street"), browser.find_element(By.ID, "pc-place")
+    wait(browser, lambda: street.get_attribute("value") == "Kerkstraat")
+    assert place.get_attribute("value") == "Groningen"
+    want = [hit["lines"][0] for hit in asked(server, "/v1/address/postcode", postcode="9745CC", number=1)["hits"]]
+    assert want == ["Kerkstraat 1", "Kerkstraat 1-1", "Kerkstraat 1-2", "Kerkstraat 1-3", "Kerkstraat 1a"]
+    select = browser.find_element(By.CSS_SELECTOR, ".nla-pc select")
+    assert [o.text for o in Select(select).options] == want
+    label = browser.find_element(By.CSS_SELECTOR, f"label[for='{select.get_attribute('id')}']")
+    assert label.text == "House letter and addition"
+    note = browser.find_element(By.ID, number.get_attribute("aria-describedby"))
+    assert note.get_attribute("role") == "status"
+    assert note.text == "5 addresses here: 9745 CC Groningen; choose the letter or addition"
+    assert run_axe(browser, axe_source) == []
+
+    select.send_keys(Keys.ARROW_DOWN)   # the keyboard, as any <select>: the next one
+    wait(browser, lambda: note.text == "Chosen: Kerkstraat 1-1, 9745 CC Groningen")
+    wait(browser, browser.find_element(By.ID, "chosen").is_displayed)
+    assert browser.find_element(By.ID, "chosen-lines").text.splitlines()[0] == "Kerkstraat 1-1"
+
+    number.send_keys(Keys.BACKSPACE, "9", "9", "9", "9", "9")   # no such number there
+    wait(browser, lambda: note.text == "No address with this postcode and number")
+    assert not select.is_displayed()
+
+
+def test_the_addresses_at_a_location_nearest_first(browser, server):
+    open_page(browser, server.origin + "/")
+    for name, value in (("near-lat", "53.2207"), ("near-lon", "6.5607")):
+        field = browser.find_element(By.ID, name)
+        field.clear()
+        field.send_keys(value)
+    browser.find_element(By.ID, "near-go").click()
+    note = browser.find_element(By.ID, "near-note")
+    wait(browser, lambda: note.text == "5 addresses, nearest first")
+    hits = asked(server, "/v1/address/reverse", lat="53.2207", lon="6.5607", limit=5)["hits"]
+    shown_items = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#near-list li")]
+    assert shown_items == [f"{h['lines'][0]}, {h['lines'][1]} ({h['distance']:.1f} m)" for h in hits]
+    assert all(item.startswith("Noorderhaven") for item in shown_items)
+
+
+def test_autocomplete_kept_inside_a_municipality(browser, server):
+    box = open_page(browser, server.origin + "/")
+    area = browser.find_element(By.ID, "area")
+    area.send_keys("sudwest-fryslan")
+    type_like_a_person(box, "kerkstraat 1", random.Random(5))
+    state = wait_for_answer(browser, "kerkstraat 1")
+    want = asked(server, "/v1/address", q="kerkstraat 1", limit=5, municipality="sudwest-fryslan",
+                 highlight="true")["hits"]
+    assert [o["lines"] for o in state["options"]] == lines(want)
+    assert all(line[1].split(" ", 2)[2] != "Groningen" for line in lines(want))
+
+
 # -- accessibility and looks -----------------------------------------------------------------------
 
 

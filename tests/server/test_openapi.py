@@ -56,6 +56,28 @@ def test_address_responses_match_the_document(get, query):
     check(get(query))
 
 
+@pytest.mark.parametrize(
+    ("path", "query"),
+    [
+        ("/v1/address", "country=NLD&q=kerkstraat+1&limit=10&municipality=groningen"),
+        ("/v1/address", "country=NLD&q=kerkstraat&postcode=9745,9746&bbox=6.4,53.1,6.7,53.3"),
+        ("/v1/address", "country=NLD&q=kerkstraat&province=Vlaanderen"),
+        ("/v1/address/postcode", "country=NLD&postcode=9746TN&number=3"),
+        ("/v1/address/postcode", "country=NLD&postcode=9745+cc&number=1&letter=A"),
+        ("/v1/address/postcode", "country=NLD&postcode=9745CC&number=99999"),
+        ("/v1/address/postcode", "country=NLD&postcode=97&number=1"),
+        ("/v1/address/postcode", "country=NLD&postcode=9745CC"),
+        ("/v1/address/reverse", "country=NLD&lat=53.2207&lon=6.5607&limit=10"),
+        ("/v1/address/reverse", "country=NLD&lat=53.2207&lon=6.5607&radius=12&locality=Groningen"),
+        ("/v1/address/reverse", "country=NLD&lat=0&lon=0"),
+        ("/v1/address/reverse", "country=NLD&lat=95&lon=0"),
+        ("/v1/address/reverse", "country=NLD&lat=52"),
+    ],
+)
+def test_the_other_questions_match_the_document(get, path, query):
+    check(get(query, path=path), path)
+
+
 def test_hits_of_every_shape_match(get):
     # letters, additions, big limits: many component lists at once
     for q in ["kerkstraat 1", "hoofdstraat", "1e", "2514 1a", "den haag 12-3"]:

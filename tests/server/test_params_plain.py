@@ -101,9 +101,9 @@ def test_the_plain_spelling_takes_the_shortcut(monkeypatch):
     calls = []
     general = params._parse_general
     monkeypatch.setattr(params, "_parse_general", lambda raw: calls.append(raw) or general(raw))
-    assert params.parse_query(plain("kerkstraat 12 utrecht")) == ("kerkstraat 12 utrecht", 5, None, None, False)
+    assert params.parse_query(plain("kerkstraat 12 utrecht")) == ("kerkstraat 12 utrecht", 5, None, None, False, None)
     assert params.parse_query(plain("damrak", limit=None)).limit == 5
-    assert params.parse_query(plain("stra\u00dfe 1", limit="10")) == ("stra\u00dfe 1", 10, None, None, False)
+    assert params.parse_query(plain("stra\u00dfe 1", limit="10")) == ("stra\u00dfe 1", 10, None, None, False, None)
     assert calls == []
     params.parse_query(b"country=NLD&q=damrak&limit=5&highlight=false")
     params.parse_query(plain("\u00a0damrak"))

@@ -1,0 +1,236 @@
+# The address at a location (included by _core.pyx): the nearest addresses of a point, by a
+# k-d tree over the address points written by the build (`near_tree`, rv_* arrays), searched
+# without the GIL.
+#
+# The tree is implicit: its 2^(depth+1) - 1 nodes are numbered as a heap (the children of node
+# i are 2i+1 and 2i+2), and node j of level l holds the addresses rv_*[(j*N) >> l .. ((j+1)*N)
+# >> l) (N addresses in all), so only the box of each node is stored (rv_box: the least and
+# greatest latitude and longitude of its addresses, microdegrees). The build splits each node
+# at its middle, across its longer side, so that the children's boxes are as small as they can
+# be; the depth is the least at which no leaf holds more than NEAR_LEAF addresses.
+#
+# Distances are those of the focus point (_score.pxi `_prior`): on the flat earth of a small
+# country, a degree of latitude KM_PER_DEGREE km and one of longitude that times the cosine of
+# the point's latitude, measured in microdegrees and turned into metres at the end. Ties (the
+# flats of one building share one point) are broken by the address row, so that the addresses
+# of one building come in register order, and the answer is that of a brute-force search that
+# sorts every address by (distance, row).
+
+cdef double METRES_PER_MICRODEGREE = KM_PER_DEGREE * 1000.0 * MICRODEGREE
+
+
+cdef struct Nearest:
+    int k               # addresses wanted (1..MAXLIMIT)
+    int n               # found so far, nearest first
+    double d2[MAXLIMIT]  # squared distance in microdegrees (longitude scaled by cos_lat)
+    int32_t addr[MAXLIMIT]
+    double max_d2       # the radius, squared in the same units (infinity: none)
+    double y            # the point: latitude and longitude in microdegrees ...
+    double x
+    double cos_lat      # ... and the cosine of its latitude
+    int64_t seen        # addresses measured (for the tests: that the tree prunes)
+
+
+cdef inline double _box_d2(const int32_t* box, double y, double x, double c) noexcept nogil:
+    """The least squared distance from (y, x) to a node's box."""
+    cdef double dy = 0, dx = 0
+    if y < box[0]:
+        dy = box[0] - y
+    elif y > box[1]:
+        dy = y - box[1]
+    if x < box[2]:
+        dx = (box[2] - x) * c
+    elif x > box[3]:
+        dx = (x - box[3]) * c
+    return dy * dy + dx * dx
+
+
+cdef inline bint _box_meets(const int32_t* box, const Area* a) noexcept nogil:
+    """May a node's box hold an address in the area's box? (True without one.)"""
+    return not a.has_box or (box[0] <= a.lat_hi and box[1] >= a.lat_lo
+                             and box[2] <= a.lon_hi and box[3] >= a.lon_lo)
+
+
+cdef inline void _near_add(Nearest* r, double d2, int32_t a) noexcept nogil:
+    """Keep address a at squared distance d2 if it is among the k nearest so far."""
+    cdef int i
+    if r.n == r.k and (d2 > r.d2[r.k - 1] or (d2 == r.d2[r.k - 1] and a > r.addr[r.k - 1])):
+        return
+    i = r.n if r.n < r.k else r.k - 1
+    while i > 0 and (r.d2[i - 1] > d2 or (r.d2[i - 1] == d2 and r.addr[i - 1] > a)):
+        r.d2[i] = r.d2[i - 1]
+        r.addr[i] = r.addr[i - 1]
+        i -= 1
+    r.d2[i] = d2
+    r.addr[i] = a
+    if r.n < r.k:
+        r.n += 1
+
+
+cdef int _nearest(const Data* d, const Area* area, Nearest* r) noexcept nogil:
+    """Find the r.k nearest addresses of the point (r.y, r.x) within r.max_d2, in the area
+    (when on): depth first, the nearer child first, leaving every node whose box is farther
+    than the k-th nearest found (or the radius). Return how many were found."""
+    cdef int stack[NEAR_DEPTH_MAX * 2 + 4]
+    cdef int top = 0, node, first_leaf, left, right, near, far
+    cdef int64_t lo, hi, i, j, n = d.n_addr
+    cdef double dy, dx, d2, c = r.cos_lat
+    cdef const int32_t* box
+    r.n = 0
+    r.seen = 0
+    if n == 0:
+        return 0
+    first_leaf = (1 << d.rv_depth) - 1
+    stack[top] = 0
+    top += 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        box = d.rv_box + 4 * node
+        d2 = _box_d2(box, r.y, r.x, c)
+        if d2 > r.max_d2 or (r.n == r.k and d2 > r.d2[r.k - 1]):
+            continue
+        if area.on and not _box_meets(box, area):
+            continue
+        if node >= first_leaf:
+            j = node - first_leaf
+            lo = (j * n) >> d.rv_depth
+            hi = ((j + 1) * n) >> d.rv_depth
+            r.seen += hi - lo
+            for i in range(lo, hi):
+                dy = d.rv_lat[i] - r.y
+                dx = (d.rv_lon[i] - r.x) * c
+                d2 = dy * dy + dx * dx
+                if d2 > r.max_d2 or (r.n == r.k and d2 > r.d2[r.k - 1]):
+                    continue
+                if area.on and not _address_in(d, area, d.rv_addr[i]):
+                    continue
+                _near_add(r, d2, d.rv_addr[i])
+            continue
+        left = 2 * node + 1
+        right = left + 1
+        if _box_d2(d.rv_box + 4 * left, r.y, r.x, c) <= _box_d2(d.rv_box + 4 * right, r.y, r.x, c):
+            near = left
+            far = right
+        else:
+            near = right
+            far = left
+        # the farther child waits below the nearer one
+        stack[top] = far
+        stack[top + 1] = near
+        top += 2
+    return r.n
+
+
+cdef void _select_kth(int32_t* key, int32_t* other, int32_t* ids, int64_t lo, int64_t hi,
+                      int64_t k) noexcept nogil:
+    """Reorder the rows [lo, hi) of (key, other, ids) so that row k holds the row of the k-th
+    least key, none after it less and none before it greater (Wirth's selection)."""
+    cdef int64_t i, j, left = lo, right = hi - 1
+    cdef int32_t x, t
+    while left < right:
+        x = key[k]
+        i = left
+        j = right
+        while True:
+            while key[i] < x:
+                i += 1
+            while x < key[j]:
+                j -= 1
+            if i <= j:
+                t = key[i]
+                key[i] = key[j]
+                key[j] = t
+                t = other[i]
+                other[i] = other[j]
+                other[j] = t
+                t = ids[i]
+                ids[i] = ids[j]
+                ids[j] = t
+                i += 1
+                j -= 1
+            if i > j:
+                break
+        if j < k:
+            left = i
+        if k < i:
+            right = j
+
+
+def near_tree(lat, lon):
+    """Build the spatial index of address points (int32 microdegrees, in row order): return
+    (rv_addr, rv_lat, rv_lon, rv_box) as the design comment above says (for engine/build.py)."""
+    cdef cnp.ndarray[int32_t, ndim=1] ids_a, la_a, lo_a, box_a
+    cdef int32_t* ids
+    cdef int32_t* la
+    cdef int32_t* lo
+    cdef int32_t* box
+    cdef int64_t n = len(lat), a, b, m, i, j
+    cdef int depth = 0, level, first, node
+    cdef int32_t ymin, ymax, xmin, xmax
+    cdef double mid_lat
+    la_a = np.ascontiguousarray(lat, dtype=np.int32).copy()
+    lo_a = np.ascontiguousarray(lon, dtype=np.int32).copy()
+    if len(lo_a) != n:
+        raise ValueError("latitudes and longitudes differ in length")
+    ids_a = np.arange(n, dtype=np.int32)
+    while ((n + (1 << depth) - 1) >> depth) > NEAR_LEAF:
+        depth += 1
+    if depth > NEAR_DEPTH_MAX:
+        raise ValueError(f"too many addresses for the spatial index: {n:,}")
+    box_a = np.zeros(4 * ((1 << (depth + 1)) - 1), dtype=np.int32)
+    ids = &ids_a[0] if n else NULL
+    la = &la_a[0] if n else NULL
+    lo = &lo_a[0] if n else NULL
+    box = &box_a[0]
+    with nogil:
+        for level in range(depth):
+            for j in range(1 << level):
+                a = (j * n) >> level
+                b = ((j + 1) * n) >> level
+                m = ((2 * j + 1) * n) >> (level + 1)
+                if b - a < 2:
+                    continue
+                ymin = ymax = la[a]
+                xmin = xmax = lo[a]
+                for i in range(a, b):
+                    if la[i] < ymin:
+                        ymin = la[i]
+                    if la[i] > ymax:
+                        ymax = la[i]
+                    if lo[i] < xmin:
+                        xmin = lo[i]
+                    if lo[i] > xmax:
+                        xmax = lo[i]
+                # across the longer side, a degree of longitude counted at the box's latitude
+                mid_lat = (ymin * 0.5 + ymax * 0.5) * MICRODEGREE
+                if <double>(ymax - ymin) >= (xmax - xmin) * cos(mid_lat * M_PI / 180.0):
+                    _select_kth(la, lo, ids, a, b, m)
+                else:
+                    _select_kth(lo, la, ids, a, b, m)
+        # the boxes: the leaves' from their addresses, then each node's from its children's
+        first = (1 << depth) - 1
+        for j in range(1 << depth):
+            a = (j * n) >> depth
+            b = ((j + 1) * n) >> depth
+            node = first + <int>j
+            if b > a:
+                box[4 * node] = box[4 * node + 1] = la[a]
+                box[4 * node + 2] = box[4 * node + 3] = lo[a]
+            for i in range(a, b):
+                if la[i] < box[4 * node]:
+                    box[4 * node] = la[i]
+                if la[i] > box[4 * node + 1]:
+                    box[4 * node + 1] = la[i]
+                if lo[i] < box[4 * node + 2]:
+                    box[4 * node + 2] = lo[i]
+                if lo[i] > box[4 * node + 3]:
+                    box[4 * node + 3] = lo[i]
+        for node in range(first - 1, -1, -1):
+            a = 2 * node + 1
+            b = a + 1
+            box[4 * node] = box[4 * a] if box[4 * a] < box[4 * b] else box[4 * b]
+            box[4 * node + 1] = box[4 * a + 1] if box[4 * a + 1] > box[4 * b + 1] else box[4 * b + 1]
+            box[4 * node + 2] = box[4 * a + 2] if box[4 * a + 2] < box[4 * b + 2] else box[4 * b + 2]
+            box[4 * node + 3] = box[4 * a + 3] if box[4 * a + 3] > box[4 * b + 3] else box[4 * b + 3]
+    return ids_a, la_a, lo_a, box_a
