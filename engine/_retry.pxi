@@ -28,12 +28,8 @@ cdef inline bint _spent(const Search* s) noexcept nogil:
     return s.work >= _work_budget
 
 
-cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
-    """Run one query (already folded into s.q); write up to s.limit address ids to out."""
-    cdef int n = 0, i, tier, m, olen = s.qlen
-    cdef bint marked = False, dead
-    cdef char layout[QBUF]
-    cdef Src layout_src[QBUF]
+cdef inline void _reset_work(Search* s) noexcept nogil:
+    """Start a query's budgets and memos afresh."""
     s.work = 0
     s.walked = 0
     s.groups = 0
@@ -46,37 +42,27 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     s.nslipmemo = 0
     s.left_out = 0
     s.near_glue = -1
-    # a pasted address's layout (`_prepare`): read as typed without the marks first
-    for i in range(olen):
+
+
+cdef inline bint _blank_layout(Search* s, char* layout, Src* layout_src) noexcept nogil:
+    """A pasted address's layout (`_prepare`): the brackets and commas become spaces, so that it
+    is read as typed without the marks first; the query as it was is kept in layout (and
+    layout_src) when it had any. Whether it had."""
+    cdef int i
+    cdef bint marked = False
+    for i in range(s.qlen):
         if s.q[i] == 40 or s.q[i] == 41 or s.q[i] == 44:
             if not marked:
-                memcpy(layout, s.q, olen)
-                memcpy(layout_src, s.qsrc, olen * sizeof(Src))
+                memcpy(layout, s.q, s.qlen)
+                memcpy(layout_src, s.qsrc, s.qlen * sizeof(Src))
                 marked = True
             s.q[i] = 32
-    _tokenise(s)
-    if s.ntok == 0:
-        return 0
-    if s.ntok == 1 and not s.has_focus and d.n_sa > 0 and not s.within.on:
-        n = _stored_answer(d, s, out)
-        if n >= 0:
-            return n
-    cdef int nothing[MAXT]
-    cdef int whole[MAXT]
-    cdef int loose[MAXT]
-    cdef char clean[QBUF]
-    cdef Tok whole_toks[MAXT]
-    cdef int ntyped
-    s.max_pass = NPASS
-    s.near_number = 0
-    s.huis = 0
-    s.province = -1
-    s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
-    s.deferred = 0
-    s.stage = ST_GLUED
-    if _glue_reading(d, s):
-        _select(s, out, &n)
-        return n
+    return marked
+
+
+cdef inline void _read_typed(const Data* d, Search* s, bint marked, const char* layout, int olen,
+                             char* clean) noexcept nogil:
+    """The reading as typed (the glued one found nothing)."""
     s.stage = ST_TYPED
     s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
     if (marked and (_without_noise(layout, olen, 1, clean) >= 0 or _without_noise(layout, olen, 2, clean) >= 0)) or (
@@ -96,10 +82,14 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         # is being typed): the retries get a share of it (a retry without the parts answers
         # Roer 4); the query costs at most 1/RETRY_SHARE of the budget more
         s.work = _work_budget - _work_budget // RETRY_SHARE
-    tier = 1
+
+
+cdef inline void _read_without_notes(const Data* d, Search* s, bint marked, const char* layout,
+                                     const Src* layout_src, int olen, char* clean) noexcept nogil:
+    """Nothing found: without the notes in brackets, then also without the lines that name whom
+    it is for (`_without_noise`); the retries after read what is left."""
+    cdef int m, tier = 1
     while s.ncand == 0 and marked and tier <= 2 and not _spent(s):
-        # nothing found: without the notes in brackets, then also without the lines that name
-        # whom it is for (`_without_noise`); the retries below read what is left
         m = _without_noise(layout, olen, tier, clean)
         s.stage = ST_NOTES if tier == 1 else ST_ADDRESSEE
         tier += 1
@@ -113,68 +103,121 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
         _read(d, s)
         s.defer_slips = 0
+
+
+cdef inline bint _retry_marks(const Search* s, int* nothing, int* whole, int* loose) noexcept nogil:
+    """Mark, for the retries, the words that match nothing at all, not even with a slip (a slip
+    in a word still being typed is a guess too far to keep the word for), and the whole
+    tokens. Whether some word is dead: of a street's form, matching nothing."""
+    cdef int i
+    cdef bint dead = False
+    for i in range(s.ntok):
+        # PERF: a word of a street's form that matches no token, looked at within every slip
+        # allowed, is kept by every retry below (`_keep_street`), which therefore finds
+        # nothing: only a respaced reading may ("Teststraat 999, Amsterdam": 65 -> 40 us)
+        dead = dead or (s.tok[i].digits == 0 and s.word[i].nr == 0 and s.word[i].typo_done >= 2
+                        and _street_form(s.q + s.tok[i].start, s.tok[i].len))
+        nothing[i] = s.tok[i].digits == 0 and (s.word[i].nr == 0 or s.word[i].slips)
+        whole[i] = s.word[i].exact >= 0
+        # ... and, for leaving out, also the words that match only with a slip, with which
+        # the query found nothing ("wirle de zwijgerlaan 5 cast": a slip in willem, whose
+        # start, undone, too many words share to list)
+        loose[i] = s.tok[i].digits == 0 and s.word[i].first_typo == 0
+    return dead
+
+
+cdef inline void _read_nearest_number(const Data* d, Search* s, const Tok* whole_toks, int ntyped) noexcept nogil:
+    """The street is there, the number not (or not yet in the register: "oudegracht 98
+    utrecht"): its nearest numbers, read as typed or with one slip in a word that matches
+    nothing."""
+    cdef int i
+    for i in range(s.ntok):
+        if _number_like(&s.tok[i]):
+            s.near_number = 1
+            s.max_pass = RETRY_PASSES
+            s.stage = ST_NEAR
+            _read(d, s)
+            if s.ncand == 0 and s.near_glue >= 0 and not _spent(s):
+                # "oude gracht 98 utrecht": the same, of the two words glued as the
+                # register spells them (read as a respaced reading is: as typed)
+                _near_glued(d, s, whole_toks, ntyped)
+            s.near_number = 0
+            break
+
+
+cdef inline void _retry_readings(const Data* d, Search* s) noexcept nogil:
+    """Nothing found as typed: respaced, without some words, once each word typed again, the
+    nearest numbers, and the slips deferred, until one finds something."""
+    cdef int nothing[MAXT]
+    cdef int whole[MAXT]
+    cdef int loose[MAXT]
+    cdef Tok whole_toks[MAXT]
+    cdef int ntyped
+    cdef bint dead = _retry_marks(s, nothing, whole, loose)
+    memcpy(whole_toks, s.tok, sizeof(Tok) * s.ntok)
+    ntyped = s.ntok
+    # PERF: a respaced reading is read as typed only; a retry without some words looks
+    # for one slip only in words that match nothing as typed
+    s.max_pass = 1
+    # (in postcode mode a respaced reading must name the address with every word: "es
+    # weg" for "esweg" is no reading of a postcode's Legroweg)
+    s.pc_strict = 1
+    s.stage = ST_RESPACED
+    _respace_retry(d, s, nothing, whole)
+    s.pc_strict = 0
+    s.max_pass = RETRY_PASSES
+    if s.ncand == 0 and s.ntok > 1 and not dead:
+        s.stage = ST_DROPPED
+        _drop_retry(d, s, nothing, loose, whole)
+    if s.ncand == 0 and s.ntok > 1 and not dead and _without_repeats(s):
+        # a word typed again ("damrak 1, amsterdam, amsterdam": a place line pasted twice,
+        # "amsterdam damrak 1 amsterdam"): read once, the first time it was typed. After
+        # the retries above, which leave out what a repeat may be right beside ("de pol
+        # 24b de pol" is De Pol 24 in De Pol, a street of its place's name), and before
+        # the nearest numbers and slips in whole words
+        s.stage = ST_DROPPED
+        _read(d, s)
+        if s.ncand == 0:  # (what found something stays, as every reading's: engine.explain)
+            memcpy(s.tok, whole_toks, sizeof(Tok) * ntyped)
+            s.ntok = ntyped
+    if s.ncand == 0 and s.ntok > 1 and not dead:
+        _read_nearest_number(d, s, whole_toks, ntyped)
+    if s.ncand == 0 and s.deferred and not dead:
+        s.max_pass = NPASS
+        s.stage = ST_DEFERRED
+        _read(d, s)
+
+
+cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
+    """Run one query (already folded into s.q); write up to s.limit address ids to out."""
+    cdef int n = 0, olen = s.qlen
+    cdef bint marked
+    cdef char layout[QBUF]
+    cdef Src layout_src[QBUF]
+    cdef char clean[QBUF]
+    _reset_work(s)
+    marked = _blank_layout(s, layout, layout_src)
+    _tokenise(s)
+    if s.ntok == 0:
+        return 0
+    if s.ntok == 1 and not s.has_focus and d.n_sa > 0 and not s.within.on:
+        n = _stored_answer(d, s, out)
+        if n >= 0:
+            return n
+    s.max_pass = NPASS
+    s.near_number = 0
+    s.huis = 0
+    s.province = -1
+    s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
+    s.deferred = 0
+    s.stage = ST_GLUED
+    if _glue_reading(d, s):
+        _select(s, out, &n)
+        return n
+    _read_typed(d, s, marked, layout, olen, clean)
+    _read_without_notes(d, s, marked, layout, layout_src, olen, clean)
     if s.ncand == 0 and s.ntok <= DROP_MAX_TOKENS:
-        # the words that match nothing at all, not even with a slip (a slip in a word still
-        # being typed is a guess too far to keep the word for); the whole tokens
-        dead = False
-        for i in range(s.ntok):
-            # PERF: a word of a street's form that matches no token, looked at within every slip
-            # allowed, is kept by every retry below (`_keep_street`), which therefore finds
-            # nothing: only a respaced reading may ("Teststraat 999, Amsterdam": 65 -> 40 us)
-            dead = dead or (s.tok[i].digits == 0 and s.word[i].nr == 0 and s.word[i].typo_done >= 2
-                            and _street_form(s.q + s.tok[i].start, s.tok[i].len))
-            nothing[i] = s.tok[i].digits == 0 and (s.word[i].nr == 0 or s.word[i].slips)
-            whole[i] = s.word[i].exact >= 0
-            # ... and, for leaving out, also the words that match only with a slip, with which
-            # the query found nothing ("wirle de zwijgerlaan 5 cast": a slip in willem, whose
-            # start, undone, too many words share to list)
-            loose[i] = s.tok[i].digits == 0 and s.word[i].first_typo == 0
-        memcpy(whole_toks, s.tok, sizeof(Tok) * s.ntok)
-        ntyped = s.ntok
-        # PERF: a respaced reading is read as typed only; a retry without some words looks
-        # for one slip only in words that match nothing as typed
-        s.max_pass = 1
-        # (in postcode mode a respaced reading must name the address with every word: "es
-        # weg" for "esweg" is no reading of a postcode's Legroweg)
-        s.pc_strict = 1
-        s.stage = ST_RESPACED
-        _respace_retry(d, s, nothing, whole)
-        s.pc_strict = 0
-        s.max_pass = RETRY_PASSES
-        if s.ncand == 0 and s.ntok > 1 and not dead:
-            s.stage = ST_DROPPED
-            _drop_retry(d, s, nothing, loose, whole)
-        if s.ncand == 0 and s.ntok > 1 and not dead and _without_repeats(s):
-            # a word typed again ("damrak 1, amsterdam, amsterdam": a place line pasted twice,
-            # "amsterdam damrak 1 amsterdam"): read once, the first time it was typed. After
-            # the retries above, which leave out what a repeat may be right beside ("de pol
-            # 24b de pol" is De Pol 24 in De Pol, a street of its place's name), and before
-            # the nearest numbers and slips in whole words
-            s.stage = ST_DROPPED
-            _read(d, s)
-            if s.ncand == 0:  # (what found something stays, as every reading's: engine.explain)
-                memcpy(s.tok, whole_toks, sizeof(Tok) * ntyped)
-                s.ntok = ntyped
-        if s.ncand == 0 and s.ntok > 1 and not dead:
-            # "oudegracht 98 utrecht": the street is there, the number not (or not yet in the
-            # register): its nearest numbers, read as typed or with one slip in a word that
-            # matches nothing
-            for i in range(s.ntok):
-                if _number_like(&s.tok[i]):
-                    s.near_number = 1
-                    s.max_pass = RETRY_PASSES
-                    s.stage = ST_NEAR
-                    _read(d, s)
-                    if s.ncand == 0 and s.near_glue >= 0 and not _spent(s):
-                        # "oude gracht 98 utrecht": the same, of the two words glued as the
-                        # register spells them (read as a respaced reading is: as typed)
-                        _near_glued(d, s, whole_toks, ntyped)
-                    s.near_number = 0
-                    break
-        if s.ncand == 0 and s.deferred and not dead:
-            s.max_pass = NPASS
-            s.stage = ST_DEFERRED
-            _read(d, s)
+        _retry_readings(d, s)
     _select(s, out, &n)
     return n
 
