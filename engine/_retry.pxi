@@ -695,6 +695,124 @@ cdef bint _cut_word(const Data* d, Search* s, Respace* r, int pos, int pieces) n
     return False
 
 
+cdef inline int _digits_cut(const Data* d, Respace* r, int i, int n_nothing) noexcept nogil:
+    """Where to cut token i between digits and what is glued to them: a number from the word
+    after it ("kerkstraat 12utrecht": 5+ letters are more than an addition has, and they start
+    a registered word); a registered postcode from the place ("9711ljgroningen"); the house
+    number from a registered postcode, where a pasted address lost its line break ("herestraat
+    129711 lj"). 0: nowhere."""
+    cdef const Tok* t = &r.tok[i]
+    cdef const char* w = r.orig + t.start
+    cdef int c = 0, p, L, number
+    if 0 < t.digits <= 5 and t.len - t.digits >= 5 and n_nothing == 0 and _probe(
+            d, r, w + t.digits, t.len - t.digits) > 0:
+        c = t.digits
+    elif t.digits == 4 and t.len >= 9 and _pc_find(d, w, w + 4) >= 0 and _probe(d, r, w + 6, t.len - 6) > 0:
+        c = 6
+    elif 5 <= t.digits <= 9:
+        # the postcode must hold that house number: then the break is what was lost
+        p = -1
+        if t.len == t.digits + 2:
+            p = _pc_find(d, w + t.digits - 4, w + t.digits)
+        elif t.len == t.digits and i + 1 < r.n and r.tok[i + 1].len == 2 and r.tok[i + 1].digits == 0:
+            p = _pc_find(d, w + t.digits - 4, r.orig + r.tok[i + 1].start)
+        if p >= 0:
+            number = 0
+            for L in range(t.digits - 4):
+                number = number * 10 + w[L] - 48
+            if _pc_holds(d, p, number):
+                c = t.digits - 4
+    return c
+
+
+cdef inline bint _respace_digits(const Data* d, Search* s, Respace* r, int n_nothing) noexcept nogil:
+    """Read with digits cut from what is glued to them (`_digits_cut`); True when that finds
+    something."""
+    cdef int i, c
+    for i in range(r.n):
+        if r.tries >= RESPACE_TRIES:
+            break
+        c = _digits_cut(d, r, i, n_nothing)
+        if c > 0:
+            r.word = i
+            r.cut[0] = c
+            r.ncut = 1
+            if _try_respelled(d, s, r, -1):
+                return True
+            r.ncut = 0
+            r.word = -1
+    return False
+
+
+cdef inline bint _respace_glued(const Data* d, Search* s, Respace* r, int n_nothing) noexcept nogil:
+    """Read with two typed words glued where together they start a registered word ("kerk
+    straat"); True when that finds something."""
+    cdef int i, L, c
+    cdef char both[QBUF]
+    for i in range(r.n - 1):
+        if r.tries >= RESPACE_TRIES or n_nothing > 0:
+            break
+        if r.tok[i].digits or r.tok[i + 1].digits:
+            continue
+        L = r.tok[i].len + r.tok[i + 1].len
+        memcpy(both, r.orig + r.tok[i].start, r.tok[i].len)
+        memcpy(both + r.tok[i].len, r.orig + r.tok[i + 1].start, r.tok[i + 1].len)
+        c = _probe(d, r, both, L)
+        if c > 0 and _try_respelled(d, s, r, i):
+            return True
+        if c == 2 and s.near_glue < 0:
+            # glued, the two make a registered word ("oude gracht" is Oudegracht) and the
+            # reading found nothing: perhaps not the house number typed
+            s.near_glue = i
+    return False
+
+
+cdef inline bint _respace_initials(const Data* d, Search* s, Respace* r, const int* nothing,
+                                   const bint* common, int n_nothing) noexcept nogil:
+    """Initials typed glued ("jp heijestraat", "hje wenckebachweg", "aj ernststraat"): the
+    register spells them apart (J.P., H.J.E.) or in full (Jan Pieter, Arent Janszoon), each
+    letter the start of a word. The first word of 2 or 3 letters right before a word of a
+    street's form, and not right after a number (where it is a part of the house: "damrak 1 hs
+    amsterdam") nor a word of many streets (INITIALS_POSTINGS), is read so, once; True when
+    that finds something."""
+    cdef int i, c
+    for i in range(r.n - 1):
+        if r.tries >= RESPACE_TRIES:
+            break
+        if r.tok[i].digits or not 2 <= r.tok[i].len <= 3 or r.tok[i + 1].digits or common[i] \
+                or (i > 0 and r.tok[i - 1].digits) or n_nothing > nothing[i] + nothing[i + 1] \
+                or not _street_form(r.orig + r.tok[i + 1].start, r.tok[i + 1].len):
+            continue
+        r.word = i
+        r.ncut = r.tok[i].len - 1
+        for c in range(r.ncut):
+            r.cut[c] = c + 1
+        if _try_respelled(d, s, r, -1):
+            return True
+        r.ncut = 0
+        r.word = -1
+        break
+    return False
+
+
+cdef inline bint _respace_cut(const Data* d, Search* s, Respace* r, const int* nothing,
+                              const int* whole, int n_nothing) noexcept nogil:
+    """Read with one typed word cut into words that are (`_cut_word`), the fewest pieces first;
+    True when that finds something."""
+    cdef int i, pieces
+    for i in range(r.n):
+        if r.tok[i].digits or r.tok[i].len < 4 or n_nothing > nothing[i]:
+            continue
+        r.word = i
+        r.whole_word = whole[i]
+        # the fewest pieces first: "burgemeestercreutzlaan" is two words, not "bu rg ..."
+        for pieces in range(2, 3 if whole[i] else MAXCUT + 2):
+            r.ncut = 0
+            if _cut_word(d, s, r, 0, pieces):
+                return True
+    return False
+
+
 cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int* whole) noexcept nogil:
     """Nothing found: read the query again with its words spaced as the register spaces them.
     First digits cut from what is glued to them ("12utrecht", "9711ljgroningen", "129711lj");
@@ -707,13 +825,9 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
     PERF: a word that matches nothing, even with a slip, fails every reading it is not
     respelled in: then only that word is cut, and no words are glued."""
     cdef Respace r
-    cdef int i, L, pieces, n_nothing = 0
+    cdef int i, n_nothing = 0
     cdef int32_t e
     cdef bint common[MAXT]
-    cdef char both[QBUF]
-    cdef const Tok* t
-    cdef const char* w
-    cdef int c, p, number
     r.n = s.ntok
     r.olen = s.qlen
     r.ncut = 0
@@ -729,89 +843,10 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
         # a whole word of many streets ("van", "jan", "dr", "de"), never initials glued
         e = s.word[i].exact
         common[i] = e >= 0 and d.v_post_start[e + 1] - d.v_post_start[e] > INITIALS_POSTINGS
-    for i in range(r.n):
-        # digits glued to what follows them: a number to the word after it ("kerkstraat
-        # 12utrecht": 5+ letters are more than an addition has, and they start a registered
-        # word); a registered postcode to the place ("9711ljgroningen"); the house number to a
-        # registered postcode, where a pasted address lost its line break ("herestraat 129711 lj")
-        if r.tries >= RESPACE_TRIES:
-            break
-        t = &r.tok[i]
-        w = r.orig + t.start
-        c = 0
-        if 0 < t.digits <= 5 and t.len - t.digits >= 5 and n_nothing == 0 and _probe(
-                d, &r, w + t.digits, t.len - t.digits) > 0:
-            c = t.digits
-        elif t.digits == 4 and t.len >= 9 and _pc_find(d, w, w + 4) >= 0 and _probe(d, &r, w + 6, t.len - 6) > 0:
-            c = 6
-        elif 5 <= t.digits <= 9:
-            # the postcode must hold that house number: then the break is what was lost
-            p = -1
-            if t.len == t.digits + 2:
-                p = _pc_find(d, w + t.digits - 4, w + t.digits)
-            elif t.len == t.digits and i + 1 < r.n and r.tok[i + 1].len == 2 and r.tok[i + 1].digits == 0:
-                p = _pc_find(d, w + t.digits - 4, r.orig + r.tok[i + 1].start)
-            if p >= 0:
-                number = 0
-                for L in range(t.digits - 4):
-                    number = number * 10 + w[L] - 48
-                if _pc_holds(d, p, number):
-                    c = t.digits - 4
-        if c > 0:
-            r.word = i
-            r.cut[0] = c
-            r.ncut = 1
-            if _try_respelled(d, s, &r, -1):
-                return
-            r.ncut = 0
-            r.word = -1
-    for i in range(r.n - 1):
-        if r.tries >= RESPACE_TRIES or n_nothing > 0:
-            break
-        if r.tok[i].digits or r.tok[i + 1].digits:
-            continue
-        L = r.tok[i].len + r.tok[i + 1].len
-        memcpy(both, r.orig + r.tok[i].start, r.tok[i].len)
-        memcpy(both + r.tok[i].len, r.orig + r.tok[i + 1].start, r.tok[i + 1].len)
-        c = _probe(d, &r, both, L)
-        if c > 0 and _try_respelled(d, s, &r, i):
-            return
-        if c == 2 and s.near_glue < 0:
-            # glued, the two make a registered word ("oude gracht" is Oudegracht) and the
-            # reading found nothing: perhaps not the house number typed
-            s.near_glue = i
-    for i in range(r.n - 1):
-        # initials typed glued ("jp heijestraat", "hje wenckebachweg", "aj ernststraat"): the
-        # register spells them apart (J.P., H.J.E.) or in full (Jan Pieter, Arent Janszoon),
-        # each letter the start of a word. The first word of 2 or 3 letters right before a word
-        # of a street's form, and not right after a number (where it is a part of the house:
-        # "damrak 1 hs amsterdam") nor a word of many streets (INITIALS_POSTINGS), is read so,
-        # once
-        if r.tries >= RESPACE_TRIES:
-            break
-        if r.tok[i].digits or not 2 <= r.tok[i].len <= 3 or r.tok[i + 1].digits or common[i] \
-                or (i > 0 and r.tok[i - 1].digits) or n_nothing > nothing[i] + nothing[i + 1] \
-                or not _street_form(r.orig + r.tok[i + 1].start, r.tok[i + 1].len):
-            continue
-        r.word = i
-        r.ncut = r.tok[i].len - 1
-        for c in range(r.ncut):
-            r.cut[c] = c + 1
-        if _try_respelled(d, s, &r, -1):
-            return
-        r.ncut = 0
-        r.word = -1
-        break
-    for i in range(r.n):
-        if r.tok[i].digits or r.tok[i].len < 4 or n_nothing > nothing[i]:
-            continue
-        r.word = i
-        r.whole_word = whole[i]
-        # the fewest pieces first: "burgemeestercreutzlaan" is two words, not "bu rg ..."
-        for pieces in range(2, 3 if whole[i] else MAXCUT + 2):
-            r.ncut = 0
-            if _cut_word(d, s, &r, 0, pieces):
-                return
+    if (_respace_digits(d, s, &r, n_nothing) or _respace_glued(d, s, &r, n_nothing)
+            or _respace_initials(d, s, &r, nothing, common, n_nothing)
+            or _respace_cut(d, s, &r, nothing, whole, n_nothing)):
+        return
     memcpy(s.q, r.orig, r.olen)
     memcpy(s.qsrc, r.src, r.olen * sizeof(Src))
     s.qlen = r.olen
