@@ -993,26 +993,13 @@ cdef bint _floor_reading(const Data* d, Search* s, const Tok* saved, const int* 
     return s.ncand > 0
 
 
-cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* loose,
-                      const int* whole) noexcept nogil:
-    """Nothing found: try again without the words that match nothing at all ("kerkstraat 1
-    zzzzzz utrecht"), the words that only say a number follows ("kerkstraat nr 12") and the
-    words that label a form's field ("gemeente amsterdam"; LABEL_WORDS); then
-    also without the country or province words that end the query ("..., Den Haag, Nederland",
-    "hengelo ov"; REGION_WORDS) and the country words that open it (COUNTRY_WORDS; at most 3 in
-    all); then also without the words that match only with a
-    slip (loose: "wirle de zwijgerlaan 5 cast"); then also without the letters and additions typed
-    with the house number, which this house may not have ("damrak 1 hs", "kerkstraat 12-2"),
-    or the floor ("damrak 1 3 hoog"; FLOOR_WORDS), for the last two numbers typed; then
-    without a postcode the address does not have (_postcode_retry). The first try that finds
-    something answers; the other words of the query all still count."""
-    cdef Tok saved[MAXT]
-    cdef Tok* t
-    cdef int drop[MAXT]
-    cdef int n = s.ntok, i, j, k, nn = 0, nr = 0, nl = 0, tr, stripped, last, numbers = 0
-    cdef int numbers_typed = 0, housed, huis, huis_apart, parts_apart
-    cdef int slipped[MAXT]
-    memcpy(saved, s.tok, sizeof(Tok) * n)
+cdef inline int _drop_marks(const Search* s, const Tok* saved, int n, const int* nothing, const int* loose,
+                            int* drop, int* slipped) noexcept nogil:
+    """Mark in drop the words to leave out first: those that match nothing at all, that only
+    say a number follows, that label a form's field, and a floor typed after the postcode;
+    slipped the words that match only with a slip; but not the words of the street
+    (`_keep_street`). How many are left out."""
+    cdef int i, j = 0, housed = 0, nn = 0
     for i in range(n):
         drop[i] = nothing[i] or (i + 1 < n and saved[i].digits == 0 and saved[i + 1].digits > 0
                                  and _in_list(_number_ptr, _number_len, _n_number,
@@ -1024,8 +1011,6 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
     # floor word after it, after a postcode and a house number, says no house number ("zoom 15
     # 34 hs": Zoom 15 is a street of Lelystad); with no number before the postcode it is the
     # house number ("1012lg 11 hs")
-    j = 0
-    housed = 0
     for i in range(n - 1):
         if j and housed and _number_like(&saved[i]) and _floor_word(s.q, &saved[i + 1]):
             drop[i] = drop[i + 1] = 1
@@ -1036,7 +1021,13 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
     _keep_street(s, saved, n, drop, slipped)
     for i in range(n):
         nn += drop[i]
-    i = n - 1
+    return nn
+
+
+cdef inline int _drop_regions(const Search* s, const Tok* saved, int n, int* drop) noexcept nogil:
+    """Mark in drop (as 2) the country or province words that end the query and the country
+    words that open it, at most 3 in all; how many."""
+    cdef int i = n - 1, nr = 0
     while i >= 0 and nr < 3:
         if drop[i]:
             i -= 1
@@ -1060,16 +1051,16 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
             i += 1
         else:
             break
-    for i in range(n):
-        if drop[i] == 0 and slipped[i] != 0:
-            nl += 1
-    # an ordinal after the house number is the floor: read as its number first, the floor words
-    # after it left out ("damrak 11 tweede etage", "1ste verdieping": as "damrak 11 2" reads)
-    if _floor_reading(d, s, saved, drop, n):
-        return
+    return nr
+
+
+cdef inline bint _read_dropped(const Data* d, Search* s, const Tok* saved, int n, const int* drop,
+                               const int* slipped, int nn, int nr, int nl) noexcept nogil:
+    """Read without the words left out (nn of them), then also without the regions (nr), then
+    also without the words that match only with a slip (nl). Whether one found something."""
+    cdef int i, j, tr, huis = 0
     # "hs" or "huis" after the number, left out as a word that matches nothing, still says the
     # house's addition H (`Search.huis`), as when left out with its parts below
-    huis = 0
     for i in range(1, n):
         if drop[i] == 1 and _number_like(&saved[i - 1]) and _huis(s.q + saved[i].start, saved[i].len):
             huis = 1
@@ -1094,78 +1085,127 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
                 s.stage = ST_DROPPED
                 s.province = -1
                 if s.ncand > 0:
-                    return  # (s.huis stays with the reading that found it: engine.explain)
+                    return True  # (s.huis stays with the reading that found it: engine.explain)
                 s.huis = 0
         s.huis = huis
         _read(d, s)
         if s.ncand > 0:
-            return  # (s.huis stays with the reading that found it: engine.explain)
+            return True  # (s.huis stays with the reading that found it: engine.explain)
         s.huis = 0
+    return False
+
+
+cdef inline bint _read_number_bare(const Data* d, Search* s, const Tok* saved, int n, const int* drop,
+                                   const int* whole, int k) noexcept nogil:
+    """Read house number k without the letters and additions typed with it, which this house
+    may not have: first without "hs" or "huis" only, then without every part. Whether one found
+    something."""
+    cdef const Tok* t = &saved[k]
+    cdef int i, j, last = k, huis_apart = 0, parts_apart = 0
+    # the parts that follow it: digits, one or two letters, or a short word no token is
+    cdef bint stripped = t.len > t.digits
+    cdef bint huis = stripped and _huis(s.q + t.start + t.digits, t.len - t.digits)
+    i = k + 1
+    while i < n and i <= k + MAXP:
+        if not drop[i]:
+            if _postcode_at(saved, drop, n, i):
+                break
+            # (a floor word, or an ordinal right after the number, is a part too: "damrak 11
+            # tiende etage" is 11's)
+            if (saved[i].len > 4 or not (saved[i].digits == saved[i].len or saved[i].len <= 2
+                                         or not whole[i])) and not _floor_word(s.q, &saved[i]) and not (
+                    i == k + 1 and _ordinal(s.q + saved[i].start, saved[i].len)):
+                break
+            stripped = 1
+            parts_apart += 1
+            if _huis(s.q + saved[i].start, saved[i].len):
+                huis = 1
+                huis_apart += 1
+            last = i
+        i += 1
+    if huis_apart and (t.len > t.digits or parts_apart > huis_apart):
+        # first without "hs" or "huis" only: the letter and the other parts typed still
+        # count ("van ostadestraat 107a hs": 107A-H, not 107-1)
+        j = 0
+        for i in range(n):
+            if drop[i] == 0 and not (k < i <= last and _huis(s.q + saved[i].start, saved[i].len)):
+                s.tok[j] = saved[i]
+                j += 1
+        s.ntok = j
+        s.stage = ST_STRIPPED
+        s.huis = 1
+        _read(d, s)
+        if s.ncand > 0:
+            return True  # (s.huis stays with the reading that found it: engine.explain)
+        s.huis = 0
+    if stripped:
+        j = 0
+        for i in range(n):
+            if drop[i] == 0 and not (k < i <= last):
+                s.tok[j] = saved[i]
+                if i == k:
+                    s.tok[j].len = saved[i].digits
+                j += 1
+        s.ntok = j
+        s.stage = ST_STRIPPED
+        s.huis = huis   # an addition H is what "hs" or "huis" said (`_suffix_pen`)
+        _read(d, s)
+        if s.ncand > 0:
+            return True  # (s.huis stays with the reading that found it: engine.explain)
+        s.huis = 0
+    return False
+
+
+cdef inline bint _read_numbers_bare(const Data* d, Search* s, const Tok* saved, int n, const int* drop,
+                                    const int* whole) noexcept nogil:
+    """`_read_number_bare` for the last two numbers typed. Whether it found something."""
+    cdef int i, k = n - 1, numbers = 0, numbers_typed = 0
     for i in range(n):
         numbers_typed += drop[i] == 0 and _number_like(&saved[i])
-    k = n - 1
     while k >= 0 and numbers < 2:
-        t = &saved[k]
-        if drop[k] or not _number_like(t) or (_postcode_at(saved, drop, n, k) and numbers_typed > 1):
+        if drop[k] or not _number_like(&saved[k]) or (_postcode_at(saved, drop, n, k) and numbers_typed > 1):
             # (a postcode beside the house number is no number with an addition: the postcode
             # retry reads it; "tolhuis 1233hs" alone is house 1233 with HS)
             k -= 1
             continue
         numbers += 1
-        # the parts that follow it: digits, one or two letters, or a short word no token is
-        stripped = t.len > t.digits
-        huis = stripped and _huis(s.q + t.start + t.digits, t.len - t.digits)
-        huis_apart = parts_apart = 0
-        last = k
-        i = k + 1
-        while i < n and i <= k + MAXP:
-            if not drop[i]:
-                if _postcode_at(saved, drop, n, i):
-                    break
-                # (a floor word, or an ordinal right after the number, is a part too: "damrak 11
-                # tiende etage" is 11's)
-                if (saved[i].len > 4 or not (saved[i].digits == saved[i].len or saved[i].len <= 2
-                                             or not whole[i])) and not _floor_word(s.q, &saved[i]) and not (
-                        i == k + 1 and _ordinal(s.q + saved[i].start, saved[i].len)):
-                    break
-                stripped = 1
-                parts_apart += 1
-                if _huis(s.q + saved[i].start, saved[i].len):
-                    huis = 1
-                    huis_apart += 1
-                last = i
-            i += 1
-        if huis_apart and (t.len > t.digits or parts_apart > huis_apart):
-            # first without "hs" or "huis" only: the letter and the other parts typed still
-            # count ("van ostadestraat 107a hs": 107A-H, not 107-1)
-            j = 0
-            for i in range(n):
-                if drop[i] == 0 and not (k < i <= last and _huis(s.q + saved[i].start, saved[i].len)):
-                    s.tok[j] = saved[i]
-                    j += 1
-            s.ntok = j
-            s.stage = ST_STRIPPED
-            s.huis = 1
-            _read(d, s)
-            if s.ncand > 0:
-                return  # (s.huis stays with the reading that found it: engine.explain)
-            s.huis = 0
-        if stripped:
-            j = 0
-            for i in range(n):
-                if drop[i] == 0 and not (k < i <= last):
-                    s.tok[j] = saved[i]
-                    if i == k:
-                        s.tok[j].len = saved[i].digits
-                    j += 1
-            s.ntok = j
-            s.stage = ST_STRIPPED
-            s.huis = huis   # an addition H is what "hs" or "huis" said (`_suffix_pen`)
-            _read(d, s)
-            if s.ncand > 0:
-                return  # (s.huis stays with the reading that found it: engine.explain)
-            s.huis = 0
+        if _read_number_bare(d, s, saved, n, drop, whole, k):
+            return True
         k -= 1
+    return False
+
+
+cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* loose,
+                      const int* whole) noexcept nogil:
+    """Nothing found: try again without the words that match nothing at all ("kerkstraat 1
+    zzzzzz utrecht"), the words that only say a number follows ("kerkstraat nr 12") and the
+    words that label a form's field ("gemeente amsterdam"; LABEL_WORDS); then
+    also without the country or province words that end the query ("..., Den Haag, Nederland",
+    "hengelo ov"; REGION_WORDS) and the country words that open it (COUNTRY_WORDS; at most 3 in
+    all); then also without the words that match only with a
+    slip (loose: "wirle de zwijgerlaan 5 cast"); then also without the letters and additions typed
+    with the house number, which this house may not have ("damrak 1 hs", "kerkstraat 12-2"),
+    or the floor ("damrak 1 3 hoog"; FLOOR_WORDS), for the last two numbers typed; then
+    without a postcode the address does not have (_postcode_retry). The first try that finds
+    something answers; the other words of the query all still count."""
+    cdef Tok saved[MAXT]
+    cdef int drop[MAXT]
+    cdef int slipped[MAXT]
+    cdef int n = s.ntok, i, nn, nr, nl = 0
+    memcpy(saved, s.tok, sizeof(Tok) * n)
+    nn = _drop_marks(s, saved, n, nothing, loose, drop, slipped)
+    nr = _drop_regions(s, saved, n, drop)
+    for i in range(n):
+        if drop[i] == 0 and slipped[i] != 0:
+            nl += 1
+    # an ordinal after the house number is the floor: read as its number first, the floor words
+    # after it left out ("damrak 11 tweede etage", "1ste verdieping": as "damrak 11 2" reads)
+    if _floor_reading(d, s, saved, drop, n):
+        return
+    if _read_dropped(d, s, saved, n, drop, slipped, nn, nr, nl):
+        return
+    if _read_numbers_bare(d, s, saved, n, drop, whole):
+        return
     if _postcode_retry(d, s, saved, drop, n):
         return
     memcpy(s.tok, saved, sizeof(Tok) * n)
