@@ -143,51 +143,36 @@ cdef int _area_tok(const Search* s, bint lone) noexcept nogil:
     return k if not lone or numbers == 1 else -1
 
 
-cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
-    """Work out the interpretations of the query: postcode, house number, letter/addition parts.
-    Mode 1 also reads a postcode split in two ("5202 de") or being typed after the house number
-    ("kerkstraat 12 1017"); mode 2 reads a lone four digits as a postcode being typed
-    ("kerkstraat 1017"); mode 3 leaves out the postcode being typed of mode 1; mode 0 none of
-    these."""
-    cdef bint split_pc = mode == 1
-    cdef int i, j, k, pc_tok = -1, pc_tok2 = -1, pc_lo = -1, pc_hi = -1, code, n_alpha = 0
+cdef inline int _postcode_reading(Search* s, bint split_pc, int n_alpha, int* pc_lo, int* pc_hi) noexcept nogil:
+    """The typed postcode: 1234AB | 1234 AB | 1234A (last) | 1234 A (last) | 1234 (a query of
+    numbers only). Sets its range in pc_lo..pc_hi and s.pc_tok / s.pc_tok2 / s.split_pc;
+    returns its token, or -1."""
+    cdef int i, code, pc_tok = -1, pc_tok2 = -1
     cdef Tok* t
     cdef Tok* u
-    cdef int consumed[MAXT]
-    cdef int numcand[MAXT]
-    cdef int nnum = 0, all_known = 1, skip, strict, loose_words, no_addition
-    cdef int area_lo = -1, area_hi = -1
-    cdef Interp* it
-    s.parse_mode = mode
-    memset(consumed, 0, sizeof(consumed))
-    for i in range(s.ntok):
-        _word_ranges(d, s, i)
-        if s.tok[i].digits == 0:
-            n_alpha += 1
-    # postcode: 1234AB | 1234 AB | 1234A (last) | 1234 A (last) | 1234 (a query of numbers only)
     for i in range(s.ntok):
         t = &s.tok[i]
         if t.digits != 4 or t.value < 1000:
             continue
         code = t.value * 676
         if t.len == 6:
-            pc_lo = pc_hi = code + (s.q[t.start + 4] - 97) * 26 + (s.q[t.start + 5] - 97)
+            pc_lo[0] = pc_hi[0] = code + (s.q[t.start + 4] - 97) * 26 + (s.q[t.start + 5] - 97)
         elif t.len == 5 and i == s.ntok - 1 and n_alpha == 0:
-            pc_lo = code + (s.q[t.start + 4] - 97) * 26
-            pc_hi = pc_lo + 25
+            pc_lo[0] = code + (s.q[t.start + 4] - 97) * 26
+            pc_hi[0] = pc_lo[0] + 25
         elif split_pc and t.len == 4 and i + 1 < s.ntok and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 2:
             u = &s.tok[i + 1]
-            pc_lo = pc_hi = code + (s.q[u.start] - 97) * 26 + (s.q[u.start + 1] - 97)
+            pc_lo[0] = pc_hi[0] = code + (s.q[u.start] - 97) * 26 + (s.q[u.start + 1] - 97)
             pc_tok2 = i + 1
         elif (split_pc and t.len == 4 and i + 1 == s.ntok - 1 and s.tok[i + 1].digits == 0
               and s.tok[i + 1].len == 1 and n_alpha == 1):
             u = &s.tok[i + 1]
-            pc_lo = code + (s.q[u.start] - 97) * 26
-            pc_hi = pc_lo + 25
+            pc_lo[0] = code + (s.q[u.start] - 97) * 26
+            pc_hi[0] = pc_lo[0] + 25
             pc_tok2 = i + 1
         elif t.len == 4 and n_alpha == 0 and i == 0:
-            pc_lo = code
-            pc_hi = code + 675
+            pc_lo[0] = code
+            pc_hi[0] = code + 675
         else:
             continue
         pc_tok = i
@@ -195,44 +180,51 @@ cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
     s.split_pc = pc_tok2 >= 0
     s.pc_tok = pc_tok
     s.pc_tok2 = pc_tok2
-    s.area_tok = s.area_tok2 = -1
-    s.area = 0
-    if pc_tok >= 0:
-        consumed[pc_tok] = 1
-        if pc_tok2 >= 0:
-            consumed[pc_tok2] = 1
-    elif mode > 0 and n_alpha > 0:
-        # a postcode being typed ("kerkstraat 12 1017", "... 1017 g", "... 1017g"): the words
-        # are read within it; if that finds nothing, without it
-        i = _area_tok(s, mode == 2)
-        if i >= 0:
-            t = &s.tok[i]
-            consumed[i] = 1
-            area_lo = t.value * 676
-            area_hi = area_lo + 675
-            if t.len == 5:
-                area_lo += (s.q[t.start + 4] - 97) * 26
-                area_hi = area_lo + 25
-            elif i + 1 == s.ntok - 1 and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 1:
-                consumed[i + 1] = 1
-                area_lo += (s.q[s.tok[i + 1].start] - 97) * 26
-                area_hi = area_lo + 25
-                s.area_tok2 = i + 1
-            if mode == 3:
-                area_lo = area_hi = -1
-                s.area_tok2 = -1
-            else:
-                s.area = t.value
-                s.split_pc = 1
-                s.area_tok = i
-    # a word that only says a number follows, after another word and before the number
-    # ("kerkstraat no 5", "herestraat nr. 12"), is no word of a name ("no" starts Noordwijk)
+    return pc_tok
+
+
+cdef inline void _area_reading(Search* s, int mode, int* consumed, int* area_lo, int* area_hi) noexcept nogil:
+    """A postcode being typed ("kerkstraat 12 1017", "... 1017 g", "... 1017g"): the words are
+    read within it; if that finds nothing, without it. Mode 3 consumes its tokens but leaves
+    the range out."""
+    cdef int i = _area_tok(s, mode == 2)
+    cdef Tok* t
+    if i < 0:
+        return
+    t = &s.tok[i]
+    consumed[i] = 1
+    area_lo[0] = t.value * 676
+    area_hi[0] = area_lo[0] + 675
+    if t.len == 5:
+        area_lo[0] += (s.q[t.start + 4] - 97) * 26
+        area_hi[0] = area_lo[0] + 25
+    elif i + 1 == s.ntok - 1 and s.tok[i + 1].digits == 0 and s.tok[i + 1].len == 1:
+        consumed[i + 1] = 1
+        area_lo[0] += (s.q[s.tok[i + 1].start] - 97) * 26
+        area_hi[0] = area_lo[0] + 25
+        s.area_tok2 = i + 1
+    if mode == 3:
+        area_lo[0] = area_hi[0] = -1
+        s.area_tok2 = -1
+    else:
+        s.area = t.value
+        s.split_pc = 1
+        s.area_tok = i
+
+
+cdef inline int _number_candidates(Search* s, int* consumed, int* numcand, int* all_known) noexcept nogil:
+    """The house-number candidates (at most 3) into numcand, returning how many: digits (1..5
+    of them, value 1..99999) with at most 4 letters glued. A word that only says a number
+    follows, after another word and before the number ("kerkstraat no 5", "herestraat nr.
+    12"), is consumed first: it is no word of a name ("no" starts Noordwijk). all_known is
+    cleared when a numeric token is no word of any name."""
+    cdef int i, nnum = 0
+    cdef Tok* t
     for i in range(1, s.ntok - 1):
         if not consumed[i] and not consumed[i + 1] and s.tok[i].digits == 0 and _number_like(
                 &s.tok[i + 1]) and _in_list(_number_ptr, _number_len, _n_number, s.q + s.tok[i].start,
                                             s.tok[i].len):
             consumed[i] = 1
-    # house-number candidates: digits (1..5 of them, value 1..99999) with at most 4 letters glued
     for i in range(s.ntok):
         t = &s.tok[i]
         if consumed[i] or t.digits == 0:
@@ -241,74 +233,111 @@ cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
             numcand[nnum] = i
             nnum += 1
         if s.word[i].nr == 0:
-            all_known = 0
+            all_known[0] = 0
+    return nnum
+
+
+cdef inline void _add_reading(const Data* d, Search* s, const int* consumed, int j, bint strict,
+                              int pc_lo, int pc_hi, int area_lo, int area_hi) noexcept nogil:
+    """Append one interpretation to s.interp: token j the house number (-1: none typed), read
+    strictly or loosely (strictly only when that differs from the loose reading); kept when it
+    has something to look for."""
+    cdef Interp* it = &s.interp[s.ninterp]
+    cdef Tok* t
+    cdef int i, p, skip, loose_words = 0, no_addition = 0
+    it.pc_lo = pc_lo
+    it.pc_hi = pc_hi
+    it.area_lo = area_lo
+    it.area_hi = area_hi
+    it.nparts = 0
+    it.nwords = 0
+    it.number = -1
+    it.num_tok = -1
+    it.place_after = MAXT
+    it.street_until = -1
+    if j >= 0:
+        t = &s.tok[j]
+        it.number = t.value
+        it.num_tok = j
+        if t.len > t.digits:
+            it.part_tok[0] = j
+            it.part_off[0] = t.digits
+            it.nparts = 1
+        # short tokens right after the number may be its letter / addition ("3a d37"
+        # is the parts a, d, 37); read strictly, a word of 3+ letters ("12 poor") is
+        # the start of a place instead
+        i = j + 1
+        while i < s.ntok and it.nparts < MAXP and not consumed[i] and s.tok[i].len <= 4:
+            if s.tok[i].digits == 0 and s.tok[i].len >= 3 and s.word[i].nr > 0:
+                loose_words += 1
+                if strict:
+                    break
+                if not _addition_prefix(d, s.q + s.tok[i].start, s.tok[i].len):
+                    no_addition += 1
+            it.part_tok[it.nparts] = i
+            it.part_off[it.nparts] = 0
+            it.nparts += 1
+            i += 1
+    if strict and loose_words == 0:
+        return
+    # PERF: a word no addition starts with ("dijk 21 sero") is no part of the number:
+    # the strict reading has it, and the loose one would scan every `dijk` street
+    if not strict and no_addition > 0:
+        return
+    for i in range(s.ntok):
+        if consumed[i] or i == j:
+            continue
+        skip = 0
+        for p in range(it.nparts):
+            if it.part_tok[p] == i:
+                skip = 1
+        if not skip:
+            it.words[it.nwords] = i
+            it.nwords += 1
+    if it.nwords == 0 and it.pc_lo < 0:
+        return
+    if j >= 0 and it.nwords > 0 and it.words[0] < j:
+        it.place_after = j
+        if it.words[it.nwords - 1] > j:
+            it.street_until = j
+    s.ninterp += 1
+
+
+cdef void _parse(const Data* d, Search* s, int mode) noexcept nogil:
+    """Work out the interpretations of the query: postcode, house number, letter/addition parts.
+    Mode 1 also reads a postcode split in two ("5202 de") or being typed after the house number
+    ("kerkstraat 12 1017"); mode 2 reads a lone four digits as a postcode being typed
+    ("kerkstraat 1017"); mode 3 leaves out the postcode being typed of mode 1; mode 0 none of
+    these."""
+    cdef int i, k, pc_tok, pc_lo = -1, pc_hi = -1, n_alpha = 0
+    cdef int consumed[MAXT]
+    cdef int numcand[MAXT]
+    cdef int nnum, strict, all_known = 1
+    cdef int area_lo = -1, area_hi = -1
+    s.parse_mode = mode
+    memset(consumed, 0, sizeof(consumed))
+    for i in range(s.ntok):
+        _word_ranges(d, s, i)
+        if s.tok[i].digits == 0:
+            n_alpha += 1
+    pc_tok = _postcode_reading(s, mode == 1, n_alpha, &pc_lo, &pc_hi)
+    s.area_tok = s.area_tok2 = -1
+    s.area = 0
+    if pc_tok >= 0:
+        consumed[pc_tok] = 1
+        if s.pc_tok2 >= 0:
+            consumed[s.pc_tok2] = 1
+    elif mode > 0 and n_alpha > 0:
+        _area_reading(s, mode, consumed, &area_lo, &area_hi)
+    nnum = _number_candidates(s, consumed, numcand, &all_known)
     s.ninterp = 0
     for k in range(nnum + 1):
-        if k == nnum:
-            # no house number typed: every numeric token must then be a word of a name
-            if nnum > 0 and not all_known:
-                continue
+        # no house number typed: every numeric token must then be a word of a name
+        if k == nnum and nnum > 0 and not all_known:
+            continue
         for strict in range(2):
-            it = &s.interp[s.ninterp]
-            it.pc_lo = pc_lo
-            it.pc_hi = pc_hi
-            it.area_lo = area_lo
-            it.area_hi = area_hi
-            it.nparts = 0
-            it.nwords = 0
-            it.number = -1
-            it.num_tok = -1
-            it.place_after = MAXT
-            it.street_until = -1
-            loose_words = 0
-            no_addition = 0
-            if k < nnum:
-                j = numcand[k]
-                t = &s.tok[j]
-                it.number = t.value
-                it.num_tok = j
-                if t.len > t.digits:
-                    it.part_tok[0] = j
-                    it.part_off[0] = t.digits
-                    it.nparts = 1
-                # short tokens right after the number may be its letter / addition ("3a d37"
-                # is the parts a, d, 37); read strictly, a word of 3+ letters ("12 poor") is
-                # the start of a place instead
-                i = j + 1
-                while i < s.ntok and it.nparts < MAXP and not consumed[i] and s.tok[i].len <= 4:
-                    if s.tok[i].digits == 0 and s.tok[i].len >= 3 and s.word[i].nr > 0:
-                        loose_words += 1
-                        if strict:
-                            break
-                        if not _addition_prefix(d, s.q + s.tok[i].start, s.tok[i].len):
-                            no_addition += 1
-                    it.part_tok[it.nparts] = i
-                    it.part_off[it.nparts] = 0
-                    it.nparts += 1
-                    i += 1
-            if strict and loose_words == 0:
-                continue
-            # PERF: a word no addition starts with ("dijk 21 sero") is no part of the number:
-            # the strict reading has it, and the loose one would scan every `dijk` street
-            if not strict and no_addition > 0:
-                continue
-            for i in range(s.ntok):
-                if consumed[i] or (k < nnum and i == numcand[k]):
-                    continue
-                skip = 0
-                for j in range(it.nparts):
-                    if it.part_tok[j] == i:
-                        skip = 1
-                if not skip:
-                    it.words[it.nwords] = i
-                    it.nwords += 1
-            if it.nwords == 0 and it.pc_lo < 0:
-                continue
-            if k < nnum and it.nwords > 0 and it.words[0] < numcand[k]:
-                it.place_after = numcand[k]
-                if it.words[it.nwords - 1] > numcand[k]:
-                    it.street_until = numcand[k]
-            s.ninterp += 1
+            _add_reading(d, s, consumed, numcand[k] if k < nnum else -1, strict,
+                         pc_lo, pc_hi, area_lo, area_hi)
             if s.ninterp >= MAXI:
                 return
 

@@ -28,12 +28,8 @@ cdef inline bint _spent(const Search* s) noexcept nogil:
     return s.work >= _work_budget
 
 
-cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
-    """Run one query (already folded into s.q); write up to s.limit address ids to out."""
-    cdef int n = 0, i, tier, m, olen = s.qlen
-    cdef bint marked = False, dead
-    cdef char layout[QBUF]
-    cdef Src layout_src[QBUF]
+cdef inline void _reset_work(Search* s) noexcept nogil:
+    """Start a query's budgets and memos afresh."""
     s.work = 0
     s.walked = 0
     s.groups = 0
@@ -46,37 +42,27 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
     s.nslipmemo = 0
     s.left_out = 0
     s.near_glue = -1
-    # a pasted address's layout (`_prepare`): read as typed without the marks first
-    for i in range(olen):
+
+
+cdef inline bint _blank_layout(Search* s, char* layout, Src* layout_src) noexcept nogil:
+    """A pasted address's layout (`_prepare`): the brackets and commas become spaces, so that it
+    is read as typed without the marks first; the query as it was is kept in layout (and
+    layout_src) when it had any. Whether it had."""
+    cdef int i
+    cdef bint marked = False
+    for i in range(s.qlen):
         if s.q[i] == 40 or s.q[i] == 41 or s.q[i] == 44:
             if not marked:
-                memcpy(layout, s.q, olen)
-                memcpy(layout_src, s.qsrc, olen * sizeof(Src))
+                memcpy(layout, s.q, s.qlen)
+                memcpy(layout_src, s.qsrc, s.qlen * sizeof(Src))
                 marked = True
             s.q[i] = 32
-    _tokenise(s)
-    if s.ntok == 0:
-        return 0
-    if s.ntok == 1 and not s.has_focus and d.n_sa > 0 and not s.within.on:
-        n = _stored_answer(d, s, out)
-        if n >= 0:
-            return n
-    cdef int nothing[MAXT]
-    cdef int whole[MAXT]
-    cdef int loose[MAXT]
-    cdef char clean[QBUF]
-    cdef Tok whole_toks[MAXT]
-    cdef int ntyped
-    s.max_pass = NPASS
-    s.near_number = 0
-    s.huis = 0
-    s.province = -1
-    s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
-    s.deferred = 0
-    s.stage = ST_GLUED
-    if _glue_reading(d, s):
-        _select(s, out, &n)
-        return n
+    return marked
+
+
+cdef inline void _read_typed(const Data* d, Search* s, bint marked, const char* layout, int olen,
+                             char* clean) noexcept nogil:
+    """The reading as typed (the glued one found nothing)."""
     s.stage = ST_TYPED
     s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
     if (marked and (_without_noise(layout, olen, 1, clean) >= 0 or _without_noise(layout, olen, 2, clean) >= 0)) or (
@@ -96,10 +82,14 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         # is being typed): the retries get a share of it (a retry without the parts answers
         # Roer 4); the query costs at most 1/RETRY_SHARE of the budget more
         s.work = _work_budget - _work_budget // RETRY_SHARE
-    tier = 1
+
+
+cdef inline void _read_without_notes(const Data* d, Search* s, bint marked, const char* layout,
+                                     const Src* layout_src, int olen, char* clean) noexcept nogil:
+    """Nothing found: without the notes in brackets, then also without the lines that name whom
+    it is for (`_without_noise`); the retries after read what is left."""
+    cdef int m, tier = 1
     while s.ncand == 0 and marked and tier <= 2 and not _spent(s):
-        # nothing found: without the notes in brackets, then also without the lines that name
-        # whom it is for (`_without_noise`); the retries below read what is left
         m = _without_noise(layout, olen, tier, clean)
         s.stage = ST_NOTES if tier == 1 else ST_ADDRESSEE
         tier += 1
@@ -113,68 +103,121 @@ cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
         s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
         _read(d, s)
         s.defer_slips = 0
+
+
+cdef inline bint _retry_marks(const Search* s, int* nothing, int* whole, int* loose) noexcept nogil:
+    """Mark, for the retries, the words that match nothing at all, not even with a slip (a slip
+    in a word still being typed is a guess too far to keep the word for), and the whole
+    tokens. Whether some word is dead: of a street's form, matching nothing."""
+    cdef int i
+    cdef bint dead = False
+    for i in range(s.ntok):
+        # PERF: a word of a street's form that matches no token, looked at within every slip
+        # allowed, is kept by every retry below (`_keep_street`), which therefore finds
+        # nothing: only a respaced reading may ("Teststraat 999, Amsterdam": 65 -> 40 us)
+        dead = dead or (s.tok[i].digits == 0 and s.word[i].nr == 0 and s.word[i].typo_done >= 2
+                        and _street_form(s.q + s.tok[i].start, s.tok[i].len))
+        nothing[i] = s.tok[i].digits == 0 and (s.word[i].nr == 0 or s.word[i].slips)
+        whole[i] = s.word[i].exact >= 0
+        # ... and, for leaving out, also the words that match only with a slip, with which
+        # the query found nothing ("wirle de zwijgerlaan 5 cast": a slip in willem, whose
+        # start, undone, too many words share to list)
+        loose[i] = s.tok[i].digits == 0 and s.word[i].first_typo == 0
+    return dead
+
+
+cdef inline void _read_nearest_number(const Data* d, Search* s, const Tok* whole_toks, int ntyped) noexcept nogil:
+    """The street is there, the number not (or not yet in the register: "oudegracht 98
+    utrecht"): its nearest numbers, read as typed or with one slip in a word that matches
+    nothing."""
+    cdef int i
+    for i in range(s.ntok):
+        if _number_like(&s.tok[i]):
+            s.near_number = 1
+            s.max_pass = RETRY_PASSES
+            s.stage = ST_NEAR
+            _read(d, s)
+            if s.ncand == 0 and s.near_glue >= 0 and not _spent(s):
+                # "oude gracht 98 utrecht": the same, of the two words glued as the
+                # register spells them (read as a respaced reading is: as typed)
+                _near_glued(d, s, whole_toks, ntyped)
+            s.near_number = 0
+            break
+
+
+cdef inline void _retry_readings(const Data* d, Search* s) noexcept nogil:
+    """Nothing found as typed: respaced, without some words, once each word typed again, the
+    nearest numbers, and the slips deferred, until one finds something."""
+    cdef int nothing[MAXT]
+    cdef int whole[MAXT]
+    cdef int loose[MAXT]
+    cdef Tok whole_toks[MAXT]
+    cdef int ntyped
+    cdef bint dead = _retry_marks(s, nothing, whole, loose)
+    memcpy(whole_toks, s.tok, sizeof(Tok) * s.ntok)
+    ntyped = s.ntok
+    # PERF: a respaced reading is read as typed only; a retry without some words looks
+    # for one slip only in words that match nothing as typed
+    s.max_pass = 1
+    # (in postcode mode a respaced reading must name the address with every word: "es
+    # weg" for "esweg" is no reading of a postcode's Legroweg)
+    s.pc_strict = 1
+    s.stage = ST_RESPACED
+    _respace_retry(d, s, nothing, whole)
+    s.pc_strict = 0
+    s.max_pass = RETRY_PASSES
+    if s.ncand == 0 and s.ntok > 1 and not dead:
+        s.stage = ST_DROPPED
+        _drop_retry(d, s, nothing, loose, whole)
+    if s.ncand == 0 and s.ntok > 1 and not dead and _without_repeats(s):
+        # a word typed again ("damrak 1, amsterdam, amsterdam": a place line pasted twice,
+        # "amsterdam damrak 1 amsterdam"): read once, the first time it was typed. After
+        # the retries above, which leave out what a repeat may be right beside ("de pol
+        # 24b de pol" is De Pol 24 in De Pol, a street of its place's name), and before
+        # the nearest numbers and slips in whole words
+        s.stage = ST_DROPPED
+        _read(d, s)
+        if s.ncand == 0:  # (what found something stays, as every reading's: engine.explain)
+            memcpy(s.tok, whole_toks, sizeof(Tok) * ntyped)
+            s.ntok = ntyped
+    if s.ncand == 0 and s.ntok > 1 and not dead:
+        _read_nearest_number(d, s, whole_toks, ntyped)
+    if s.ncand == 0 and s.deferred and not dead:
+        s.max_pass = NPASS
+        s.stage = ST_DEFERRED
+        _read(d, s)
+
+
+cdef int _search(const Data* d, Search* s, int* out) noexcept nogil:
+    """Run one query (already folded into s.q); write up to s.limit address ids to out."""
+    cdef int n = 0, olen = s.qlen
+    cdef bint marked
+    cdef char layout[QBUF]
+    cdef Src layout_src[QBUF]
+    cdef char clean[QBUF]
+    _reset_work(s)
+    marked = _blank_layout(s, layout, layout_src)
+    _tokenise(s)
+    if s.ntok == 0:
+        return 0
+    if s.ntok == 1 and not s.has_focus and d.n_sa > 0 and not s.within.on:
+        n = _stored_answer(d, s, out)
+        if n >= 0:
+            return n
+    s.max_pass = NPASS
+    s.near_number = 0
+    s.huis = 0
+    s.province = -1
+    s.defer_slips = s.ntok <= DROP_MAX_TOKENS and s.ntok > 1
+    s.deferred = 0
+    s.stage = ST_GLUED
+    if _glue_reading(d, s):
+        _select(s, out, &n)
+        return n
+    _read_typed(d, s, marked, layout, olen, clean)
+    _read_without_notes(d, s, marked, layout, layout_src, olen, clean)
     if s.ncand == 0 and s.ntok <= DROP_MAX_TOKENS:
-        # the words that match nothing at all, not even with a slip (a slip in a word still
-        # being typed is a guess too far to keep the word for); the whole tokens
-        dead = False
-        for i in range(s.ntok):
-            # PERF: a word of a street's form that matches no token, looked at within every slip
-            # allowed, is kept by every retry below (`_keep_street`), which therefore finds
-            # nothing: only a respaced reading may ("Teststraat 999, Amsterdam": 65 -> 40 us)
-            dead = dead or (s.tok[i].digits == 0 and s.word[i].nr == 0 and s.word[i].typo_done >= 2
-                            and _street_form(s.q + s.tok[i].start, s.tok[i].len))
-            nothing[i] = s.tok[i].digits == 0 and (s.word[i].nr == 0 or s.word[i].slips)
-            whole[i] = s.word[i].exact >= 0
-            # ... and, for leaving out, also the words that match only with a slip, with which
-            # the query found nothing ("wirle de zwijgerlaan 5 cast": a slip in willem, whose
-            # start, undone, too many words share to list)
-            loose[i] = s.tok[i].digits == 0 and s.word[i].first_typo == 0
-        memcpy(whole_toks, s.tok, sizeof(Tok) * s.ntok)
-        ntyped = s.ntok
-        # PERF: a respaced reading is read as typed only; a retry without some words looks
-        # for one slip only in words that match nothing as typed
-        s.max_pass = 1
-        # (in postcode mode a respaced reading must name the address with every word: "es
-        # weg" for "esweg" is no reading of a postcode's Legroweg)
-        s.pc_strict = 1
-        s.stage = ST_RESPACED
-        _respace_retry(d, s, nothing, whole)
-        s.pc_strict = 0
-        s.max_pass = RETRY_PASSES
-        if s.ncand == 0 and s.ntok > 1 and not dead:
-            s.stage = ST_DROPPED
-            _drop_retry(d, s, nothing, loose, whole)
-        if s.ncand == 0 and s.ntok > 1 and not dead and _without_repeats(s):
-            # a word typed again ("damrak 1, amsterdam, amsterdam": a place line pasted twice,
-            # "amsterdam damrak 1 amsterdam"): read once, the first time it was typed. After
-            # the retries above, which leave out what a repeat may be right beside ("de pol
-            # 24b de pol" is De Pol 24 in De Pol, a street of its place's name), and before
-            # the nearest numbers and slips in whole words
-            s.stage = ST_DROPPED
-            _read(d, s)
-            if s.ncand == 0:  # (what found something stays, as every reading's: engine.explain)
-                memcpy(s.tok, whole_toks, sizeof(Tok) * ntyped)
-                s.ntok = ntyped
-        if s.ncand == 0 and s.ntok > 1 and not dead:
-            # "oudegracht 98 utrecht": the street is there, the number not (or not yet in the
-            # register): its nearest numbers, read as typed or with one slip in a word that
-            # matches nothing
-            for i in range(s.ntok):
-                if _number_like(&s.tok[i]):
-                    s.near_number = 1
-                    s.max_pass = RETRY_PASSES
-                    s.stage = ST_NEAR
-                    _read(d, s)
-                    if s.ncand == 0 and s.near_glue >= 0 and not _spent(s):
-                        # "oude gracht 98 utrecht": the same, of the two words glued as the
-                        # register spells them (read as a respaced reading is: as typed)
-                        _near_glued(d, s, whole_toks, ntyped)
-                    s.near_number = 0
-                    break
-        if s.ncand == 0 and s.deferred and not dead:
-            s.max_pass = NPASS
-            s.stage = ST_DEFERRED
-            _read(d, s)
+        _retry_readings(d, s)
     _select(s, out, &n)
     return n
 
@@ -652,6 +695,124 @@ cdef bint _cut_word(const Data* d, Search* s, Respace* r, int pos, int pieces) n
     return False
 
 
+cdef inline int _digits_cut(const Data* d, Respace* r, int i, int n_nothing) noexcept nogil:
+    """Where to cut token i between digits and what is glued to them: a number from the word
+    after it ("kerkstraat 12utrecht": 5+ letters are more than an addition has, and they start
+    a registered word); a registered postcode from the place ("9711ljgroningen"); the house
+    number from a registered postcode, where a pasted address lost its line break ("herestraat
+    129711 lj"). 0: nowhere."""
+    cdef const Tok* t = &r.tok[i]
+    cdef const char* w = r.orig + t.start
+    cdef int c = 0, p, L, number
+    if 0 < t.digits <= 5 and t.len - t.digits >= 5 and n_nothing == 0 and _probe(
+            d, r, w + t.digits, t.len - t.digits) > 0:
+        c = t.digits
+    elif t.digits == 4 and t.len >= 9 and _pc_find(d, w, w + 4) >= 0 and _probe(d, r, w + 6, t.len - 6) > 0:
+        c = 6
+    elif 5 <= t.digits <= 9:
+        # the postcode must hold that house number: then the break is what was lost
+        p = -1
+        if t.len == t.digits + 2:
+            p = _pc_find(d, w + t.digits - 4, w + t.digits)
+        elif t.len == t.digits and i + 1 < r.n and r.tok[i + 1].len == 2 and r.tok[i + 1].digits == 0:
+            p = _pc_find(d, w + t.digits - 4, r.orig + r.tok[i + 1].start)
+        if p >= 0:
+            number = 0
+            for L in range(t.digits - 4):
+                number = number * 10 + w[L] - 48
+            if _pc_holds(d, p, number):
+                c = t.digits - 4
+    return c
+
+
+cdef inline bint _respace_digits(const Data* d, Search* s, Respace* r, int n_nothing) noexcept nogil:
+    """Read with digits cut from what is glued to them (`_digits_cut`); True when that finds
+    something."""
+    cdef int i, c
+    for i in range(r.n):
+        if r.tries >= RESPACE_TRIES:
+            break
+        c = _digits_cut(d, r, i, n_nothing)
+        if c > 0:
+            r.word = i
+            r.cut[0] = c
+            r.ncut = 1
+            if _try_respelled(d, s, r, -1):
+                return True
+            r.ncut = 0
+            r.word = -1
+    return False
+
+
+cdef inline bint _respace_glued(const Data* d, Search* s, Respace* r, int n_nothing) noexcept nogil:
+    """Read with two typed words glued where together they start a registered word ("kerk
+    straat"); True when that finds something."""
+    cdef int i, L, c
+    cdef char both[QBUF]
+    for i in range(r.n - 1):
+        if r.tries >= RESPACE_TRIES or n_nothing > 0:
+            break
+        if r.tok[i].digits or r.tok[i + 1].digits:
+            continue
+        L = r.tok[i].len + r.tok[i + 1].len
+        memcpy(both, r.orig + r.tok[i].start, r.tok[i].len)
+        memcpy(both + r.tok[i].len, r.orig + r.tok[i + 1].start, r.tok[i + 1].len)
+        c = _probe(d, r, both, L)
+        if c > 0 and _try_respelled(d, s, r, i):
+            return True
+        if c == 2 and s.near_glue < 0:
+            # glued, the two make a registered word ("oude gracht" is Oudegracht) and the
+            # reading found nothing: perhaps not the house number typed
+            s.near_glue = i
+    return False
+
+
+cdef inline bint _respace_initials(const Data* d, Search* s, Respace* r, const int* nothing,
+                                   const bint* common, int n_nothing) noexcept nogil:
+    """Initials typed glued ("jp heijestraat", "hje wenckebachweg", "aj ernststraat"): the
+    register spells them apart (J.P., H.J.E.) or in full (Jan Pieter, Arent Janszoon), each
+    letter the start of a word. The first word of 2 or 3 letters right before a word of a
+    street's form, and not right after a number (where it is a part of the house: "damrak 1 hs
+    amsterdam") nor a word of many streets (INITIALS_POSTINGS), is read so, once; True when
+    that finds something."""
+    cdef int i, c
+    for i in range(r.n - 1):
+        if r.tries >= RESPACE_TRIES:
+            break
+        if r.tok[i].digits or not 2 <= r.tok[i].len <= 3 or r.tok[i + 1].digits or common[i] \
+                or (i > 0 and r.tok[i - 1].digits) or n_nothing > nothing[i] + nothing[i + 1] \
+                or not _street_form(r.orig + r.tok[i + 1].start, r.tok[i + 1].len):
+            continue
+        r.word = i
+        r.ncut = r.tok[i].len - 1
+        for c in range(r.ncut):
+            r.cut[c] = c + 1
+        if _try_respelled(d, s, r, -1):
+            return True
+        r.ncut = 0
+        r.word = -1
+        break
+    return False
+
+
+cdef inline bint _respace_cut(const Data* d, Search* s, Respace* r, const int* nothing,
+                              const int* whole, int n_nothing) noexcept nogil:
+    """Read with one typed word cut into words that are (`_cut_word`), the fewest pieces first;
+    True when that finds something."""
+    cdef int i, pieces
+    for i in range(r.n):
+        if r.tok[i].digits or r.tok[i].len < 4 or n_nothing > nothing[i]:
+            continue
+        r.word = i
+        r.whole_word = whole[i]
+        # the fewest pieces first: "burgemeestercreutzlaan" is two words, not "bu rg ..."
+        for pieces in range(2, 3 if whole[i] else MAXCUT + 2):
+            r.ncut = 0
+            if _cut_word(d, s, r, 0, pieces):
+                return True
+    return False
+
+
 cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int* whole) noexcept nogil:
     """Nothing found: read the query again with its words spaced as the register spaces them.
     First digits cut from what is glued to them ("12utrecht", "9711ljgroningen", "129711lj");
@@ -664,13 +825,9 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
     PERF: a word that matches nothing, even with a slip, fails every reading it is not
     respelled in: then only that word is cut, and no words are glued."""
     cdef Respace r
-    cdef int i, L, pieces, n_nothing = 0
+    cdef int i, n_nothing = 0
     cdef int32_t e
     cdef bint common[MAXT]
-    cdef char both[QBUF]
-    cdef const Tok* t
-    cdef const char* w
-    cdef int c, p, number
     r.n = s.ntok
     r.olen = s.qlen
     r.ncut = 0
@@ -686,89 +843,10 @@ cdef void _respace_retry(const Data* d, Search* s, const int* nothing, const int
         # a whole word of many streets ("van", "jan", "dr", "de"), never initials glued
         e = s.word[i].exact
         common[i] = e >= 0 and d.v_post_start[e + 1] - d.v_post_start[e] > INITIALS_POSTINGS
-    for i in range(r.n):
-        # digits glued to what follows them: a number to the word after it ("kerkstraat
-        # 12utrecht": 5+ letters are more than an addition has, and they start a registered
-        # word); a registered postcode to the place ("9711ljgroningen"); the house number to a
-        # registered postcode, where a pasted address lost its line break ("herestraat 129711 lj")
-        if r.tries >= RESPACE_TRIES:
-            break
-        t = &r.tok[i]
-        w = r.orig + t.start
-        c = 0
-        if 0 < t.digits <= 5 and t.len - t.digits >= 5 and n_nothing == 0 and _probe(
-                d, &r, w + t.digits, t.len - t.digits) > 0:
-            c = t.digits
-        elif t.digits == 4 and t.len >= 9 and _pc_find(d, w, w + 4) >= 0 and _probe(d, &r, w + 6, t.len - 6) > 0:
-            c = 6
-        elif 5 <= t.digits <= 9:
-            # the postcode must hold that house number: then the break is what was lost
-            p = -1
-            if t.len == t.digits + 2:
-                p = _pc_find(d, w + t.digits - 4, w + t.digits)
-            elif t.len == t.digits and i + 1 < r.n and r.tok[i + 1].len == 2 and r.tok[i + 1].digits == 0:
-                p = _pc_find(d, w + t.digits - 4, r.orig + r.tok[i + 1].start)
-            if p >= 0:
-                number = 0
-                for L in range(t.digits - 4):
-                    number = number * 10 + w[L] - 48
-                if _pc_holds(d, p, number):
-                    c = t.digits - 4
-        if c > 0:
-            r.word = i
-            r.cut[0] = c
-            r.ncut = 1
-            if _try_respelled(d, s, &r, -1):
-                return
-            r.ncut = 0
-            r.word = -1
-    for i in range(r.n - 1):
-        if r.tries >= RESPACE_TRIES or n_nothing > 0:
-            break
-        if r.tok[i].digits or r.tok[i + 1].digits:
-            continue
-        L = r.tok[i].len + r.tok[i + 1].len
-        memcpy(both, r.orig + r.tok[i].start, r.tok[i].len)
-        memcpy(both + r.tok[i].len, r.orig + r.tok[i + 1].start, r.tok[i + 1].len)
-        c = _probe(d, &r, both, L)
-        if c > 0 and _try_respelled(d, s, &r, i):
-            return
-        if c == 2 and s.near_glue < 0:
-            # glued, the two make a registered word ("oude gracht" is Oudegracht) and the
-            # reading found nothing: perhaps not the house number typed
-            s.near_glue = i
-    for i in range(r.n - 1):
-        # initials typed glued ("jp heijestraat", "hje wenckebachweg", "aj ernststraat"): the
-        # register spells them apart (J.P., H.J.E.) or in full (Jan Pieter, Arent Janszoon),
-        # each letter the start of a word. The first word of 2 or 3 letters right before a word
-        # of a street's form, and not right after a number (where it is a part of the house:
-        # "damrak 1 hs amsterdam") nor a word of many streets (INITIALS_POSTINGS), is read so,
-        # once
-        if r.tries >= RESPACE_TRIES:
-            break
-        if r.tok[i].digits or not 2 <= r.tok[i].len <= 3 or r.tok[i + 1].digits or common[i] \
-                or (i > 0 and r.tok[i - 1].digits) or n_nothing > nothing[i] + nothing[i + 1] \
-                or not _street_form(r.orig + r.tok[i + 1].start, r.tok[i + 1].len):
-            continue
-        r.word = i
-        r.ncut = r.tok[i].len - 1
-        for c in range(r.ncut):
-            r.cut[c] = c + 1
-        if _try_respelled(d, s, &r, -1):
-            return
-        r.ncut = 0
-        r.word = -1
-        break
-    for i in range(r.n):
-        if r.tok[i].digits or r.tok[i].len < 4 or n_nothing > nothing[i]:
-            continue
-        r.word = i
-        r.whole_word = whole[i]
-        # the fewest pieces first: "burgemeestercreutzlaan" is two words, not "bu rg ..."
-        for pieces in range(2, 3 if whole[i] else MAXCUT + 2):
-            r.ncut = 0
-            if _cut_word(d, s, &r, 0, pieces):
-                return
+    if (_respace_digits(d, s, &r, n_nothing) or _respace_glued(d, s, &r, n_nothing)
+            or _respace_initials(d, s, &r, nothing, common, n_nothing)
+            or _respace_cut(d, s, &r, nothing, whole, n_nothing)):
+        return
     memcpy(s.q, r.orig, r.olen)
     memcpy(s.qsrc, r.src, r.olen * sizeof(Src))
     s.qlen = r.olen
@@ -915,26 +993,13 @@ cdef bint _floor_reading(const Data* d, Search* s, const Tok* saved, const int* 
     return s.ncand > 0
 
 
-cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* loose,
-                      const int* whole) noexcept nogil:
-    """Nothing found: try again without the words that match nothing at all ("kerkstraat 1
-    zzzzzz utrecht"), the words that only say a number follows ("kerkstraat nr 12") and the
-    words that label a form's field ("gemeente amsterdam"; LABEL_WORDS); then
-    also without the country or province words that end the query ("..., Den Haag, Nederland",
-    "hengelo ov"; REGION_WORDS) and the country words that open it (COUNTRY_WORDS; at most 3 in
-    all); then also without the words that match only with a
-    slip (loose: "wirle de zwijgerlaan 5 cast"); then also without the letters and additions typed
-    with the house number, which this house may not have ("damrak 1 hs", "kerkstraat 12-2"),
-    or the floor ("damrak 1 3 hoog"; FLOOR_WORDS), for the last two numbers typed; then
-    without a postcode the address does not have (_postcode_retry). The first try that finds
-    something answers; the other words of the query all still count."""
-    cdef Tok saved[MAXT]
-    cdef Tok* t
-    cdef int drop[MAXT]
-    cdef int n = s.ntok, i, j, k, nn = 0, nr = 0, nl = 0, tr, stripped, last, numbers = 0
-    cdef int numbers_typed = 0, housed, huis, huis_apart, parts_apart
-    cdef int slipped[MAXT]
-    memcpy(saved, s.tok, sizeof(Tok) * n)
+cdef inline int _drop_marks(const Search* s, const Tok* saved, int n, const int* nothing, const int* loose,
+                            int* drop, int* slipped) noexcept nogil:
+    """Mark in drop the words to leave out first: those that match nothing at all, that only
+    say a number follows, that label a form's field, and a floor typed after the postcode;
+    slipped the words that match only with a slip; but not the words of the street
+    (`_keep_street`). How many are left out."""
+    cdef int i, j = 0, housed = 0, nn = 0
     for i in range(n):
         drop[i] = nothing[i] or (i + 1 < n and saved[i].digits == 0 and saved[i + 1].digits > 0
                                  and _in_list(_number_ptr, _number_len, _n_number,
@@ -946,8 +1011,6 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
     # floor word after it, after a postcode and a house number, says no house number ("zoom 15
     # 34 hs": Zoom 15 is a street of Lelystad); with no number before the postcode it is the
     # house number ("1012lg 11 hs")
-    j = 0
-    housed = 0
     for i in range(n - 1):
         if j and housed and _number_like(&saved[i]) and _floor_word(s.q, &saved[i + 1]):
             drop[i] = drop[i + 1] = 1
@@ -958,7 +1021,13 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
     _keep_street(s, saved, n, drop, slipped)
     for i in range(n):
         nn += drop[i]
-    i = n - 1
+    return nn
+
+
+cdef inline int _drop_regions(const Search* s, const Tok* saved, int n, int* drop) noexcept nogil:
+    """Mark in drop (as 2) the country or province words that end the query and the country
+    words that open it, at most 3 in all; how many."""
+    cdef int i = n - 1, nr = 0
     while i >= 0 and nr < 3:
         if drop[i]:
             i -= 1
@@ -982,16 +1051,16 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
             i += 1
         else:
             break
-    for i in range(n):
-        if drop[i] == 0 and slipped[i] != 0:
-            nl += 1
-    # an ordinal after the house number is the floor: read as its number first, the floor words
-    # after it left out ("damrak 11 tweede etage", "1ste verdieping": as "damrak 11 2" reads)
-    if _floor_reading(d, s, saved, drop, n):
-        return
+    return nr
+
+
+cdef inline bint _read_dropped(const Data* d, Search* s, const Tok* saved, int n, const int* drop,
+                               const int* slipped, int nn, int nr, int nl) noexcept nogil:
+    """Read without the words left out (nn of them), then also without the regions (nr), then
+    also without the words that match only with a slip (nl). Whether one found something."""
+    cdef int i, j, tr, huis = 0
     # "hs" or "huis" after the number, left out as a word that matches nothing, still says the
     # house's addition H (`Search.huis`), as when left out with its parts below
-    huis = 0
     for i in range(1, n):
         if drop[i] == 1 and _number_like(&saved[i - 1]) and _huis(s.q + saved[i].start, saved[i].len):
             huis = 1
@@ -1016,78 +1085,127 @@ cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* l
                 s.stage = ST_DROPPED
                 s.province = -1
                 if s.ncand > 0:
-                    return  # (s.huis stays with the reading that found it: engine.explain)
+                    return True  # (s.huis stays with the reading that found it: engine.explain)
                 s.huis = 0
         s.huis = huis
         _read(d, s)
         if s.ncand > 0:
-            return  # (s.huis stays with the reading that found it: engine.explain)
+            return True  # (s.huis stays with the reading that found it: engine.explain)
         s.huis = 0
+    return False
+
+
+cdef inline bint _read_number_bare(const Data* d, Search* s, const Tok* saved, int n, const int* drop,
+                                   const int* whole, int k) noexcept nogil:
+    """Read house number k without the letters and additions typed with it, which this house
+    may not have: first without "hs" or "huis" only, then without every part. Whether one found
+    something."""
+    cdef const Tok* t = &saved[k]
+    cdef int i, j, last = k, huis_apart = 0, parts_apart = 0
+    # the parts that follow it: digits, one or two letters, or a short word no token is
+    cdef bint stripped = t.len > t.digits
+    cdef bint huis = stripped and _huis(s.q + t.start + t.digits, t.len - t.digits)
+    i = k + 1
+    while i < n and i <= k + MAXP:
+        if not drop[i]:
+            if _postcode_at(saved, drop, n, i):
+                break
+            # (a floor word, or an ordinal right after the number, is a part too: "damrak 11
+            # tiende etage" is 11's)
+            if (saved[i].len > 4 or not (saved[i].digits == saved[i].len or saved[i].len <= 2
+                                         or not whole[i])) and not _floor_word(s.q, &saved[i]) and not (
+                    i == k + 1 and _ordinal(s.q + saved[i].start, saved[i].len)):
+                break
+            stripped = 1
+            parts_apart += 1
+            if _huis(s.q + saved[i].start, saved[i].len):
+                huis = 1
+                huis_apart += 1
+            last = i
+        i += 1
+    if huis_apart and (t.len > t.digits or parts_apart > huis_apart):
+        # first without "hs" or "huis" only: the letter and the other parts typed still
+        # count ("van ostadestraat 107a hs": 107A-H, not 107-1)
+        j = 0
+        for i in range(n):
+            if drop[i] == 0 and not (k < i <= last and _huis(s.q + saved[i].start, saved[i].len)):
+                s.tok[j] = saved[i]
+                j += 1
+        s.ntok = j
+        s.stage = ST_STRIPPED
+        s.huis = 1
+        _read(d, s)
+        if s.ncand > 0:
+            return True  # (s.huis stays with the reading that found it: engine.explain)
+        s.huis = 0
+    if stripped:
+        j = 0
+        for i in range(n):
+            if drop[i] == 0 and not (k < i <= last):
+                s.tok[j] = saved[i]
+                if i == k:
+                    s.tok[j].len = saved[i].digits
+                j += 1
+        s.ntok = j
+        s.stage = ST_STRIPPED
+        s.huis = huis   # an addition H is what "hs" or "huis" said (`_suffix_pen`)
+        _read(d, s)
+        if s.ncand > 0:
+            return True  # (s.huis stays with the reading that found it: engine.explain)
+        s.huis = 0
+    return False
+
+
+cdef inline bint _read_numbers_bare(const Data* d, Search* s, const Tok* saved, int n, const int* drop,
+                                    const int* whole) noexcept nogil:
+    """`_read_number_bare` for the last two numbers typed. Whether it found something."""
+    cdef int i, k = n - 1, numbers = 0, numbers_typed = 0
     for i in range(n):
         numbers_typed += drop[i] == 0 and _number_like(&saved[i])
-    k = n - 1
     while k >= 0 and numbers < 2:
-        t = &saved[k]
-        if drop[k] or not _number_like(t) or (_postcode_at(saved, drop, n, k) and numbers_typed > 1):
+        if drop[k] or not _number_like(&saved[k]) or (_postcode_at(saved, drop, n, k) and numbers_typed > 1):
             # (a postcode beside the house number is no number with an addition: the postcode
             # retry reads it; "tolhuis 1233hs" alone is house 1233 with HS)
             k -= 1
             continue
         numbers += 1
-        # the parts that follow it: digits, one or two letters, or a short word no token is
-        stripped = t.len > t.digits
-        huis = stripped and _huis(s.q + t.start + t.digits, t.len - t.digits)
-        huis_apart = parts_apart = 0
-        last = k
-        i = k + 1
-        while i < n and i <= k + MAXP:
-            if not drop[i]:
-                if _postcode_at(saved, drop, n, i):
-                    break
-                # (a floor word, or an ordinal right after the number, is a part too: "damrak 11
-                # tiende etage" is 11's)
-                if (saved[i].len > 4 or not (saved[i].digits == saved[i].len or saved[i].len <= 2
-                                             or not whole[i])) and not _floor_word(s.q, &saved[i]) and not (
-                        i == k + 1 and _ordinal(s.q + saved[i].start, saved[i].len)):
-                    break
-                stripped = 1
-                parts_apart += 1
-                if _huis(s.q + saved[i].start, saved[i].len):
-                    huis = 1
-                    huis_apart += 1
-                last = i
-            i += 1
-        if huis_apart and (t.len > t.digits or parts_apart > huis_apart):
-            # first without "hs" or "huis" only: the letter and the other parts typed still
-            # count ("van ostadestraat 107a hs": 107A-H, not 107-1)
-            j = 0
-            for i in range(n):
-                if drop[i] == 0 and not (k < i <= last and _huis(s.q + saved[i].start, saved[i].len)):
-                    s.tok[j] = saved[i]
-                    j += 1
-            s.ntok = j
-            s.stage = ST_STRIPPED
-            s.huis = 1
-            _read(d, s)
-            if s.ncand > 0:
-                return  # (s.huis stays with the reading that found it: engine.explain)
-            s.huis = 0
-        if stripped:
-            j = 0
-            for i in range(n):
-                if drop[i] == 0 and not (k < i <= last):
-                    s.tok[j] = saved[i]
-                    if i == k:
-                        s.tok[j].len = saved[i].digits
-                    j += 1
-            s.ntok = j
-            s.stage = ST_STRIPPED
-            s.huis = huis   # an addition H is what "hs" or "huis" said (`_suffix_pen`)
-            _read(d, s)
-            if s.ncand > 0:
-                return  # (s.huis stays with the reading that found it: engine.explain)
-            s.huis = 0
+        if _read_number_bare(d, s, saved, n, drop, whole, k):
+            return True
         k -= 1
+    return False
+
+
+cdef void _drop_retry(const Data* d, Search* s, const int* nothing, const int* loose,
+                      const int* whole) noexcept nogil:
+    """Nothing found: try again without the words that match nothing at all ("kerkstraat 1
+    zzzzzz utrecht"), the words that only say a number follows ("kerkstraat nr 12") and the
+    words that label a form's field ("gemeente amsterdam"; LABEL_WORDS); then
+    also without the country or province words that end the query ("..., Den Haag, Nederland",
+    "hengelo ov"; REGION_WORDS) and the country words that open it (COUNTRY_WORDS; at most 3 in
+    all); then also without the words that match only with a
+    slip (loose: "wirle de zwijgerlaan 5 cast"); then also without the letters and additions typed
+    with the house number, which this house may not have ("damrak 1 hs", "kerkstraat 12-2"),
+    or the floor ("damrak 1 3 hoog"; FLOOR_WORDS), for the last two numbers typed; then
+    without a postcode the address does not have (_postcode_retry). The first try that finds
+    something answers; the other words of the query all still count."""
+    cdef Tok saved[MAXT]
+    cdef int drop[MAXT]
+    cdef int slipped[MAXT]
+    cdef int n = s.ntok, i, nn, nr, nl = 0
+    memcpy(saved, s.tok, sizeof(Tok) * n)
+    nn = _drop_marks(s, saved, n, nothing, loose, drop, slipped)
+    nr = _drop_regions(s, saved, n, drop)
+    for i in range(n):
+        if drop[i] == 0 and slipped[i] != 0:
+            nl += 1
+    # an ordinal after the house number is the floor: read as its number first, the floor words
+    # after it left out ("damrak 11 tweede etage", "1ste verdieping": as "damrak 11 2" reads)
+    if _floor_reading(d, s, saved, drop, n):
+        return
+    if _read_dropped(d, s, saved, n, drop, slipped, nn, nr, nl):
+        return
+    if _read_numbers_bare(d, s, saved, n, drop, whole):
+        return
     if _postcode_retry(d, s, saved, drop, n):
         return
     memcpy(s.tok, saved, sizeof(Tok) * n)

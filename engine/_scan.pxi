@@ -377,31 +377,26 @@ cdef uint64_t _typo_bits(const Data* d, Word* w) noexcept nogil:
     return w.tbits
 
 
-cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
-    """Walk the postings of the rarest word of interpretation ii and score every group."""
-    cdef Interp* it = &s.interp[ii]
-    cdef int wi, best = -1, r, t, cap, p, pe
-    cdef int64_t bestcost = -1, total, budget
-    cdef uint64_t need
-    cdef Word* w
+cdef inline int _rarest_word(const Search* s, const Interp* it) noexcept nogil:
+    """The word of interpretation it with the fewest postings to walk, or -1 when a word
+    matches nothing (or there is none)."""
+    cdef int wi, best = -1
+    cdef int64_t bestcost = -1
+    cdef const Word* w
     for wi in range(it.nwords):
         w = &s.word[it.words[wi]]
         if w.nr == 0:
-            return
+            return -1
         if bestcost < 0 or w.cost < bestcost:
             bestcost = w.cost
             best = it.words[wi]
-    if best < 0:
-        return
-    need = _need_mask(d, s, it, best)
-    s.min_pen = _min_pen(s, it, best)
-    s.others = it.nwords - 1
-    s.nx = 0
-    s.need1 = 0
-    s.need_first = 0
-    s.nslipped = 0
-    s.cap_xbit = -2
-    _fit_part(s, it)
+    return best
+
+
+cdef inline void _other_word_filters(const Data* d, Search* s, const Interp* it, int best) noexcept nogil:
+    """What the words of it other than best ask of a group before it is scored: their typo
+    tokens' bits, their whole-token bits, their first letters."""
+    cdef int wi, t
     for wi in range(it.nwords):
         t = it.words[wi]
         # PERF: a word with slips that starts no token (`kegrkstiaat`) has no signature bit
@@ -423,6 +418,10 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
         if (t != best and not (s.typo_mode and s.word[t].nr > s.word[t].first_typo)
                 and not (s.tok[t].len == 1 and s.q[s.tok[t].start] == 105)):
             s.need_first |= (<uint32_t>1) << _first_bit(s.q[s.tok[t].start])
+
+
+cdef inline void _word_work(Search* s, const Interp* it) noexcept nogil:
+    """What a posting walked and a group scored count against the work budget."""
     # PERF: what a posting walked and a group scored cost grows with the words (issue 37): the
     # bound of each posting checks every other word's whole-token bit and slips
     # (`_out_of_reach`), and scoring a group matches every word against its tokens
@@ -439,6 +438,69 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
     s.group_work = WORK_PER_GROUP
     if it.nwords > FREE_WORDS:
         s.group_work += WORK_PER_GROUP * EXTRA_WORD_WORK * (it.nwords - FREE_WORDS)
+
+
+cdef inline bint _walk_range(const Data* d, Search* s, int ii, int best, int r, uint64_t need) noexcept nogil:
+    """Walk every posting of range r of word best; False when the work budget is spent."""
+    cdef Word* w = &s.word[best]
+    cdef int t
+    # each token's postings are in prior order: stop a token once out of reach
+    for t in range(w.lo[r], w.hi[r]):
+        s.tok_pen = _tok_pen(d, s, best, r, t)
+        if _spent(s):
+            return False
+        s.work += (d.v_post_start[t + 1] - d.v_post_start[t]) * s.post_work
+        _walk_postings(d, s, ii, d.v_post_start[t], d.v_post_start[t + 1], need)
+    return True
+
+
+cdef inline bint _walk_range_capped(const Data* d, Search* s, int ii, int best, int r, uint64_t need,
+                                    int64_t budget) noexcept nogil:
+    """PERF: a very short prefix ("a", "ka"): take the exact token in full and the best-prior
+    groups of every other token, within the budget. False when the work budget is spent."""
+    cdef Word* w = &s.word[best]
+    cdef int t, p, pe
+    cdef int cap = budget // (w.hi[r] - w.lo[r])
+    if cap < TOKEN_CAP_MIN:
+        cap = TOKEN_CAP_MIN
+    # NOTE: a group's best token may be one whose postings the cap cut, so the bound
+    # here cannot count on this token's penalty (only on the whole word's: cap_xbit)
+    s.tok_pen = 0
+    s.cap_xbit = _xsig_bit(s.q + s.tok[best].start, s.tok[best].len) if w.exact >= 0 else -1
+    for t in range(w.lo[r], w.hi[r]):
+        p = d.v_post_start[t]
+        pe = d.v_post_start[t + 1]
+        if t != w.exact and pe - p > cap:
+            pe = p + cap
+        if _spent(s):
+            s.cap_xbit = -2
+            return False
+        s.work += (pe - p) * s.post_work
+        _walk_postings(d, s, ii, p, pe, need)
+    s.cap_xbit = -2
+    return True
+
+
+cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
+    """Walk the postings of the rarest word of interpretation ii and score every group."""
+    cdef Interp* it = &s.interp[ii]
+    cdef int best = _rarest_word(s, it), r
+    cdef int64_t total, budget
+    cdef uint64_t need
+    cdef Word* w
+    if best < 0:
+        return
+    need = _need_mask(d, s, it, best)
+    s.min_pen = _min_pen(s, it, best)
+    s.others = it.nwords - 1
+    s.nx = 0
+    s.need1 = 0
+    s.need_first = 0
+    s.nslipped = 0
+    s.cap_xbit = -2
+    _fit_part(s, it)
+    _other_word_filters(d, s, it, best)
+    _word_work(s, it)
     s.considered = 0  # the bound holds per interpretation: one reading cannot starve another
     s.capped = 0
     # PERF: with other words to filter on, the signatures make a long scan cheap
@@ -458,34 +520,8 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
         # best groups too; it is the prefix range after the word's own (`_word_ranges`)
         if total > budget and 0 < r < w.first_typo and _variant_list(d, s, ii, best, need):
             continue
-        if total <= budget:
-            # each token's postings are in prior order: stop a token once out of reach
-            for t in range(w.lo[r], w.hi[r]):
-                s.tok_pen = _tok_pen(d, s, best, r, t)
-                if _spent(s):
-                    return
-                s.work += (d.v_post_start[t + 1] - d.v_post_start[t]) * s.post_work
-                _walk_postings(d, s, ii, d.v_post_start[t], d.v_post_start[t + 1], need)
-        else:
-            # PERF: a very short prefix ("a", "ka"): take the exact token in full and the
-            # best-prior groups of every other token, within the budget.
-            cap = budget // (w.hi[r] - w.lo[r])
-            if cap < TOKEN_CAP_MIN:
-                cap = TOKEN_CAP_MIN
-            # NOTE: a group's best token may be one whose postings the cap cut, so the bound
-            # here cannot count on this token's penalty (only on the whole word's: cap_xbit)
-            s.tok_pen = 0
-            s.cap_xbit = _xsig_bit(s.q + s.tok[best].start, s.tok[best].len) if w.exact >= 0 else -1
-            for t in range(w.lo[r], w.hi[r]):
-                p = d.v_post_start[t]
-                pe = d.v_post_start[t + 1]
-                if t != w.exact and pe - p > cap:
-                    pe = p + cap
-                if _spent(s):
-                    s.cap_xbit = -2
-                    return
-                s.work += (pe - p) * s.post_work
-                _walk_postings(d, s, ii, p, pe, need)
-            s.cap_xbit = -2
+        if not (_walk_range(d, s, ii, best, r, need) if total <= budget
+                else _walk_range_capped(d, s, ii, best, r, need, budget)):
+            return
     if s.within.on and s.capped and s.within.nwalk:
         _walk_area(d, s, ii)
