@@ -207,18 +207,99 @@ def _write_arrays(table: ParsedTable, keep: np.ndarray, merged: int, tmp: Path, 
                   t0: float, manifest_extra) -> dict:
     """Make the arrays of the rows `keep` of `table`, write them and the manifest into `tmp`;
     return the manifest."""
-    source = Path(table.source_name)
-    street = table.street[keep]
-    locality = table.locality[keep]
-    municipality = table.municipality[keep]
-    province = table.province[keep]
-    number = table.number[keep]
-    letter = table.letter[keep]
-    addition = table.addition[keep]
-    postcode = table.postcode[keep]
-    lat, lon = table.lat[keep], table.lon[keep]
-    n = len(keep)
+    arrays, facts = _make_arrays(table, keep)
+    manifest = _manifest(table, arrays, merged, facts)
+    if manifest_extra is not None:
+        manifest.update(manifest_extra(arrays))
+    _write_files(tmp, arrays, manifest, register, t0)
+    return manifest
 
+
+def _make_arrays(table: ParsedTable, keep: np.ndarray) -> tuple[dict, dict]:
+    """The arrays of the rows `keep` of `table` (exactly `_core.ARRAYS`), and what the manifest
+    says of them: the counts of groups, tokens and postcodes, the derived abbreviations and the
+    former municipalities."""
+    names, gkeys, g_of_row, g_prov = _groups(table, keep)
+    n_groups = len(gkeys)
+    a_group, a_number, a_letter, a_addition, a_postcode, a_lat, a_lon, g_start = _order_addresses(
+        table, keep, g_of_row, n_groups)
+    g_lat, g_lon = _group_centres(a_lat, a_lon, g_start)
+    g_prior = _group_priors(gkeys, g_start, len(names))
+    # ---- former municipalities (the source's `gemeente_bron`, when it names another one than
+    # `gemeente`): each group's, an alias of its municipality
+    formers = _former_names(table, keep, g_of_row, gkeys[:, 2], names)
+    derived, words, g_tok_start, g_tok, g_tok_kind, g_tok_cover = _group_tokens(table, gkeys, names, formers)
+    v_blob, v_off, g_tokrec = _token_records(words, g_tok, g_tok_kind, g_tok_cover)
+    v_post, v_post_start, v_post_meta = _postings(g_tok, g_tok_start, g_tok_kind, g_tok_cover, g_prior,
+                                                  len(words))
+    # short prefixes ("s", "ke"): their best groups, precomputed, so that the first keystrokes
+    # cost no more than a long word
+    sp_blob, sp_off, sp_start, sp_group, sp_toklen, sp_meta = _short_prefix_lists(
+        words, v_post_start, v_post, g_prior, v_post_meta)
+    # what the scan reads of a group beside every posting and list entry, so that it skips a
+    # group without touching it: its whole-token signature, first letters, house numbers,
+    # suffixes, postcodes, a 64-bit signature (bit (first two letters of each token) % 64) and
+    # its prior (the per-group arrays themselves are not written: no query reads them)
+    g_xsig = _whole_token_signatures(words, g_tok, g_tok_start)
+    g_first = _first_letters(words, g_tok, g_tok_start)
+    g_num = _number_ranges(a_number, g_start)
+    g_sfx = _suffix_starts(a_letter, a_addition, table.additions, g_start)
+    g_pcr = _postcode_ranges(a_postcode, g_start)
+    g_sig = _signatures(words, g_tok, g_tok_start)
+    # typo table: hashes of each token with up to 1 (2 for long tokens) letters deleted, with
+    # the token, in one open-addressing table (a probe reads one run of slots)
+    del_slot = _core.deletion_table(*_core.deletion_index(words))
+    # every token's sound key (words.SOUND_RULES), sorted: the tokens a typed word sounds like
+    # are one range, and those of a word still being typed one more
+    snd_blob, snd_off, snd_tok = _sound_keys(words)
+    pc_code, pc_start, pc_order = _postcode_index(a_postcode, a_number)
+    # ---- the spatial index: a k-d tree over the address points (_near.pxi)
+    rv_addr, rv_lat, rv_lon, rv_box = _core.near_tree(a_lat, a_lon)
+    # ---- additions (as registered; matched case-insensitively), and the table of names
+    add_blob, add_off = _blob([a.encode() for a in table.additions])
+    addl_blob, addl_off = _blob(sorted({a.lower().encode() for a in table.additions if a}))
+    s_blob, s_off = _blob([_json_str(s) for s in names])
+
+    arrays = {
+        "a_group": a_group, "a_number": a_number, "a_letter": a_letter, "a_addition": a_addition,
+        "a_postcode": a_postcode, "a_lat": a_lat, "a_lon": a_lon,
+        "g_street": gkeys[:, 0].astype(np.int32), "g_locality": gkeys[:, 1].astype(np.int32),
+        "g_municipality": gkeys[:, 2].astype(np.int32), "g_province": g_prov,
+        "g_start": g_start, "g_prior": g_prior, "g_lat": g_lat, "g_lon": g_lon,
+        "g_tok_start": g_tok_start, "g_tokrec": g_tokrec,
+        "v_blob": v_blob, "v_off": v_off, "v_post_start": v_post_start, "v_post": v_post,
+        "del_slot": del_slot, "snd_blob": snd_blob, "snd_off": snd_off, "snd_tok": snd_tok,
+        "v_post_sig": g_sig[v_post], "v_post_prior": g_prior[v_post],
+        "sp_sig": g_sig[sp_group], "sp_prior": g_prior[sp_group], "sp_toklen": sp_toklen,
+        "v_post_meta": v_post_meta, "v_post_xsig": g_xsig[v_post], "sp_meta": sp_meta, "sp_xsig": g_xsig[sp_group],
+        "v_post_first": g_first[v_post], "sp_first": g_first[sp_group],
+        "v_post_num": g_num[v_post], "sp_num": g_num[sp_group],
+        "v_post_sfx": g_sfx[v_post], "sp_sfx": g_sfx[sp_group], "v_post_pcr": g_pcr[v_post], "sp_pcr": g_pcr[sp_group],
+        "sp_blob": sp_blob, "sp_off": sp_off, "sp_start": sp_start, "sp_group": sp_group,
+        "pc_code": pc_code.astype(np.int32), "pc_start": pc_start, "pc_addr": pc_order,
+        "add_blob": add_blob, "add_off": add_off, "addl_blob": addl_blob, "addl_off": addl_off,
+        "s_blob": s_blob, "s_off": s_off, "ar_group": _area_groups(gkeys, g_prior),
+        "rv_addr": rv_addr, "rv_lat": rv_lat, "rv_lon": rv_lon, "rv_box": rv_box,
+    }
+    arrays.update(_stored_slips(arrays, len(words)))
+    arrays.update(_stored_answers(arrays, words, v_post_start))
+    # exactly the arrays the core maps (_core.ARRAYS, the one list of them): no more, no fewer
+    if set(arrays) != set(_core.ARRAYS):
+        raise AssertionError(f"build.py and _core.ARRAYS disagree on {sorted(set(arrays) ^ set(_core.ARRAYS))}")
+    facts = {
+        "groups": int(n_groups),
+        "tokens": len(words),
+        "postcodes": int(len(pc_code)),
+        "derived_abbreviations": {k: sorted(v) for k, v in sorted(derived.items())},
+        # the former names of each municipality (engine.explain reads them as aliases)
+        "former_municipalities": _formers_of(formers, gkeys[:, 2], names),
+    }
+    return arrays, facts
+
+
+def _groups(table: ParsedTable, keep: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """(names, gkeys, g_of_row, g_prov): every name sorted, the (street, locality, municipality)
+    name ids of each group, the group of each kept row, and the province of each group."""
     # ---- strings: one table of every name, JSON-escaped, referenced by id
     names = sorted(set(table.streets) | set(table.localities) | set(table.municipalities)
                    | set(table.provinces))
@@ -229,54 +310,61 @@ def _write_arrays(table: ParsedTable, keep: np.ndarray, merged: int, tmp: Path, 
     prov_sid = np.array([name_id[s] for s in table.provinces], dtype=np.int32)
 
     # ---- groups: one per (street, locality, municipality), ordered by name for determinism
-    key = np.stack([street_sid[street], loc_sid[locality], mun_sid[municipality]], axis=1)
+    key = np.stack([street_sid[table.street[keep]], loc_sid[table.locality[keep]],
+                    mun_sid[table.municipality[keep]]], axis=1)
     gkeys, g_of_row = np.unique(key, axis=0, return_inverse=True)
     g_of_row = g_of_row.ravel().astype(np.int32)
-    n_groups = len(gkeys)
     # province of a group: the one of its first row (a municipality lies in one province)
-    g_prov = np.zeros(n_groups, dtype=np.int32)
-    g_prov[g_of_row[::-1]] = prov_sid[province[::-1]]
+    g_prov = np.zeros(len(gkeys), dtype=np.int32)
+    g_prov[g_of_row[::-1]] = prov_sid[table.province[keep][::-1]]
+    return names, gkeys, g_of_row, g_prov
 
-    # ---- addresses ordered by group, number, letter, addition (natural order)
+
+def _order_addresses(table: ParsedTable, keep: np.ndarray, g_of_row: np.ndarray, n_groups: int) -> tuple:
+    """(a_group, a_number, a_letter, a_addition, a_postcode, a_lat, a_lon, g_start): the kept rows
+    ordered by group, number, letter, addition (natural order), and where each group starts."""
+    number, letter, addition = table.number[keep], table.letter[keep], table.addition[keep]
     add_rank = _natural_rank(table.additions)
     letter_u = letter.copy()
     lower = (letter_u >= ord("a")) & (letter_u <= ord("z"))
     letter_u[lower] -= 32
     order = np.lexsort((add_rank[addition], letter, letter_u, number, g_of_row))
     a_group = g_of_row[order]
-    a_number = number[order].astype(np.int32)
-    a_letter = letter[order].astype(np.uint8)
-    a_addition = addition[order].astype(np.int32)
-    a_postcode = postcode[order].astype(np.int32)
-    a_lat = lat[order].astype(np.int32)
-    a_lon = lon[order].astype(np.int32)
     g_start = np.searchsorted(a_group, np.arange(n_groups + 1)).astype(np.int32)
-    g_size = np.diff(g_start)
+    return (a_group, number[order].astype(np.int32), letter[order].astype(np.uint8),
+            addition[order].astype(np.int32), table.postcode[keep][order].astype(np.int32),
+            table.lat[keep][order].astype(np.int32), table.lon[keep][order].astype(np.int32), g_start)
 
-    # group centre (mean point) for the focus-point ranking
+
+def _group_centres(a_lat: np.ndarray, a_lon: np.ndarray, g_start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(g_lat, g_lon): each group's centre (mean point), for the focus-point ranking."""
+    g_size = np.diff(g_start)
     g_lat = (np.add.reduceat(a_lat.astype(np.int64), g_start[:-1]) // g_size).astype(np.int32)
     g_lon = (np.add.reduceat(a_lon.astype(np.int64), g_start[:-1]) // g_size).astype(np.int32)
+    return g_lat, g_lon
 
-    # ---- prior: bigger streets and bigger places are more often meant
-    loc_size = np.bincount(gkeys[:, 1], weights=g_size, minlength=len(names))
+
+def _group_priors(gkeys: np.ndarray, g_start: np.ndarray, n_names: int) -> np.ndarray:
+    """The prior of each group: bigger streets and bigger places are more often meant."""
+    g_size = np.diff(g_start)
+    loc_size = np.bincount(gkeys[:, 1], weights=g_size, minlength=n_names)
     l_size = loc_size[gkeys[:, 1]]
     g_prior = (0.5 * np.log1p(g_size) / np.log1p(g_size.max())
                + 0.5 * np.log1p(l_size) / np.log1p(l_size.max())) * PRIOR_MAX
-    g_prior = g_prior.astype(np.float32)
+    return g_prior.astype(np.float32)
 
-    # ---- former municipalities (the source's `gemeente_bron`, when it names another one than
-    # `gemeente`): each group's, an alias of its municipality
-    formers = _former_names(table, keep, g_of_row, gkeys[:, 2], names)
 
-    # ---- tokens of every group
+def _group_tokens(table: ParsedTable, gkeys: np.ndarray, names: list[str], formers: dict[int, list[str]]):
+    """(derived, words, g_tok_start, g_tok, g_tok_kind, g_tok_cover): the derived abbreviations,
+    the vocabulary in byte order, and the tokens of every group with their kind and cover."""
     derived = derive_abbreviations(table.streets)
     vocab = Vocabulary(derived)
     texts: dict[str, int] = {}
     tok_text: list[int] = []
     tok_kind: list[int] = []
     tok_cover: list[int] = []
-    g_tok_start = np.zeros(n_groups + 1, dtype=np.int32)
-    for g in range(n_groups):
+    g_tok_start = np.zeros(len(gkeys) + 1, dtype=np.int32)
+    for g in range(len(gkeys)):
         sid, lid, mid = (int(x) for x in gkeys[g])
         ents = list(vocab.entries(names[sid], STREET)) + list(vocab.entries(names[lid], LOCALITY))
         if mid != lid:
@@ -297,115 +385,65 @@ def _write_arrays(table: ParsedTable, keep: np.ndarray, merged: int, tmp: Path, 
     for i, w in enumerate(words):
         rank_of[texts[w]] = i
     g_tok = rank_of[np.array(tok_text, dtype=np.int32)]
-    g_tok_kind = np.array(tok_kind, dtype=np.uint8)
-    g_tok_cover = np.array(tok_cover, dtype=np.uint64)
+    return (derived, words, g_tok_start, g_tok, np.array(tok_kind, dtype=np.uint8),
+            np.array(tok_cover, dtype=np.uint64))
+
+
+def _token_records(words, g_tok, g_tok_kind, g_tok_cover) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(v_blob, v_off, g_tokrec): the vocabulary, and every group's token records.
+
+    PERF: the token, its kind, its length and its cover interleaved (TokRec in _core.pxd):
+    scoring a group reads one run of memory instead of three, and a word typed as the start
+    of a token is scored by the token's length (`_match_word`) without reading the
+    vocabulary's offsets. Only this is written (the twin and the tests read the token, kind
+    and cover back from it: engine/_reference.py `group_token_arrays`)"""
     v_blob, v_off = _blob([w.encode() for w in words])
-    # PERF: the token, its kind, its length and its cover interleaved (TokRec in _core.pxd):
-    # scoring a group reads one run of memory instead of three, and a word typed as the start
-    # of a token is scored by the token's length (`_match_word`) without reading the
-    # vocabulary's offsets. Only this is written (the twin and the tests read the token, kind
-    # and cover back from it: engine/_reference.py `group_token_arrays`)
     g_tok_len = np.minimum(np.diff(v_off)[g_tok], BITS["TLEN_LONG"]).astype(np.uint64)
     g_tokrec = np.empty(2 * len(g_tok), dtype=np.uint64)
     g_tokrec[0::2] = (g_tok.astype(np.uint64) | (g_tok_kind.astype(np.uint64) << np.uint64(32))
                       | (g_tok_len << np.uint64(40)))
     g_tokrec[1::2] = g_tok_cover
+    return v_blob, v_off, g_tokrec
 
-    # postings: for each token the groups that hold it, best prior first
+
+def _postings(g_tok, g_tok_start, g_tok_kind, g_tok_cover, g_prior, n_words) -> tuple:
+    """(v_post, v_post_start, v_post_meta): for each token the groups that hold it, best prior
+    first, and beside every posting what the group costs at least when the word matches through
+    this token."""
+    n_groups = len(g_tok_start) - 1
     tok_group = np.repeat(np.arange(n_groups, dtype=np.int32), np.diff(g_tok_start))
     porder = np.lexsort((tok_group, -g_prior[tok_group], g_tok))
     v_post = tok_group[porder]
-    v_post_start = np.searchsorted(g_tok[porder], np.arange(len(words) + 1)).astype(np.int32)
-    # beside every posting, what the group costs at least when the word matches through this
-    # token, and the group's whole-token signature: the scan skips a group without touching it
+    v_post_start = np.searchsorted(g_tok[porder], np.arange(n_words + 1)).astype(np.int32)
     v_post_meta = _posting_meta(g_tok_start, g_tok_kind, g_tok_cover)[porder]
-    g_xsig = _whole_token_signatures(words, g_tok, g_tok_start)
-    v_post_xsig = g_xsig[v_post]
-    g_first = _first_letters(words, g_tok, g_tok_start)
-    v_post_first = g_first[v_post]
-    g_num = _number_ranges(a_number, g_start)
-    v_post_num = g_num[v_post]
-    g_sfx = _suffix_starts(a_letter, a_addition, table.additions, g_start)
-    v_post_sfx = g_sfx[v_post]
-    g_pcr = _postcode_ranges(a_postcode, g_start)
-    v_post_pcr = g_pcr[v_post]
+    return v_post, v_post_start, v_post_meta
 
-    # short prefixes ("s", "ke"): their best groups, precomputed, so that the first keystrokes
-    # cost no more than a long word
-    sp_blob, sp_off, sp_start, sp_group, sp_toklen, sp_meta = _short_prefix_lists(
-        words, v_post_start, v_post, g_prior, v_post_meta)
-    sp_xsig = g_xsig[sp_group]
-    sp_first = g_first[sp_group]
-    sp_num = g_num[sp_group]
-    sp_sfx = g_sfx[sp_group]
-    sp_pcr = g_pcr[sp_group]
 
-    # typo table: hashes of each token with up to 1 (2 for long tokens) letters deleted, with
-    # the token, in one open-addressing table (a probe reads one run of slots)
-    del_slot = _core.deletion_table(*_core.deletion_index(words))
-    # every token's sound key (words.SOUND_RULES), sorted: the tokens a typed word sounds like
-    # are one range, and those of a word still being typed one more
-    snd_blob, snd_off, snd_tok = _sound_keys(words)
-
-    # a 64-bit signature per group: bit (first two letters of each token) % 64, beside every
-    # posting, so the scan rejects most groups from the postings array alone, without touching
-    # the group (the per-group array itself is not written: no query reads it)
-    g_sig = _signatures(words, g_tok, g_tok_start)
-    v_post_sig = g_sig[v_post]
-    # the same, and the prior, beside every posting and list entry: a scan reads them in order
-    v_post_prior = g_prior[v_post]
-    sp_sig = g_sig[sp_group]
-    sp_prior = g_prior[sp_group]
-
-    # ---- postcode index: addresses by postcode, then house number order
+def _postcode_index(a_postcode: np.ndarray, a_number: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(pc_code, pc_start, pc_order): the postcode index, addresses by postcode, then house
+    number order."""
+    n = len(a_postcode)
     pc_order = np.lexsort((np.arange(n), a_number, a_postcode)).astype(np.int32)
     pcs = a_postcode[pc_order]
     pc_code, pc_first = np.unique(pcs, return_index=True)
     pc_start = np.append(pc_first, n).astype(np.int32)
+    return pc_code, pc_start, pc_order
 
-    # ---- the groups of each municipality, then of each locality, best prior first: what a
-    # search restricted to an area walks when a short word's scan is cut (_scan.pxi `_walk_area`)
-    groups = np.arange(n_groups, dtype=np.int32)
-    ar_group = np.concatenate([np.lexsort((groups, -g_prior, gkeys[:, 2])),
-                               np.lexsort((groups, -g_prior, gkeys[:, 1]))]).astype(np.int32)
 
-    # ---- the spatial index: a k-d tree over the address points (_near.pxi)
-    rv_addr, rv_lat, rv_lon, rv_box = _core.near_tree(a_lat, a_lon)
+def _area_groups(gkeys: np.ndarray, g_prior: np.ndarray) -> np.ndarray:
+    """ar_group: the groups of each municipality, then of each locality, best prior first: what a
+    search restricted to an area walks when a short word's scan is cut (_scan.pxi `_walk_area`)."""
+    groups = np.arange(len(gkeys), dtype=np.int32)
+    return np.concatenate([np.lexsort((groups, -g_prior, gkeys[:, 2])),
+                           np.lexsort((groups, -g_prior, gkeys[:, 1]))]).astype(np.int32)
 
-    # ---- additions (as registered; matched case-insensitively)
-    add_blob, add_off = _blob([a.encode() for a in table.additions])
-    addl_blob, addl_off = _blob(sorted({a.lower().encode() for a in table.additions if a}))
-    s_blob, s_off = _blob([_json_str(s) for s in names])
 
-    arrays = {
-        "a_group": a_group, "a_number": a_number, "a_letter": a_letter, "a_addition": a_addition,
-        "a_postcode": a_postcode, "a_lat": a_lat, "a_lon": a_lon,
-        "g_street": gkeys[:, 0].astype(np.int32), "g_locality": gkeys[:, 1].astype(np.int32),
-        "g_municipality": gkeys[:, 2].astype(np.int32), "g_province": g_prov,
-        "g_start": g_start, "g_prior": g_prior, "g_lat": g_lat, "g_lon": g_lon,
-        "g_tok_start": g_tok_start, "g_tokrec": g_tokrec,
-        "v_blob": v_blob, "v_off": v_off, "v_post_start": v_post_start, "v_post": v_post,
-        "del_slot": del_slot, "snd_blob": snd_blob, "snd_off": snd_off, "snd_tok": snd_tok,
-        "v_post_sig": v_post_sig, "v_post_prior": v_post_prior,
-        "sp_sig": sp_sig, "sp_prior": sp_prior, "sp_toklen": sp_toklen,
-        "v_post_meta": v_post_meta, "v_post_xsig": v_post_xsig, "sp_meta": sp_meta, "sp_xsig": sp_xsig,
-        "v_post_first": v_post_first, "sp_first": sp_first, "v_post_num": v_post_num, "sp_num": sp_num,
-        "v_post_sfx": v_post_sfx, "sp_sfx": sp_sfx, "v_post_pcr": v_post_pcr, "sp_pcr": sp_pcr,
-        "sp_blob": sp_blob, "sp_off": sp_off, "sp_start": sp_start, "sp_group": sp_group,
-        "pc_code": pc_code.astype(np.int32), "pc_start": pc_start, "pc_addr": pc_order,
-        "add_blob": add_blob, "add_off": add_off, "addl_blob": addl_blob, "addl_off": addl_off,
-        "s_blob": s_blob, "s_off": s_off, "ar_group": ar_group,
-        "rv_addr": rv_addr, "rv_lat": rv_lat, "rv_lon": rv_lon, "rv_box": rv_box,
-    }
-    arrays.update(_stored_slips(arrays, len(words)))
-    arrays.update(_stored_answers(arrays, words, v_post_start))
-    # exactly the arrays the core maps (_core.ARRAYS, the one list of them): no more, no fewer
-    if set(arrays) != set(_core.ARRAYS):
-        raise AssertionError(f"build.py and _core.ARRAYS disagree on {sorted(set(arrays) ^ set(_core.ARRAYS))}")
-
-    manifest = {
+def _manifest(table: ParsedTable, arrays: dict, merged: int, facts: dict) -> dict:
+    """The manifest of an index of `arrays` made from `table` (`facts`: from `_make_arrays`),
+    without the files, the register and the build time (`_write_files` adds them)."""
+    return {
         "format_version": FORMAT_VERSION,
-        "source_name": source.name,
+        "source_name": Path(table.source_name).name,
         "source_sha256": table.source_sha256,
         "source_format": table.source_format,
         "extract_date": table.extract_date,
@@ -417,19 +455,17 @@ def _write_arrays(table: ParsedTable, keep: np.ndarray, merged: int, tmp: Path, 
         "skipped": table.skipped,
         "built_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "rows_in": table.rows_in,
-        "rows_out": n,
+        "rows_out": len(arrays["a_group"]),
         "merged": merged,
         "rejected": table.rejected,
-        "groups": int(n_groups),
-        "tokens": len(words),
-        "postcodes": int(len(pc_code)),
-        "derived_abbreviations": {k: sorted(v) for k, v in sorted(derived.items())},
-        # the former names of each municipality (engine.explain reads them as aliases)
-        "former_municipalities": _formers_of(formers, gkeys[:, 2], names),
+        **facts,
         "arrays": {k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in arrays.items()},
     }
-    if manifest_extra is not None:
-        manifest.update(manifest_extra(arrays))
+
+
+def _write_files(tmp: Path, arrays: dict, manifest: dict, register: dict | None, t0: float) -> None:
+    """Write `arrays` and `manifest` (completed with the files, their checksums and the build
+    time) into `tmp`, on disk, out of the page cache and read-only."""
     written = []
     for name, arr in arrays.items():
         np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr), allow_pickle=False)
@@ -446,7 +482,6 @@ def _write_arrays(table: ParsedTable, keep: np.ndarray, merged: int, tmp: Path, 
     release_page_cache(tmp)
     for file in tmp.iterdir():  # served memory-mapped: a write or truncation is a SIGBUS
         file.chmod(0o444)
-    return manifest
 
 
 def _report_official(table: ParsedTable) -> None:

@@ -588,6 +588,28 @@ def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | No
            else load_reference(municipalities, progress=progress))
     t0 = time.perf_counter()
     found = _find(root)
+    _check_extract(root, found)
+    extract_date, gem_selected = _extract_date(root, found)
+    order = sorted(range(len(found.files)), key=lambda i: KINDS.index(found.files[i][0]))
+    files = [found.files[i] for i in order]
+    total = sum(s for *_, s in files)
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    results = _parse_files(root, files, total, progress=progress, jobs=jobs)
+    parts: dict[str, list[dict]] = {k: [] for k in KINDS}
+    for (kind, *_), r in zip(files, results, strict=True):
+        parts[kind].append(r)
+    tables = {k: _concat(parts[k]) for k in KINDS}
+    relation = relation_rows(found.gwr)
+    t1 = time.perf_counter()
+    res = join(tables, relation, extract_date, ref, area=gem_selected, where=str(root))
+    res.skipped, res.files = found.skipped, len(files)
+    res.note = (f"parsed {len(files)} XML files ({total / 2**30:.2f} GiB) in {t1 - t0:.1f} s with {jobs} "
+                f"processes; joined in {time.perf_counter() - t1:.1f} s; {res.note}")
+    return res
+
+
+def _check_extract(root: Path, found: _Found) -> None:
+    """Raise `LvbagError` unless `found` holds the object files of every type of an extract."""
     if not found.files and any(MUTATION_FILE.search(e) for e in found.skipped):
         raise LvbagError(f"{root}: a mutation delivery, not an extract: apply it to an index built from an "
                          "extract with python -m engine update INDEX_DIR DELIVERY")
@@ -598,7 +620,10 @@ def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | No
     if missing:
         raise LvbagError(f"{root}: no {', '.join(missing)} files: an extract holds WPL, OPR, NUM, VBO, LIG and STA")
 
-    # the extract's date: the delivery document, else the object files' names
+
+def _extract_date(root: Path, found: _Found) -> tuple[str, list[str]]:
+    """The extract's date (YYYY-MM-DD): the delivery document's, else the object files' names';
+    and the municipalities the delivery document selects (none: the whole country)."""
     gem_selected: list[str] = []
     if found.delivery:
         dates = _texts(found.delivery, "StandTechnischeDatum")
@@ -616,14 +641,14 @@ def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | No
         dt.date.fromisoformat(extract_date)
     except ValueError:
         raise LvbagError(f"{root}: unreadable extract date {extract_date!r}") from None
+    return extract_date, gem_selected
 
-    order = sorted(range(len(found.files)), key=lambda i: KINDS.index(found.files[i][0]))
-    files = [found.files[i] for i in order]
-    total = sum(s for *_, s in files)
-    parts: dict[str, list[dict]] = {k: [] for k in KINDS}
+
+def _parse_files(root: Path, files: list, total: int, *, progress: bool, jobs: int) -> list[dict]:
+    """The records of each of `files` (`_parse_named`), in their order: in this process, or in
+    `jobs` worker processes, at most two files per worker queued."""
     results: list[dict | None] = [None] * len(files)
     interactive = sys.stderr.isatty()
-    jobs = max(1, jobs or os.cpu_count() or 1)
     with tqdm(total=total, desc=f"reading {root.name}", unit="B", unit_scale=True, unit_divisor=1024,
               disable=not progress, mininterval=0.5 if interactive else 30.0,
               dynamic_ncols=interactive) as bar:
@@ -654,16 +679,7 @@ def read_lvbag(path: str | os.PathLike, *, progress: bool = True, jobs: int | No
                         bar.update(files[i][3])
                     if pending:   # the file the workers have been at longest
                         bar.set_description(f"reading {files[min(pending.values())][2]}", refresh=False)
-    for (kind, *_), r in zip(files, results, strict=True):
-        parts[kind].append(r)
-    tables = {k: _concat(parts[k]) for k in KINDS}
-    relation = relation_rows(found.gwr)
-    t1 = time.perf_counter()
-    res = join(tables, relation, extract_date, ref, area=gem_selected, where=str(root))
-    res.skipped, res.files = found.skipped, len(files)
-    res.note = (f"parsed {len(files)} XML files ({total / 2**30:.2f} GiB) in {t1 - t0:.1f} s with {jobs} "
-                f"processes; joined in {time.perf_counter() - t1:.1f} s; {res.note}")
-    return res
+    return results
 
 
 def join(tables: dict, relation: dict, register_date: str, ref: MunicipalityReference, *,
@@ -677,6 +693,30 @@ def join(tables: dict, relation: dict, register_date: str, ref: MunicipalityRefe
     day = int(register_date.replace("-", ""))
     by_type = {k: dict.fromkeys(LEFT_OUT_REASONS, 0) for k in KINDS}
     examples: dict[str, list[str]] = {r: [] for r in LEFT_OUT_REASONS}
+    cur, ok = _current_versions(tables, day, by_type)
+    wpl = _sorted_current(tables, cur, ok, "WPL")
+    opr = _sorted_current(tables, cur, ok, "OPR")
+    rel = _woonplaats_municipality(relation, day, area, wpl[0], where)
+    rn, rx, ry = _address_points(tables, cur, ok)
+    rows, ids, op, wp, gem, pos, named, unknown = _issued_addresses(
+        tables, cur["NUM"][ok["NUM"]], opr, wpl, rel, rn, ref, by_type["NUM"], examples)
+
+    from pyproj import Transformer
+    to_wgs = Transformer.from_crs("EPSG:28992", "EPSG:4326", always_xy=True)
+    lon, lat = to_wgs.transform(rx[pos], ry[pos])
+
+    gem_names = {g: ref.munis[named[f"{g:04d}"]] for g in set(gem.tolist())}
+    csv = _csv_pieces(tables, rows, ids, opr[1], op, wpl[1], wp, gem, lat, lon, gem_names)
+    left_out = {r: sum(by_type[k][r] for k in KINDS) for r in LEFT_OUT_REASONS}
+    return LvbagResult(csv=csv, line_ids=ids, extract_date=register_date, left_out=left_out,
+                       left_out_by_type=by_type, skipped=[], examples=examples, files=0,
+                       note=ref.describe_use(len(gem_names), unknown), tables=tables, relation=relation,
+                       area=list(area), reference=ref)
+
+
+def _current_versions(tables: dict, day: int, by_type: dict) -> tuple[dict, dict]:
+    """(cur, ok): of each type the records of the versions current on `day` (any status), and
+    whether each one's status is good; counts the others in `by_type` (history, status)."""
     cur: dict[str, np.ndarray] = {}
     ok: dict[str, np.ndarray] = {}
     for k in KINDS:
@@ -685,29 +725,35 @@ def join(tables: dict, relation: dict, register_date: str, ref: MunicipalityRefe
         by_type[k]["history"] = hist
         good = status_ok(k, t["status"][chosen])
         by_type[k]["status"] = int((~good).sum())
-        cur[k] = chosen               # current versions (any status)
+        cur[k] = chosen
         ok[k] = good
+    return cur, ok
 
-    def sorted_ids(k):
-        ids = tables[k]["id"][cur[k]]
-        o = np.argsort(ids, kind="stable")
-        return ids[o], cur[k][o], ok[k][o]
 
-    wpl_ids, wpl_rows, wpl_ok = sorted_ids("WPL")
-    opr_ids, opr_rows, opr_ok = sorted_ids("OPR")
+def _sorted_current(tables: dict, cur: dict, ok: dict, k: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, rows, ok) of the current records of type `k`, in the order of their identification."""
+    ids = tables[k]["id"][cur[k]]
+    o = np.argsort(ids, kind="stable")
+    return ids[o], cur[k][o], ok[k][o]
 
-    # woonplaats -> municipality
+
+def _woonplaats_municipality(relation: dict, day: int, area: list[str], wpl_ids: np.ndarray,
+                             where: str) -> dict[int, int]:
+    """woonplaats -> municipality on `day`: by the GEM-WPL-RELATIE rows, else the one
+    municipality `area` names."""
     if len(relation["wpl"]):
-        rel = relation_on(relation, day)
-    else:
-        if len(area) != 1:
-            raise LvbagError(f"{where}: no GEM-WPL-RELATIE file, and the delivery document does not name "
-                             "one municipality: cannot tell the municipality of each woonplaats")
-        only = int(area[0])
-        rel = {int(w): only for w in wpl_ids.tolist()}
+        return relation_on(relation, day)
+    if len(area) != 1:
+        raise LvbagError(f"{where}: no GEM-WPL-RELATIE file, and the delivery document does not name "
+                         "one municipality: cannot tell the municipality of each woonplaats")
+    only = int(area[0])
+    return {int(w): only for w in wpl_ids.tolist()}
 
-    # addressable objects: one (NUM id -> point) per reference, main addresses first
-    # (the lowest object identification among equals: no rule depends on the order of the records)
+
+def _address_points(tables: dict, cur: dict, ok: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(NUM ids, x, y), sorted by NUM id: the point of each address an addressable object (VBO,
+    LIG, STA) refers to, main addresses first (the lowest object identification among equals:
+    no rule depends on the order of the records)."""
     refs_num, refs_x, refs_y, refs_rank, refs_obj = [], [], [], [], []
     for rank_base, k in enumerate(("VBO", "LIG", "STA")):
         t = tables[k]
@@ -728,28 +774,32 @@ def join(tables: dict, relation: dict, register_date: str, ref: MunicipalityRefe
             refs_y.append(np.repeat(t["y"][rows], n_side))
             refs_rank.append(np.full(len(idx), 3 + rank_base, dtype=np.int32))
             refs_obj.append(np.repeat(t["id"][rows], n_side))
-    if refs_num:
-        rn = np.concatenate(refs_num)
-        rx, ry = np.concatenate(refs_x), np.concatenate(refs_y)
-        rr = np.concatenate(refs_rank)
-        o = np.lexsort((np.concatenate(refs_obj), rr, rn))
-        rn, rx, ry = rn[o], rx[o], ry[o]
-        first = np.ones(len(rn), dtype=bool)
-        first[1:] = rn[1:] != rn[:-1]
-        rn, rx, ry = rn[first], rx[first], ry[first]
-    else:
-        rn = np.zeros(0, np.int64)
-        rx = ry = np.zeros(0, np.float64)
+    if not refs_num:
+        return np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.float64)
+    rn = np.concatenate(refs_num)
+    rx, ry = np.concatenate(refs_x), np.concatenate(refs_y)
+    rr = np.concatenate(refs_rank)
+    o = np.lexsort((np.concatenate(refs_obj), rr, rn))
+    rn, rx, ry = rn[o], rx[o], ry[o]
+    first = np.ones(len(rn), dtype=bool)
+    first[1:] = rn[1:] != rn[:-1]
+    return rn[first], rx[first], ry[first]
 
-    # the addresses: current, issued nummeraanduidingen, in the order of their identification
+
+def _issued_addresses(tables: dict, rows: np.ndarray, opr: tuple, wpl: tuple, rel: dict[int, int],
+                      rn: np.ndarray, ref: MunicipalityReference, counts: dict, examples: dict) -> tuple:
+    """(rows, ids, op, wp, gem, pos, named, unknown): of the current, issued nummeraanduidingen
+    `rows`, in the order of their identification, those with a street, a woonplaats, a
+    municipality the reference names, a postcode and a position; with the position of each in
+    `opr`, `wpl` (`_sorted_current`) and `rn` (`_address_points`), its municipality code, and
+    the reference's answer (`by_code`). Counts each one left out in `counts`, with `examples`."""
     t = tables["NUM"]
-    rows = cur["NUM"][ok["NUM"]]
     rows = rows[np.argsort(t["id"][rows], kind="stable")]
     ids = t["id"][rows]
-    counts = by_type["NUM"]
+    opr_ids, opr_rows, opr_ok = opr
+    wpl_ids, wpl_rows, wpl_ok = wpl
 
     def drop(mask: np.ndarray, reason: str, why) -> np.ndarray:
-        nonlocal rows, ids
         if mask.any():
             counts[reason] += int(mask.sum())
             for i in np.nonzero(mask)[0][:5]:
@@ -787,39 +837,31 @@ def join(tables: dict, relation: dict, register_date: str, ref: MunicipalityRefe
     rows, ids, op, wp, gem = rows[keep], ids[keep], op[keep], wp[keep], gem[keep]
     pos = _lookup(ids, rn)
     keep = drop(pos < 0, "no_position", lambda i: "no current verblijfsobject, ligplaats or standplaats has it")
-    rows, ids, op, wp, gem, pos = rows[keep], ids[keep], op[keep], wp[keep], gem[keep], pos[keep]
+    return rows[keep], ids[keep], op[keep], wp[keep], gem[keep], pos[keep], named, unknown
 
-    from pyproj import Transformer
-    to_wgs = Transformer.from_crs("EPSG:28992", "EPSG:4326", always_xy=True)
-    lon, lat = to_wgs.transform(rx[pos], ry[pos])
 
-    gem_names = {g: ref.munis[named[f"{g:04d}"]] for g in set(gem.tolist())}
-    opr_name = tables["OPR"]["name"]
+def _csv_pieces(tables: dict, rows: np.ndarray, ids: np.ndarray, opr_rows: np.ndarray, op: np.ndarray,
+                wpl_rows: np.ndarray, wp: np.ndarray, gem: np.ndarray, lat: np.ndarray, lon: np.ndarray,
+                gem_names: dict, step: int = 50_000):
+    """The CSV of the addresses, a piece at a time (PERF: never the whole text in memory at once;
+    each text quoted once, `_Quoted`: a dict look-up per field, not a call). Of each address its
+    NUM record (`rows`), identification, OPR and WPL record, municipality code and point."""
+    t = tables["NUM"]
     number, letter, addition, postcode = t["number"], t["letter"], t["addition"], t["postcode"]
-
+    opr_name, wpl_name = tables["OPR"]["name"], tables["WPL"]["name"]
     q = _Quoted()
     gem_text = {g: f"{_quote(m.name)};{_quote(m.province)}" for g, m in gem_names.items()}
-
-    def chunks(step: int = 50_000):
-        """The CSV, a piece at a time (PERF: never the whole text in memory at once; each text
-        quoted once, `_Quoted`: a dict look-up per field, not a call)."""
-        yield _HEADER
-        for start in range(0, len(rows), step):
-            sl = slice(start, start + step)
-            r_ = rows[sl]
-            lines = [
-                f"{q[opr_name[o]]};{n};{q[letter[r]]};{q[addition[r]]};{q[postcode[r]]};{q[wpl_name[w]]};"
-                f"{gem_text[g]};{la:.6f};{lo:.6f};{q[former_name(ident, gem_names[g].name)]}\n"
-                for r, n, o, w, g, la, lo, ident in zip(r_.tolist(), number[r_].tolist(), opr_rows[op[sl]].tolist(),
-                                                        wpl_rows[wp[sl]].tolist(), gem[sl].tolist(), lat[sl].tolist(),
-                                                        lon[sl].tolist(), ids[sl].tolist(), strict=True)]
-            yield "".join(lines).encode()
-
-    left_out = {r: sum(by_type[k][r] for k in KINDS) for r in LEFT_OUT_REASONS}
-    return LvbagResult(csv=chunks(), line_ids=ids, extract_date=register_date, left_out=left_out,
-                       left_out_by_type=by_type, skipped=[], examples=examples, files=0,
-                       note=ref.describe_use(len(gem_names), unknown), tables=tables, relation=relation,
-                       area=list(area), reference=ref)
+    yield _HEADER
+    for start in range(0, len(rows), step):
+        sl = slice(start, start + step)
+        r_ = rows[sl]
+        lines = [
+            f"{q[opr_name[o]]};{n};{q[letter[r]]};{q[addition[r]]};{q[postcode[r]]};{q[wpl_name[w]]};"
+            f"{gem_text[g]};{la:.6f};{lo:.6f};{q[former_name(ident, gem_names[g].name)]}\n"
+            for r, n, o, w, g, la, lo, ident in zip(r_.tolist(), number[r_].tolist(), opr_rows[op[sl]].tolist(),
+                                                    wpl_rows[wp[sl]].tolist(), gem[sl].tolist(), lat[sl].tolist(),
+                                                    lon[sl].tolist(), ids[sl].tolist(), strict=True)]
+        yield "".join(lines).encode()
 
 
 def _code_place_postcode(gem: np.ndarray, wpl: np.ndarray, num: np.ndarray, wpl_name: list[str],
