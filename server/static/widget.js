@@ -73,6 +73,21 @@
    *   onChoose   function(hit)
    * Returns {refresh(), close()}.
    */
+  // One question to the API: resolves to {resp, body}; `seen` gets the status once it is known
+  // (a body that is no JSON still leaves the status for the error shown)
+  function askApi(opts, path, params, key, controller, seen) {
+    return fetch((valueOf(opts.base) || scriptOrigin) + path + "?" + params, {
+      headers: { Authorization: "Bearer " + key },
+      credentials: "omit",
+      signal: controller ? controller.signal : undefined,
+    }).then(function (resp) {
+      seen(resp.status);
+      return resp.json().then(function (body) {
+        return { resp: resp, body: body };
+      });
+    });
+  }
+
   function attach(input, options) {
     var opts = options || {};
     var id = "nla-" + ++instances;
@@ -213,17 +228,9 @@
       inFlight = controller;
       var started = performance.now();
       var status = 0;
-      fetch((valueOf(opts.base) || scriptOrigin) + "/v1/address?" + params, {
-        headers: { Authorization: "Bearer " + key },
-        credentials: "omit",
-        signal: controller ? controller.signal : undefined,
+      askApi(opts, "/v1/address", params, key, controller, function (s) {
+        status = s;
       })
-        .then(function (resp) {
-          status = resp.status;
-          return resp.json().then(function (body) {
-            return { resp: resp, body: body };
-          });
-        })
         .then(function (answer) {
           if (mine !== seq) return; // a newer question was asked: drop this answer
           var ms = performance.now() - started;
@@ -393,17 +400,9 @@
       var started = performance.now();
       var status = 0;
       var params = new URLSearchParams({ country: "NLD", postcode: pc, number: nr });
-      fetch((valueOf(opts.base) || scriptOrigin) + "/v1/address/postcode?" + params, {
-        headers: { Authorization: "Bearer " + key },
-        credentials: "omit",
-        signal: controller ? controller.signal : undefined,
+      askApi(opts, "/v1/address/postcode", params, key, controller, function (s) {
+        status = s;
       })
-        .then(function (resp) {
-          status = resp.status;
-          return resp.json().then(function (body) {
-            return { resp: resp, body: body };
-          });
-        })
         .then(function (answer) {
           if (mine !== seq) return;
           var ms = performance.now() - started;
