@@ -183,3 +183,17 @@ def open_decompressed(path: str | os.PathLike[str]) -> BinaryIO:
         raw.close()
         raise
     return cast(BinaryIO, io.BufferedReader(_Pieces(raw, decompressed(raw, kind, _PIECE_SIZE)), _PIECE_SIZE))
+
+
+def sha256_of(path: Path) -> tuple[str, int]:
+    """sha256 and size of a file, or of every file of a directory in name order."""
+    h, n = hashlib.sha256(), 0
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for p in files:
+        if path.is_dir():
+            h.update(p.relative_to(path).as_posix().encode() + b"\0")
+        with open(p, "rb") as f:
+            while block := f.read(1 << 20):
+                h.update(block)
+                n += len(block)
+    return h.hexdigest(), n

@@ -22,7 +22,6 @@ delivery's `StandTechnischeDatum`. Panden hold no address: counted, not kept.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import zipfile
@@ -33,6 +32,7 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
+from ..files import sha256_of
 from .lvbag import (
     KINDS,
     MUTATION_FILE,
@@ -116,18 +116,6 @@ def _find(root: Path) -> tuple[tuple | None, list[tuple], list[tuple], list[str]
     return doc, sorted(muts), gwr, skipped
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    for p in files:
-        if path.is_dir():
-            h.update(p.relative_to(path).as_posix().encode() + b"\0")
-        with open(p, "rb") as f:
-            while block := f.read(1 << 20):
-                h.update(block)
-    return h.hexdigest()
-
-
 def _iso(text: str, what: str, where: Path) -> str:
     import datetime as dt
     try:
@@ -169,7 +157,7 @@ def _read(root: Path) -> Delivery:
                             "(MutatiedatumVanaf, MutatiedatumTot): not a mutation delivery")
     d = Delivery(path=root, date=_iso(dates[0], "StandTechnischeDatum", root),
                  start=_iso(starts[0], "MutatiedatumVanaf", root), end=_iso(ends[0], "MutatiedatumTot", root),
-                 sha256=_sha256(root), skipped=skipped)
+                 sha256=sha256_of(root)[0], skipped=skipped)
     if d.start > d.end or d.date < d.end:
         raise DeliveryError(f"{root}: its period {d.start} to {d.end} and date {d.date} do not fit together")
     d.versions = {k: {} for k in KINDS}

@@ -11,7 +11,6 @@ limit on the share of bad rows.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import sys
@@ -23,7 +22,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .. import _csv
-from ..files import CHUNK_SIZE, DECOMPRESS_ERRORS, CountingReader, SourceError, compression_of, decompressed
+from ..files import CHUNK_SIZE, DECOMPRESS_ERRORS, CountingReader, SourceError, compression_of, decompressed, sha256_of
 from .gpkg import GpkgError, read_gpkg
 from .lvbag import LvbagError, is_lvbag, parse_result, read_lvbag
 from .register import Register
@@ -181,20 +180,6 @@ def _official_format(path: Path) -> str | None:
     return None
 
 
-def _sha256(path: Path) -> tuple[str, int]:
-    """sha256 and size of a file, or of every file of a directory in name order."""
-    h, n = hashlib.sha256(), 0
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    for p in files:
-        if path.is_dir():
-            h.update(p.relative_to(path).as_posix().encode() + b"\0")
-        with open(p, "rb") as f:
-            while block := f.read(1 << 20):
-                h.update(block)
-                n += len(block)
-    return h.hexdigest(), n
-
-
 def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: int | None,
                    municipalities: str | os.PathLike[str] | None) -> ParsedTable:
     """An LVBAG extract or a PDOK GeoPackage, through the CSV parser's checks."""
@@ -214,7 +199,7 @@ def _read_official(path: Path, *, progress: bool, max_bad_share: float, jobs: in
         except GpkgError as e:
             raise SourceError(f"{path}: {e}") from e
         fmt = "gpkg"
-    sha, size = _sha256(path)
+    sha, size = sha256_of(path)
     table = table_of(res, name=path.name, sha256=sha, size=size, source_format=fmt)
     if res.tables is not None:
         table.register = Register.from_result(res, name=path.name, sha256=sha)
