@@ -12,6 +12,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/testdata.py, f
 
 from testdata import SAMPLE, build_sample_index  # noqa: E402
 
+#: The fixtures that start a real process (gunicorn, redis-server): a test that uses one is
+#: ``slow`` (pyproject.toml's markers), whatever its module says, so that `make check` starts none.
+PROCESS_FIXTURES = frozenset({"live_server", "redis_server"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session")
 def sample_source() -> Path:

@@ -21,6 +21,13 @@ EVAL_DIR = Path(os.environ.get("ADDRESS_EVAL_DIR", REPO.parent / "shared" / "eva
 SAMPLE = DATA_DIR / "nl-addresses-sample.csv.zst"
 
 
+def parts(n: int) -> list:
+    """`n` parts of a long comparison, for ``@pytest.mark.parametrize("part", parts(n))``: the
+    first is in `make check`'s fast loop, the others are ``slow`` (`make test` runs them all),
+    and pytest-xdist spreads them over the cores."""
+    return [pytest.param(part, marks=() if part == 0 else pytest.mark.slow) for part in range(n)]
+
+
 def build_sample_index(out_dir: Path) -> Path:
     """Build the sample index with the documented command (`python -m engine build`); return its
     directory."""

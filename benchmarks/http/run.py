@@ -3,7 +3,7 @@
     python benchmarks/http/run.py --index indexes/current [--workers uvicorn,gthread,sync]
                                   [--stores sqlite,redis] [--repeat 3] [--duration 6]
                                   [--connections 32] [--limits 1,5,10] [--profile DIR]
-                                  [--compare TREE] [--canned] [--perf]
+                                  [--compare TREE [--compare-index DIR]] [--canned] [--perf]
 
 For each worker class it starts, under ``server/gunicorn.conf.py`` on free loopback ports, the
 service once per key store (keys, rate limits and metrics on, as in production) and a trivial
@@ -37,7 +37,8 @@ and what is left to the interpreter, are then measured, not inferred.
 
 ``--compare TREE`` serves each store a second time from another checkout (``compared-STORE``:
 its ``server/`` and its ``engine/``, built in place), so that a change is measured against the
-code before it in the same run, a few seconds apart, with the same fixed body.
+code before it in the same run, a few seconds apart, with the same fixed body;
+``--compare-index DIR`` gives it an index of its own format (default: ``--index``).
 
 Loopback only; every wrk run is bounded by ``--duration``; every process started is stopped.
 """
@@ -353,6 +354,7 @@ def main() -> int:
         help="also serve each store from this other checkout (engine built in place), e.g. "
         "`git archive main | tar -x -C TREE`: before and after in the same run",
     )
+    ap.add_argument("--compare-index", metavar="DIR", help="the index --compare TREE serves (default: --index)")
     ap.add_argument("--profile", help="record one worker of each service with py-spy into this directory")
     ap.add_argument("--profile-rate", type=int, default=50, help="py-spy samples per second (--profile)")
     ap.add_argument("--perf", action="store_true", help="split the workers' CPU time by where it ran (Linux perf)")
@@ -429,6 +431,8 @@ def main() -> int:
                 targets.append((f"service-{store}", server, "paths", keys[store]))
                 if args.compare:
                     env = {**env, "PROMETHEUS_MULTIPROC_DIR": str(tmp / f"metrics-{worker}-{store}-compare")}
+                    if args.compare_index:
+                        env["ADDRESS_INDEX"] = args.compare_index
                     log = tmp / f"gunicorn-{worker}-{store}-compare.log"
                     server = Gunicorn(worker, None, env, log, Path(args.compare).resolve())
                     started.append(server)

@@ -107,6 +107,9 @@ def _brute_nearest(index, lat, lon, limit, radius=None, keep=None):
     if radius is not None:
         inside = np.sqrt(d2) * M_PER_UDEG <= radius
         d2, rows = d2[inside], rows[inside]
+    if len(d2) > limit:  # only the `limit` nearest and their ties need sorting
+        near = d2 <= np.partition(d2, limit - 1)[limit - 1]
+        d2, rows = d2[near], rows[near]
     order = np.lexsort((rows, d2))[:limit]
     return [(int(rows[i]), round(float(np.sqrt(d2[i])) * M_PER_UDEG, 1)) for i in order]
 

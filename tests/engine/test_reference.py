@@ -15,7 +15,7 @@ import random
 import re
 
 import pytest
-from testdata import EVAL_DIR
+from testdata import EVAL_DIR, parts
 
 from engine import _core
 from engine._core import query_tokens
@@ -252,12 +252,12 @@ def _compare(compiled, reference, queries, **kw) -> tuple[int, list[str]]:
     return n, bad
 
 
-#: The long comparisons run in this many parts, so that `make check` (pytest-xdist) spreads them
-#: over the cores; together the parts compare every query.
+#: The long comparisons run in this many parts (``testdata.parts``: `make check` runs the first,
+#: `make test` all); together the parts compare every query.
 PARTS = 4
 
 
-@pytest.mark.parametrize("part", range(PARTS))
+@pytest.mark.parametrize("part", parts(PARTS))
 def test_the_twins_agree_on_queries_made_from_the_sample(sample_index, reference, part):
     queries = _queries(sample_index.arrays)
     assert len(queries) > 200
@@ -265,14 +265,15 @@ def test_the_twins_agree_on_queries_made_from_the_sample(sample_index, reference
     assert not bad, f"{len(bad)} of {n} comparisons differ:\n" + "\n".join(bad[:30])
 
 
-@pytest.mark.parametrize(("lat", "lon"), [(52.09, 5.12), (53.2, 6.56), (51.44, 3.57)])
+@pytest.mark.parametrize(("lat", "lon"), [(52.09, 5.12), pytest.param(53.2, 6.56, marks=pytest.mark.slow),
+                                          pytest.param(51.44, 3.57, marks=pytest.mark.slow)])
 def test_the_twins_agree_with_a_focus_point(sample_index, reference, lat, lon):
     queries = _queries(sample_index.arrays)[::7]
     n, bad = _compare(sample_index, reference, queries, lat=lat, lon=lon)
     assert not bad, f"{len(bad)} of {n} comparisons differ:\n" + "\n".join(bad[:30])
 
 
-@pytest.mark.parametrize("part", range(PARTS))
+@pytest.mark.parametrize("part", parts(PARTS))
 def test_the_twins_agree_on_public_eval_queries(sample_index, reference, part):
     path = EVAL_DIR / "queries-public.jsonl"
     if not path.exists():
@@ -367,7 +368,8 @@ _SOUNDS = ((r"(?<!s)ch", "g"), (r"chr", "kr"), (r"c(?=[aoulr])", "k"), (r"ph", "
            (r"sch\b", "s"), (r"d\b", "t"), (r"dh", "th"), (r"ie", "i"), (r"uy", "ui"))
 
 
-def test_the_twins_agree_on_words_that_sound_alike(sample_index, reference):
+@pytest.mark.parametrize("part", parts(PARTS))
+def test_the_twins_agree_on_words_that_sound_alike(sample_index, reference, part):
     """A sound spelt otherwise, whole and still being typed, with and without the place: both
     find the same sound-alikes of every word (the engine in the index's tokens sorted by sound
     key, the twin by keying every token), and keep them beside the slips looked for after."""
@@ -385,7 +387,7 @@ def test_the_twins_agree_on_words_that_sound_alike(sample_index, reference):
     queries += ["agterweg", "ofstraat 5 groningen", "kristiaan", "agterw 2 gron", "dorpstraat 10 rosmalen",
                 "bosstraat 5 maastricht", "haagse bluf 12", "raatuisplein", "ofstr", "mollenw 1"]
     assert len(queries) > 200
-    n, bad = _compare(sample_index, reference, queries)
+    n, bad = _compare(sample_index, reference, queries[part::PARTS])
     assert not bad, f"{len(bad)} of {n} comparisons differ:\n" + "\n".join(bad[:30])
 
 
