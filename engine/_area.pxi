@@ -128,21 +128,48 @@ cdef int _postcode_range(str text, int32_t* lo, int32_t* hi) except -2:
     """The range of postcode codes (digits * 676 + letters, as pc_code) that a postcode area
     of 4 digits, 4 digits and a letter, or a whole postcode (any case, a space or none before
     the letters) covers; -1 (no exception) when the text is none of these."""
-    cdef str t = "".join(text.split()).upper()
-    cdef int n = len(t), digits, i
-    if n < 4 or n > 6 or not t[:4].isdigit() or not t[:4].isascii() or t[0] == "0":
-        return -1
-    for i in range(4, n):
-        if not ("A" <= t[i] <= "Z"):
+    cdef char a[7]
+    cdef int n = 0, digits, i, k
+    cdef Py_UCS4 c
+    cdef str t
+    # PERF (issue 39): ASCII text is read in C (the str methods were a third of a postcode
+    # look-up); text with any other character (a space, or a letter whose upper case is
+    # ASCII: "ſ") by str's own rules of spaces and upper case
+    for c in text:
+        k = <int>c
+        if k > 127:
+            n = -1
+            break
+        if k == 32 or 9 <= k <= 13 or 28 <= k <= 31:  # the ASCII spaces of str.split()
+            continue
+        if n == 7:
             return -1
-    digits = int(t[:4])
+        a[n] = <char>(k - 32 if 97 <= k <= 122 else k)
+        n += 1
+    if n < 0:
+        t = "".join(text.split()).upper()
+        n = len(t)
+        if n > 6 or not t.isascii():
+            return -1
+        for i in range(n):
+            a[i] = <char>ord(t[i])
+    if n < 4 or n > 6 or a[0] == 48:
+        return -1
+    digits = 0
+    for i in range(4):
+        if not 48 <= a[i] <= 57:
+            return -1
+        digits = digits * 10 + a[i] - 48
+    for i in range(4, n):
+        if not 65 <= a[i] <= 90:
+            return -1
     lo[0] = digits * 676
     hi[0] = digits * 676 + 675
     if n >= 5:
-        lo[0] += (ord(t[4]) - 65) * 26
+        lo[0] += (a[4] - 65) * 26
         hi[0] = lo[0] + 25
     if n == 6:
-        lo[0] += ord(t[5]) - 65
+        lo[0] += a[5] - 65
         hi[0] = lo[0]
     return 0
 

@@ -134,7 +134,6 @@ def _may_start_word(index: Index, w: bytes) -> bool:
 def _number_lower_bound(index: Index, lo: int, hi: int, number: int, is_pc: bool = False) -> int:
     """The first position of the run [lo, hi) of house numbers not below `number` (hi if none)."""
 def check_arguments(q: Any, limit: Any, lat: Any, lon: Any) -> tuple[int, float | None, float | None]: ...
-def _coordinate(value: Any, name: str, bound: float) -> float: ...
 
 # --- engine/_batch.pxi: what engine/hits.py and engine/match.py use ---------------------------
 FOUND_HOW: dict[int, str]        # how a search found its hits: "none", "typed", "slip", "retry"

@@ -504,6 +504,14 @@ cdef class Index:
         _fill_blocks(d)
         d.block3 = _block3(d)
         d.pfx_bits = _pfx_filter(d)
+        d.pc_first = _pc_firsts(d)
+        if d.pc_first == NULL:
+            raise MemoryError("no memory for the postcode table")
+        if len(arrays["s_blob"]) >= 1 << 32:
+            raise ValueError("the names table is larger than 4 GiB")
+        d.g_names = _group_names(d)
+        if d.g_names == NULL:
+            raise MemoryError(f"no memory for the names of {d.n_groups:,} groups")
 
     def __dealloc__(self):
         self._free_tables()
@@ -516,6 +524,10 @@ cdef class Index:
         self.d.pfx_bits = NULL
         free(self.d.tok_key)
         self.d.tok_key = NULL
+        free(self.d.pc_first)
+        self.d.pc_first = NULL
+        free(self.d.g_names)
+        self.d.g_names = NULL
 
     def _provinces(self, dict arrays):
         """The string id of each province a REGION_WORDS word names, or -1: looked up in the
@@ -729,17 +741,17 @@ cdef class Index:
     def lookup_ids(self, postcode, number, *, letter=None, addition=None):
         """Return the address rows of a postcode and house number (`_lookup.pxi`): every one,
         in the register's order, narrowed by the letter and addition when given."""
-        return _lookup(self, postcode, number, letter, addition)
+        return _lookup(self, postcode, number, letter, addition, False)
 
     def lookup_json(self, postcode, number, *, letter=None, addition=None):
         """Return the body {"hits":[...]} of `lookup_ids` as JSON bytes."""
-        return _lookup_json(self, postcode, number, letter, addition)
+        return _lookup(self, postcode, number, letter, addition, True)
 
     def reverse_ids(self, lat, lon, *, limit=5, radius=None, area=None):
         """Return [(address row, metres to a tenth), ...] of the `limit` addresses nearest to
         the point, nearest first (ties: by row), within `radius` metres when given, inside
         `area` (an AreaSpec of this index, or None)."""
-        return _reverse(self, lat, lon, limit, radius, area)
+        return _reverse(self, lat, lon, limit, radius, area, False)
 
     def reverse_json(self, lat, lon, *, limit=5, radius=None, municipality=None, locality=None,
                      province=None, postcode=None, bbox=None):
@@ -751,7 +763,7 @@ cdef class Index:
                 or bbox is not None:
             area = self.area(municipality=municipality, locality=locality, province=province,
                              postcode=postcode, bbox=bbox)
-        return _reverse_json(self, lat, lon, limit, radius, area)
+        return _reverse(self, lat, lon, limit, radius, area, True)
 
     cdef list _run(self, q, limit, lat, lon, area, dict trace):
         """The ids of the hits; when `trace` is a dict, the readings tried go into it."""
@@ -1054,7 +1066,7 @@ def read_plain_query(bytes raw not None):
     return text, limit
 
 
-def _coordinate(value, str name, double bound):
+cdef double _coordinate(value, str name, double bound) except? -1:
     cdef double v
     if type(value) is not float and type(value) is not int:  # PERF: the usual types go straight on
         if isinstance(value, bool) or not isinstance(value, (numbers.Real, Decimal)):

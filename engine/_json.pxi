@@ -206,18 +206,39 @@ cdef void _put_highlights(Buf* b, const Piece* pieces, int n) noexcept nogil:
     b.n += 1
 
 
+# PERF (issue 39): a hit's names were three reads deep (the group's four string ids, their
+# offsets, their text: a cache miss each, the first two in eight places); the record of each
+# group's names, made when the index opens (32 bytes a group: 7.6 MB for the country), leaves
+# two (the record, the text)
+cdef GroupNames* _group_names(const Data* d) noexcept nogil:
+    """d.g_names: the GroupNames of every group; NULL when out of memory (the caller raises)."""
+    cdef GroupNames* t = <GroupNames*>malloc(max(d.n_groups, 1) * sizeof(GroupNames))
+    cdef int32_t g, k, sid
+    cdef const int32_t* ids[4]
+    if t == NULL:
+        return NULL
+    ids[0], ids[1], ids[2], ids[3] = d.g_street, d.g_locality, d.g_municipality, d.g_province
+    for g in range(d.n_groups):
+        for k in range(4):
+            sid = ids[k][g]
+            t[g].off[k] = <uint32_t>d.s_off[sid]
+            t[g].len[k] = <uint32_t>(d.s_off[sid + 1] - d.s_off[sid])
+    return t
+
+
 cdef void _put_hit(Buf* b, const Data* d, int32_t a, const Piece* pieces, int npieces) noexcept nogil:
     cdef int32_t g = d.a_group[a]
+    cdef const GroupNames* gn = &d.g_names[g]
     cdef char letter = <char>d.a_letter[a]
     cdef int32_t add = d.a_addition[a]
     cdef int64_t ao = d.add_off[add]
     cdef Py_ssize_t alen = d.add_off[add + 1] - ao
     cdef int32_t number = d.a_number[a], postcode = d.a_postcode[a]
-    cdef Py_ssize_t nstreet, nplace, nmuni, nprov
-    cdef const char* street = _name(d, d.g_street[g], &nstreet)
-    cdef const char* place = _name(d, d.g_locality[g], &nplace)
-    cdef const char* muni = _name(d, d.g_municipality[g], &nmuni)
-    cdef const char* prov = _name(d, d.g_province[g], &nprov)
+    cdef Py_ssize_t nstreet = gn.len[0], nplace = gn.len[1], nmuni = gn.len[2], nprov = gn.len[3]
+    cdef const char* street = <const char*>d.s_blob + gn.off[0]
+    cdef const char* place = <const char*>d.s_blob + gn.off[1]
+    cdef const char* muni = <const char*>d.s_blob + gn.off[2]
+    cdef const char* prov = <const char*>d.s_blob + gn.off[3]
     # the fixed parts, the names (street and place twice), the addition twice, at most 20
     # bytes for each of the 6 numbers written (number and postcode twice, lat, lon) and 8 for
     # the single ones (the letter twice, the spaces, the hyphen)
@@ -277,7 +298,7 @@ cdef void _put_hit(Buf* b, const Data* d, int32_t a, const Piece* pieces, int np
 
 cdef void _fetch_hits(const Data* d, const int* hits, int n) noexcept nogil:
     """PERF: fetch what the hits' JSON reads, level by level for all of them at once (the
-    address row, its group's names, their offsets, their text), so that the cache misses of a
+    address row, its group's names (`_group_names`), their text), so that the cache misses of a
     cold query overlap instead of following one another field by field (a fifth of the time
     of a query with two slips was its rendering)."""
     cdef int i
@@ -292,22 +313,14 @@ cdef void _fetch_hits(const Data* d, const int* hits, int n) noexcept nogil:
         _prefetch(&d.a_lat[a])
         _prefetch(&d.a_lon[a])
     for i in range(n):
-        g = d.a_group[hits[i]]
-        _prefetch(&d.g_street[g])
-        _prefetch(&d.g_locality[g])
-        _prefetch(&d.g_municipality[g])
-        _prefetch(&d.g_province[g])
+        _prefetch(&d.g_names[d.a_group[hits[i]]])
         _prefetch(&d.add_off[d.a_addition[hits[i]]])
     for i in range(n):
         g = d.a_group[hits[i]]
-        _prefetch(&d.s_off[d.g_street[g]])
-        _prefetch(&d.s_off[d.g_locality[g]])
-        _prefetch(&d.s_off[d.g_municipality[g]])
-    for i in range(n):
-        g = d.a_group[hits[i]]
-        _prefetch(d.s_blob + d.s_off[d.g_street[g]])
-        _prefetch(d.s_blob + d.s_off[d.g_locality[g]])
-        _prefetch(d.s_blob + d.s_off[d.g_municipality[g]])
+        _prefetch(d.s_blob + d.g_names[g].off[0])
+        _prefetch(d.s_blob + d.g_names[g].off[1])
+        _prefetch(d.s_blob + d.g_names[g].off[2])
+        _prefetch(d.s_blob + d.g_names[g].off[3])
 
 
 cdef int _render(const Data* d, const int* hits, int n, int limit, Buf* b, const Explained* ex) noexcept nogil:

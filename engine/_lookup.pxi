@@ -19,8 +19,10 @@ def _name_of(Index index, int32_t sid):
     return _string(&index.d, sid)
 
 
-def _lookup_arguments(postcode, number, letter, addition):
-    """(postcode code, number, letter (0: any), addition bytes lower case or None)."""
+cdef object _lookup_arguments(postcode, number, letter, addition, int32_t* code, int* number_out,
+                              int* letter_out):
+    """Check a look-up's arguments: the postcode's code, the number and the letter (0: any)
+    into the outputs; return the addition as lower-case bytes, or None (any)."""
     cdef int32_t lo, hi
     if not isinstance(postcode, str):
         raise TypeError(f"postcode must be a str, not {type(postcode).__name__}")
@@ -33,13 +35,15 @@ def _lookup_arguments(postcode, number, letter, addition):
                          parameter="postcode")
     if not 1 <= number <= NUMBER_MAX:
         raise QueryError(f"number must be an integer from 1 to {NUMBER_MAX}", parameter="number")
-    cdef int L = 0
+    code[0] = lo
+    number_out[0] = number
+    letter_out[0] = 0
     if letter is not None:
         if not isinstance(letter, str):
             raise TypeError(f"letter must be a str, not {type(letter).__name__}")
         if len(<str>letter) != 1 or not ("a" <= (<str>letter).lower() <= "z"):
             raise QueryError("letter must be one letter, A to Z", parameter="letter")
-        L = ord((<str>letter).lower())
+        letter_out[0] = ord((<str>letter).lower())
     add = None
     if addition is not None:
         if not isinstance(addition, str):
@@ -48,24 +52,21 @@ def _lookup_arguments(postcode, number, letter, addition):
                 or not (<str>addition).isalnum():
             raise QueryError(f"addition must be 1 to {ADDITION_MAX} letters and digits", parameter="addition")
         add = (<str>addition).lower().encode()
-    return lo, number, L, add
+    return add
 
 
-cdef list _lookup_rows(const Data* d, int32_t code, int number, int letter, bytes add):
+cdef int _lookup_rows(const Data* d, int32_t code, int number, int letter, const char* want, int wlen,
+                      int32_t* out, int cap) noexcept nogil:
     """The address rows of postcode `code` and house `number`, in the order of the register
     (pc_addr: by row, which is by street, then letter, then addition), narrowed by the letter
-    and addition when given (case-insensitive)."""
-    cdef int p = _pc_index(d, code), hi, i, k, alen
+    (0: any) and the lower-case addition `want` (NULL: any) when given (case-insensitive): the
+    first `cap` of them into `out`; return how many there are (more than cap: call again with
+    room for all)."""
+    cdef int p = _pc_index(d, code), hi, i, k, alen, n = 0
     cdef int32_t a, add_id
     cdef const uint8_t* A
-    cdef const char* want = NULL
-    cdef int wlen = 0
-    cdef list out = []
     if p >= d.n_pc or d.pc_code[p] != code:
-        return out
-    if add is not None:
-        want = <const char*>add
-        wlen = len(add)
+        return 0
     hi = d.pc_start[p + 1]
     i = _lower_bound_number(d, d.pc_start[p], hi, number, True)
     while i < hi:
@@ -86,22 +87,52 @@ cdef list _lookup_rows(const Data* d, int32_t code, int number, int letter, byte
                 k += 1
             if k < alen:
                 continue
-        out.append(a)
-    return out
+        if n < cap:
+            out[n] = a
+        n += 1
+    return n
 
 
-def _lookup(Index index, postcode, number, letter, addition):
-    """The address rows of a look-up (`Index.lookup_ids`)."""
-    code, n, L, add = _lookup_arguments(postcode, number, letter, addition)
-    index._check_open()
-    return _lookup_rows(&index.d, code, n, L, add)
+# PERF (issue 39): the rows of a look-up go into this many on the stack; a postcode and number
+# with more addresses (a block of flats can have hundreds) is looked up again with room for all
+DEF LOOKUP_ROWS = 64
 
 
-cdef bytes _hits_json(const Data* d, list rows, const double* metres, int limit):
+cdef object _lookup(Index index, postcode, number, letter, addition, bint as_json):
+    """The address rows of a look-up (`Index.lookup_ids`), or their body {"hits":[...]} as
+    JSON bytes (`Index.lookup_json`)."""
+    cdef int32_t code
+    cdef int n_number, L, n, i, wlen = 0
+    cdef int32_t rows[LOOKUP_ROWS]
+    cdef int32_t* many = NULL
+    cdef const int32_t* got = rows
+    cdef const char* want = NULL
+    add = _lookup_arguments(postcode, number, letter, addition, &code, &n_number, &L)
+    if add is not None:
+        want = <const char*>(<bytes>add)
+        wlen = len(<bytes>add)
+    index._enter()
+    try:
+        n = _lookup_rows(&index.d, code, n_number, L, want, wlen, rows, LOOKUP_ROWS)
+        if n > LOOKUP_ROWS:
+            many = <int32_t*>malloc(n * sizeof(int32_t))
+            if many == NULL:
+                raise MemoryError()
+            _lookup_rows(&index.d, code, n_number, L, want, wlen, many, n)
+            got = many
+        if as_json:
+            return _hits_json(&index.d, got, n, NULL, 0)
+        return [got[i] for i in range(n)]
+    finally:
+        free(many)
+        index._leave()
+
+
+cdef bytes _hits_json(const Data* d, const int32_t* rows, int n, const double* metres, int limit):
     """The body {"hits":[...]} of these rows (with "limit" when limit > 0), each hit with its
     "distance" in metres when `metres` is given (one decimal)."""
     cdef Buf b
-    cdef int i, n = len(rows)
+    cdef int i
     cdef int64_t tenths
     b.cap = 2048 + 700 * n
     b.n = 0
@@ -109,38 +140,30 @@ cdef bytes _hits_json(const Data* d, list rows, const double* metres, int limit)
     if b.p == NULL:
         raise MemoryError()
     try:
-        _puts(&b, "{\"hits\":[")
-        for i in range(n):
-            if i:
-                _put(&b, ",", 1)
-            _put_hit(&b, d, <int32_t>rows[i], NULL, 0)
-            if metres != NULL:
-                b.n -= 1   # the hit's closing brace
-                _puts(&b, ",\"distance\":")
-                tenths = _tenths(metres[i])
-                _put_int(&b, tenths // 10)
-                _put(&b, ".", 1)
-                _put_int(&b, tenths % 10)
-                _put(&b, "}", 1)
-        _put(&b, "]", 1)
-        if limit > 0:
-            _puts(&b, ",\"limit\":")
-            _put_int(&b, limit)
-        _put(&b, "}", 1)
+        with nogil:
+            # PERF: what the hits read is fetched for all of them at once (as `_render` does)
+            _fetch_hits(d, <const int*>rows, n if n <= MAXLIMIT else MAXLIMIT)
+            _puts(&b, "{\"hits\":[")
+            for i in range(n):
+                if i:
+                    _put(&b, ",", 1)
+                _put_hit(&b, d, rows[i], NULL, 0)
+                if metres != NULL:
+                    b.n -= 1   # the hit's closing brace
+                    _puts(&b, ",\"distance\":")
+                    tenths = _tenths(metres[i])
+                    _put_int(&b, tenths // 10)
+                    _put(&b, ".", 1)
+                    _put_int(&b, tenths % 10)
+                    _put(&b, "}", 1)
+            _put(&b, "]", 1)
+            if limit > 0:
+                _puts(&b, ",\"limit\":")
+                _put_int(&b, limit)
+            _put(&b, "}", 1)
         return PyBytes_FromStringAndSize(b.p, b.n)
     finally:
         free(b.p)
-
-
-def _lookup_json(Index index, postcode, number, letter, addition):
-    """The body of a look-up (`Index.lookup_json`)."""
-    code, n, L, add = _lookup_arguments(postcode, number, letter, addition)
-    index._enter()
-    try:
-        rows = _lookup_rows(&index.d, code, n, L, add)
-        return _hits_json(&index.d, rows, NULL, 0)
-    finally:
-        index._leave()
 
 
 cdef inline int64_t _tenths(double metres) noexcept nogil:
@@ -189,26 +212,9 @@ cdef int _near_arguments(Index index, lat, lon, limit, radius, Nearest* r) excep
     return 0
 
 
-def _reverse(Index index, lat, lon, limit, radius, AreaSpec area):
-    """[(address row, metres), ...] nearest first (`Index.reverse_ids`)."""
-    cdef Nearest r
-    cdef Area none
-    cdef const Area* a = &area.a if area is not None else &none
-    cdef int i
-    none.on = 0
-    if _near_arguments(index, lat, lon, limit, radius, &r):
-        return []
-    index._enter()
-    try:
-        with nogil:
-            _nearest(&index.d, a, &r)
-        return [(r.addr[i], _tenths(sqrt(r.d2[i]) * METRES_PER_MICRODEGREE) / 10.0) for i in range(r.n)]
-    finally:
-        index._leave()
-
-
-def _reverse_json(Index index, lat, lon, limit, radius, AreaSpec area):
-    """The body of a reverse search (`Index.reverse_json`): {"hits":[...],"limit":N}."""
+cdef object _reverse(Index index, lat, lon, limit, radius, AreaSpec area, bint as_json):
+    """[(address row, metres), ...] nearest first (`Index.reverse_ids`), or their body
+    {"hits":[...],"limit":N} as JSON bytes (`Index.reverse_json`)."""
     cdef Nearest r
     cdef Area none
     cdef const Area* a = &area.a if area is not None else &none
@@ -217,13 +223,15 @@ def _reverse_json(Index index, lat, lon, limit, radius, AreaSpec area):
     none.on = 0
     metres[0] = 0
     if _near_arguments(index, lat, lon, limit, radius, &r):
-        return _hits_json(&index.d, [], metres, r.k)
+        return _hits_json(&index.d, r.addr, 0, metres, r.k) if as_json else []
     index._enter()
     try:
         with nogil:
             _nearest(&index.d, a, &r)
             for i in range(r.n):
                 metres[i] = sqrt(r.d2[i]) * METRES_PER_MICRODEGREE
-        return _hits_json(&index.d, [r.addr[i] for i in range(r.n)], metres, r.k)
+        if as_json:
+            return _hits_json(&index.d, r.addr, r.n, metres, r.k)
+        return [(r.addr[i], _tenths(metres[i]) / 10.0) for i in range(r.n)]
     finally:
         index._leave()

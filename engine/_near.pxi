@@ -119,6 +119,22 @@ cdef int _nearest(const Data* d, const Area* area, Nearest* r) noexcept nogil:
         stack[top] = far
         stack[top + 1] = near
         top += 2
+        # PERF (issue 39): fetch what the nearer child reads next while this step ends: its
+        # children's boxes and theirs (two levels down), or, a leaf, its addresses' points
+        if near < first_leaf:
+            _prefetch(d.rv_box + 4 * (2 * near + 1))
+            _prefetch(d.rv_box + 4 * (2 * near + 2) + 3)
+            if 2 * near + 1 < first_leaf:
+                _prefetch(d.rv_box + 4 * (4 * near + 3))
+                _prefetch(d.rv_box + 4 * (4 * near + 6) + 3)
+        else:
+            j = near - first_leaf
+            lo = (j * n) >> d.rv_depth
+            hi = ((j + 1) * n) >> d.rv_depth
+            _prefetch(d.rv_lat + lo)
+            _prefetch(d.rv_lat + hi - 1)
+            _prefetch(d.rv_lon + lo)
+            _prefetch(d.rv_lon + hi - 1)
     return r.n
 
 

@@ -425,8 +425,33 @@ cdef void _pool_add(Search* s, int32_t g, float score, float text_pen, int inter
                 s.floor = s.pool[i].score
 
 
+# PERF (issue 39): a postcode's place in pc_code (460,000 codes) was a binary search of 19
+# steps, the last ones cache misses; the table of where each four digits start (40 KB, made
+# when the index opens) leaves a search among that area's few letters (at most 676).
+cdef int32_t* _pc_firsts(const Data* d) noexcept nogil:
+    """d.pc_first: the first index of pc_code at or above each digits * 676 (0..9999), then
+    n_pc; NULL when out of memory (the caller raises)."""
+    cdef int32_t* t = <int32_t*>malloc((PC_AREAS + 1) * sizeof(int32_t))
+    cdef int k, p = 0
+    if t == NULL:
+        return NULL
+    for k in range(PC_AREAS):
+        while p < d.n_pc and d.pc_code[p] < k * 676:
+            p += 1
+        t[k] = p
+    t[PC_AREAS] = d.n_pc
+    return t
+
+
 cdef inline int _pc_index(const Data* d, int code) noexcept nogil:
-    return _lower_bound(d.pc_code, 0, d.n_pc, code)
+    """The first index of pc_code whose code is not below `code` (n_pc when none is)."""
+    cdef int k
+    if code < 0:
+        return 0
+    k = code // 676
+    if k >= PC_AREAS:
+        return _lower_bound(d.pc_code, d.pc_first[PC_AREAS - 1], d.n_pc, code)
+    return _lower_bound(d.pc_code, d.pc_first[k], d.pc_first[k + 1], code)
 
 
 cdef inline int _pc_find(const Data* d, const char* digits, const char* letters) noexcept nogil:

@@ -4,6 +4,7 @@
                                   [--stores sqlite,redis] [--repeat 3] [--duration 6]
                                   [--connections 32] [--limits 1,5,10] [--profile DIR]
                                   [--compare TREE [--compare-index DIR]] [--canned] [--perf]
+                                  [--endpoints address,postcode,reverse] [--requests 10000]
 
 For each worker class it starts, under ``server/gunicorn.conf.py`` on free loopback ports, the
 service once per key store (keys, rate limits and metrics on, as in production) and a trivial
@@ -13,7 +14,22 @@ repeat and limit, every store's service (real queries of ``../shared/eval/querie
 every query in turn, against ``/v1/address``) and the fixed body, so that each ratio compares
 runs a few seconds apart on a machine whose speed drifts. It prints req/s, p50 and p99 of
 every run, then the medians over the repeats and the median of the per-repeat ratios
-service / fixed body; a JSON line per run goes to ``--json`` if given. ``cpu µs`` is the CPU
+service / fixed body; a JSON line per run goes to ``--json`` if given.
+
+``--endpoints`` (default ``address``) names the endpoints loaded, each against a fixed body of
+ITS OWN mean response size (a workload: a file of request paths, a fixed-body route, a size):
+
+- ``address``: ``/v1/address`` with the public queries, one workload per limit (``1``, ``5``,
+  ``10``: the fixed bodies ``/fixed/1`` ...);
+- ``postcode``: ``/v1/address/postcode?country=NLD&postcode=..&number=..`` of ``--requests``
+  addresses drawn at random from the index (seed 39; their postcode and house number, as a
+  checkout form sends them), one workload ``postcode`` (``/fixed/postcode``);
+- ``reverse``: ``/v1/address/reverse?country=NLD&lat=..&lon=..&limit=N`` of ``--requests``
+  points, each a random address's point moved by a normal offset of 500 m each way (as
+  ``benchmarks/test_questions_latency.py`` draws them), one workload per limit
+  (``reverse-5``: ``/fixed/reverse-5``).
+
+The ratio of each workload is its service's req/s over its own fixed body's. ``cpu µs`` is the CPU
 time the server's workers used per request during the run (from /proc): unlike req/s it
 hardly depends on what else the machine runs, so it shows what a change to the request path
 buys even on a busy machine.
@@ -34,6 +50,9 @@ it ran: the engine (``engine/_core``), the Python interpreter (``libpython``: ou
 and uvicorn alike), the kernel (loopback TCP, system calls, context switches), the event loop
 and HTTP parser (uvloop, httptools), the C library and the rest. The engine's share under load,
 and what is left to the interpreter, are then measured, not inferred.
+
+``--canned`` looks up the answers of ``/v1/address`` only: on the other endpoints it is the
+service itself.
 
 ``--compare TREE`` serves each store a second time from another checkout (``compared-STORE``:
 its ``server/`` and its ``engine/``, built in place), so that a change is measured against the
@@ -294,20 +313,21 @@ def _errors(r: dict) -> int:
     return r["connect_errors"] + r["read_errors"] + r["write_errors"] + r["timeouts"]
 
 
-def summarize(results: list[dict], stores: list[str], limits: list[int], worker: str) -> list[str]:
-    """The medians over the repeats, and the median ratio service / fixed body per repeat."""
+def summarize(results: list[dict], stores: list[str], loads: list[str], worker: str) -> list[str]:
+    """The medians over the repeats, and the median ratio service / fixed body per repeat, of
+    each workload (`workloads`)."""
     lines = []
     mine = [r for r in results if r["worker"] == worker]
-    for limit in limits:
-        fixed = {r["repeat"]: r for r in mine if r["app"] == FIXED and r["limit"] == limit}
+    for load in loads:
+        fixed = {r["repeat"]: r for r in mine if r["app"] == FIXED and r["load"] == load}
         for app in [*(f"{kind}-{s}" for s in stores for kind in ("service", COMPARED)), CANNED, FIXED]:
-            runs = [r for r in mine if r["app"] == app and r["limit"] == limit]
+            runs = [r for r in mine if r["app"] == app and r["load"] == load]
             if not runs:
                 continue
             ratios = [r["rps"] / fixed[r["repeat"]]["rps"] for r in runs if r["repeat"] in fixed and app != FIXED]
             ratio = f"{statistics.median(ratios):.2f}" if ratios else ""
             lines.append(
-                f"{worker:<8} {app:<16} {limit:>5} {statistics.median(r['rps'] for r in runs):>9.0f} "
+                f"{worker:<8} {app:<16} {load:>10} {statistics.median(r['rps'] for r in runs):>9.0f} "
                 f"{statistics.median(r['p50_us'] for r in runs) / 1e3:>7.2f} "
                 f"{statistics.median(r['p99_us'] for r in runs) / 1e3:>7.2f} "
                 f"{statistics.median(r['cpu_us'] for r in runs):>6.1f} {ratio:>6} "
@@ -316,18 +336,67 @@ def summarize(results: list[dict], stores: list[str], limits: list[int], worker:
     return lines
 
 
-def summarize_perf(results: list[dict], limits: list[int]) -> list[str]:
+def summarize_perf(results: list[dict], loads: list[str]) -> list[str]:
     """``--perf``: the medians over the repeats of each part's CPU µs per request."""
-    lines = [f"{'worker':<8} {'app':<16} {'limit':>5} {'cpu µs':>6} " + " ".join(f"{n:>9}" for n in PERF_NAMES)]
+    lines = [f"{'worker':<8} {'app':<16} {'load':>10} {'cpu µs':>6} " + " ".join(f"{n:>9}" for n in PERF_NAMES)]
     for key in sorted({(r["worker"], r["app"]) for r in results if "perf" in r}):
-        for limit in limits:
-            runs = [r for r in results if (r["worker"], r["app"]) == key and r["limit"] == limit and "perf" in r]
+        for load in loads:
+            runs = [r for r in results if (r["worker"], r["app"]) == key and r["load"] == load and "perf" in r]
             if runs:
                 parts = [statistics.median(r["cpu_us"] * r["perf"][n] for r in runs) for n in PERF_NAMES]
                 cpu = statistics.median(r["cpu_us"] for r in runs)
                 cells = " ".join(f"{x:>9.1f}" for x in parts)
-                lines.append(f"{key[0]:<8} {key[1]:<16} {limit:>5} {cpu:>6.1f} {cells}")
+                lines.append(f"{key[0]:<8} {key[1]:<16} {load:>10} {cpu:>6.1f} {cells}")
     return lines
+
+
+ENDPOINTS = ("address", "postcode", "reverse")
+
+
+def _postcode_text(code: int) -> str:
+    """A postcode code of the index (digits * 676 + letters) as people write it: 1012LG."""
+    digits, letters = divmod(int(code), 676)
+    return f"{digits}{chr(65 + letters // 26)}{chr(65 + letters % 26)}"
+
+
+def workloads(index, endpoints: list[str], limits: list[int], queries: list[str], n: int, tmp: Path) -> list[dict]:
+    """The workloads of ``--endpoints`` (the module's docstring): each a dict of its name
+    (``load``), its endpoint and limit (0: none), its file of request paths, its fixed-body
+    route's file and the mean size of its real responses, which that route answers."""
+    import numpy as np
+
+    out = []
+
+    def add(load: str, endpoint: str, limit: int, paths: list[str], bodies: list[bytes]) -> None:
+        (tmp / f"paths-{load}.txt").write_text("".join(f"{p}\n" for p in paths))
+        (tmp / f"fixed-{load}.txt").write_text(f"/fixed/{load}\n")
+        out.append({"load": load, "endpoint": endpoint, "limit": limit, "paths": tmp / f"paths-{load}.txt",
+                    "fixed": tmp / f"fixed-{load}.txt", "bytes": round(sum(map(len, bodies)) / len(bodies))})
+
+    a = index.arrays
+    rng = np.random.default_rng(39)
+    rows = rng.integers(0, len(index), n)
+    if "address" in endpoints:
+        for limit in limits:
+            add(str(limit), "address", limit,
+                [f"/v1/address?{urlencode({'country': 'NLD', 'q': q, 'limit': limit})}" for q in queries],
+                [index.suggest_json(q, limit=limit) for q in queries])
+    if "postcode" in endpoints:
+        asked = [(_postcode_text(p), int(k)) for p, k in zip(a["a_postcode"][rows], a["a_number"][rows], strict=True)]
+        add("postcode", "postcode", 0,
+            [f"/v1/address/postcode?{urlencode({'country': 'NLD', 'postcode': p, 'number': k})}" for p, k in asked],
+            [index.lookup_json(p, k) for p, k in asked])
+    if "reverse" in endpoints:
+        cos = np.cos(np.radians(a["a_lat"][rows] / 1e6))
+        metres = rng.normal(0, 500, (2, n))
+        lat = np.round(a["a_lat"][rows] / 1e6 + metres[0] / 111_200, 6).tolist()
+        lon = np.round(a["a_lon"][rows] / 1e6 + metres[1] / (111_200 * cos), 6).tolist()
+        for limit in limits:
+            add(f"reverse-{limit}", "reverse", limit,
+                [f"/v1/address/reverse?{urlencode({'country': 'NLD', 'lat': y, 'lon': x, 'limit': limit})}"
+                 for y, x in zip(lat, lon, strict=True)],
+                [index.reverse_json(y, x, limit=limit) for y, x in zip(lat, lon, strict=True)])
+    return out
 
 
 def main() -> int:
@@ -344,6 +413,10 @@ def main() -> int:
     ap.add_argument("--connections", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2, help="wrk threads")
     ap.add_argument("--queries", default=str(QUERIES))
+    ap.add_argument("--endpoints", default="address",
+                    help=f"comma list of {', '.join(ENDPOINTS)}: each against a fixed body of its own mean size")
+    ap.add_argument("--requests", type=int, default=10_000,
+                    help="distinct requests drawn from the index for postcode and reverse")
     ap.add_argument("--json", help="append one JSON line per run to this file")
     ap.add_argument("--no-trivial", action="store_true", help="skip the fixed-body app")
     ap.add_argument(
@@ -371,20 +444,17 @@ def main() -> int:
     workers = args.workers.split(",")
     if unknown := set(workers) - set(WORKERS):
         ap.error(f"unknown worker {', '.join(sorted(unknown))}; choose from {', '.join(WORKERS)}")
+    endpoints = args.endpoints.split(",")
+    if unknown := set(endpoints) - set(ENDPOINTS):
+        ap.error(f"unknown endpoint {', '.join(sorted(unknown))}; choose from {', '.join(ENDPOINTS)}")
 
     import engine
 
     index = engine.AddressIndex.open(os.path.realpath(args.index))
     queries = [json.loads(line)["q"] for line in open(args.queries, encoding="utf-8")]
     tmp = Path(tempfile.mkdtemp(prefix="http-bench-"))
-    sizes = {}
-    for limit in limits:
-        with open(tmp / f"paths-{limit}.txt", "w") as f:
-            for q in queries:
-                qs = urlencode({"country": "NLD", "q": q, "limit": limit})
-                f.write(f"/v1/address?{qs}\n")
-        sizes[limit] = round(sum(len(index.suggest_json(q, limit=limit)) for q in queries) / len(queries))
-        (tmp / f"fixed-{limit}.txt").write_text(f"/fixed/{limit}\n")
+    loads = workloads(index, endpoints, limits, queries, args.requests, tmp)
+    sizes = {w["load"]: w["bytes"] for w in loads}
     del index
     (tmp / "queries.txt").write_text("".join(f"{q}\n" for q in queries), encoding="utf-8")
     profile = Path(args.profile) if args.profile else None
@@ -415,8 +485,8 @@ def main() -> int:
         print(f"wrk -t{args.threads} -c{args.connections} -d{args.duration}s, {args.repeat} rounds; logs in {tmp}")
         print(f"key stores: {', '.join(f'{s} {k}' for s, k in keystores.items())}")
         print(f"load average before the runs: {os.getloadavg()[0]:.2f} (other work skews results)")
-        head = ("worker", "app", "limit", "req/s", "p50 ms", "p99 ms", "non2xx", "errors", "cpu µs")
-        print("{:<8} {:<16} {:>5} {:>9} {:>7} {:>7} {:>6} {:>6} {:>6}".format(*head))
+        head = ("worker", "app", "load", "req/s", "p50 ms", "p99 ms", "non2xx", "errors", "cpu µs")
+        print("{:<8} {:<16} {:>10} {:>9} {:>7} {:>7} {:>6} {:>6} {:>6}".format(*head))
         summary = []
         for worker in workers:
             asgi = WORKER_CLASSES[worker][1]
@@ -458,18 +528,19 @@ def main() -> int:
                 started.append(server)
                 targets.append((FIXED, server, "fixed", keys[stores[0]]))
             for name, server, _, _ in targets:
-                ready = "/healthz" if name != FIXED else f"/fixed/{limits[0]}"
+                ready = "/healthz" if name != FIXED else f"/fixed/{loads[0]['load']}"
                 wait_ready(server.base + ready, time.monotonic() + 120)
             for repeat in range(args.repeat):
-                for limit in limits:
+                for w in loads:
+                    load, limit = w["load"], w["limit"]
                     # alternate the order, so that neither side always runs on a warmer machine
                     for name, server, prefix, key in targets if repeat % 2 == 0 else targets[::-1]:
-                        paths = tmp / f"{prefix}-{limit}.txt"
+                        paths = w[prefix]
                         if repeat == 0 and args.warmup:
                             wrk(server.base, paths, key, args, args.warmup)
                         profiler = None
                         if profile is not None:
-                            out = profile / f"{name.removeprefix('service-')}-limit{limit}-{repeat}.txt"
+                            out = profile / f"{name.removeprefix('service-')}-{load}-{repeat}.txt"
                             profiler = Profiler(server, out, args.duration, args.profile_rate)
                         recorder = PerfRecorder(server, tmp / "perf.data", args.duration) if args.perf else None
                         cpu = server.cpu_seconds()
@@ -479,11 +550,12 @@ def main() -> int:
                             profiler.wait()
                         if recorder is not None:
                             r["perf"] = recorder.shares()
-                        r.update(worker=worker, app=name, limit=limit, body_bytes=sizes[limit], repeat=repeat)
+                        r.update(worker=worker, app=name, load=load, endpoint=w["endpoint"], limit=limit,
+                                 body_bytes=sizes[load], repeat=repeat)
                         r["load_average"] = os.getloadavg()[0]
                         results.append(r)
                         print(
-                            f"{worker:<8} {name:<16} {limit:>5} {r['rps']:>9.0f} "
+                            f"{worker:<8} {name:<16} {load:>10} {r['rps']:>9.0f} "
                             f"{r['p50_us'] / 1e3:>7.2f} {r['p99_us'] / 1e3:>7.2f} "
                             f"{r['non_2xx']:>6} {_errors(r):>6} {r['cpu_us']:>6.1f}",
                             flush=True,
@@ -491,14 +563,14 @@ def main() -> int:
             for _, server, _, _ in targets:
                 server.stop()
                 started.remove(server)
-            summary += summarize(results, stores, limits, worker)
+            summary += summarize(results, stores, [w["load"] for w in loads], worker)
         print(f"\nmedians over {args.repeat} rounds; ratio: median of the rounds' service / fixed body req/s")
-        print(f"{'worker':<8} {'app':<16} {'limit':>5} {'req/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'cpu µs':>6} "
+        print(f"{'worker':<8} {'app':<16} {'load':>10} {'req/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'cpu µs':>6} "
               f"{'ratio':>6} ratios")
         print("\n".join(summary))
         if args.perf:
             print("\nworkers' CPU µs per request by where it ran (perf samples; medians over the rounds)")
-            print("\n".join(summarize_perf(results, limits)))
+            print("\n".join(summarize_perf(results, [w["load"] for w in loads])))
     finally:
         for proc in reversed(started):
             proc.stop()

@@ -1,8 +1,10 @@
 """The framework's ceiling: Falcon under the same gunicorn settings, answering fixed bytes.
 
-Routes ``/fixed/1``, ``/fixed/5`` and ``/fixed/10`` return a JSON body of as many bytes as
-``TRIVIAL_BODY_BYTES`` says for that limit (``"1:480,5:2300,10:4600"``, written by run.py:
-the mean response size of the real service at that limit). No key, no parameters, no engine.
+Routes ``/fixed/1``, ``/fixed/5`` and ``/fixed/10`` (and ``/fixed/postcode``,
+``/fixed/reverse-5``, ... of run.py ``--endpoints``) return a JSON body of as many bytes as
+``TRIVIAL_BODY_BYTES`` says for that workload (``"1:480,5:2300,10:4600,postcode:700"``,
+written by run.py: the mean response size of the real service there). No key, no
+parameters, no engine.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ import falcon.asgi
 def _bodies() -> dict[str, bytes]:
     sizes = dict(item.split(":") for item in os.environ.get("TRIVIAL_BODY_BYTES", "5:2000").split(","))
     bodies = {}
-    for limit, size in sizes.items():
-        head = b'{"hits":[],"limit":' + limit.encode() + b',"pad":"'
-        bodies[limit] = head + b"x" * max(0, int(size) - len(head) - 2) + b'"}'
+    for load, size in sizes.items():
+        head = b'{"hits":[],"limit":' + load.encode() + b',"pad":"' if load.isdigit() else b'{"hits":[],"pad":"'
+        bodies[load] = head + b"x" * max(0, int(size) - len(head) - 2) + b'"}'
     return bodies
 
 
@@ -39,8 +41,8 @@ class AsyncFixed(Fixed):
 
 def _make(asgi: bool) -> falcon.App:
     app = falcon.asgi.App() if asgi else falcon.App()
-    for limit, body in _bodies().items():
-        app.add_route(f"/fixed/{limit}", (AsyncFixed if asgi else Fixed)(body))
+    for load, body in _bodies().items():
+        app.add_route(f"/fixed/{load}", (AsyncFixed if asgi else Fixed)(body))
     return app
 
 
