@@ -39,7 +39,15 @@ def load_engine(tree: Path, name: str, into: Path):
     if not any(src.glob("_core.*.so")) and not any(src.glob("_core.*.pyd")):
         raise SystemExit(f"{tree}: no engine built in place (python setup.py build_ext --inplace)")
     shutil.copytree(src, into / name, ignore=shutil.ignore_patterns("__pycache__", "*.c"))
-    return importlib.import_module(name)
+    # a compiled module also enters sys.modules under the name it was compiled as
+    # (`engine._core`): put back what `engine.*` was, so that a later `import engine` (the
+    # query generators') loads this repository's engine, not this copy's parts
+    before = {k: m for k, m in sys.modules.items() if k == "engine" or k.startswith("engine.")}
+    module = importlib.import_module(name)
+    for k in [k for k in sys.modules if (k == "engine" or k.startswith("engine.")) and k not in before]:
+        del sys.modules[k]
+    sys.modules.update(before)
+    return module
 
 
 def main(argv: list[str] | None = None) -> int:

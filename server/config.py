@@ -22,6 +22,8 @@
 - ``ADDRESS_METRICS_TOKEN`` (unset): when set, ``/metrics`` answers only requests with
   ``Authorization: Bearer <this token>`` (401 otherwise); unset, it is open to anyone who can
   reach the port (it names the keys, never a key): set it, or keep the port internal.
+- ``ADDRESS_WORKER`` (``uvicorn``): the gunicorn worker, one of :data:`WORKER_CLASSES`
+  (read by ``gunicorn.conf.py``).
 - ``PROMETHEUS_MULTIPROC_DIR``: set by ``gunicorn.conf.py``; metrics shared by all workers.
 """
 
@@ -33,6 +35,38 @@ import tempfile
 from dataclasses import dataclass
 
 from server.clients import DEFAULT_TRUSTED, TrustedProxies
+
+#: ``ADDRESS_WORKER`` (``server/gunicorn.conf.py``): name -> (gunicorn worker class, the app is
+#: ASGI). Each of them bounds what a client it does not trust can make a worker hold (issue 37:
+#: the head, the whole request within ADDRESS_HEADER_TIMEOUT, pipelined requests, connections;
+#: docs/operations.md). PERF: uvicorn is the fastest (benchmarks/http/RESULTS.md): the default.
+WORKER_CLASSES = {
+    # uvicorn_worker.UvicornWorker (uvloop + httptools) with server/protocol.py's limits and a
+    # drain that fails no request on reload
+    "uvicorn": ("server.workers.UvicornWorker", True),
+    "gthread": ("gthread", False),  # WSGI, a thread pool per process
+    "sync": ("sync", False),  # WSGI, one request at a time per process
+}
+DEFAULT_WORKER = "uvicorn"
+#: Worker names refused, with the reason (gunicorn's own ``asgi`` worker, measured with
+#: benchmarks/http/pipeline_flood.py on gunicorn 27.0.1: it reads on while pipelined answers
+#: are not read, +460 MB a worker in 25 s with 16 connections; leaves a body that never comes
+#: unanswered; applies no connection limit)
+REFUSED_WORKERS = {
+    "asgi": "gunicorn's asgi worker does not bound what a client makes it hold (requests pipelined "
+            "and never read: +460 MB a worker in 25 s; bodies that never end; connections); "
+            "use uvicorn, the default, which serves the same ASGI app",
+}
+
+
+def worker_class(name: str) -> tuple[str, bool]:
+    """``ADDRESS_WORKER``'s (gunicorn worker class, the app is ASGI), or SystemExit saying why not."""
+    if name in REFUSED_WORKERS:
+        raise SystemExit(f"ADDRESS_WORKER={name} is refused: {REFUSED_WORKERS[name]}")
+    if name not in WORKER_CLASSES:
+        raise SystemExit(f"ADDRESS_WORKER must be one of {', '.join(WORKER_CLASSES)}, not {name!r}")
+    return WORKER_CLASSES[name]
+
 
 #: Revocation must reach every worker within this many seconds (issue 3).
 MAX_KEY_REFRESH_SECONDS = 5.0

@@ -1,8 +1,8 @@
 """gunicorn settings of the address service:  gunicorn -c server/gunicorn.conf.py -b HOST:PORT
 
 Environment: ADDRESS_INDEX (index dir or `current` symlink), ADDRESS_KEYSTORE (key store),
-ADDRESS_WORKER (uvicorn | asgi | gthread | sync; pick it here, not with -k, so the app flavour
-matches), ADDRESS_WORKERS (process count). Reload the index: repoint the symlink
+ADDRESS_WORKER (uvicorn | gthread | sync: server/config.py's WORKER_CLASSES; pick it here, not
+with -k, so the app flavour matches), ADDRESS_WORKERS (process count). Reload the index: repoint the symlink
 (`python -m server switch-index DIR`), then `kill -HUP <master pid>`.
 """
 
@@ -13,30 +13,13 @@ import socket
 import struct
 import tempfile
 
+from server.config import DEFAULT_WORKER
+from server.config import worker_class as config_worker_class
+
 # -- which worker ------------------------------------------------------------------------------
-# PERF: measured on the 2-core machine with wrk (benchmarks/http/RESULTS.md): the
-# uvicorn worker serving the falcon.asgi app is the fastest, so it is the default.
-_WORKERS = {
-    # name: (gunicorn worker class, app is ASGI)
-    # uvicorn_worker.UvicornWorker (uvloop + httptools, one event loop) that drains on stop
-    "uvicorn": ("server.workers.UvicornWorker", True),
-    "asgi": ("asgi", True),  # gunicorn's own ASGI worker (gunicorn >= 24)
-    "gthread": ("gthread", False),  # WSGI, a thread pool per process
-    "sync": ("sync", False),  # WSGI, one request at a time per process
-}
-# SECURITY (issue 37): only the default worker applies server/protocol.py's limits (the head, the
-# whole request within ADDRESS_HEADER_TIMEOUT, 8 requests pipelined, worker_connections). Measured
-# with benchmarks/http/pipeline_flood.py (16 connections pipelining, never reading): sync serves
-# one connection at a time and closes it after each answer (unharmed); gthread did not grow, but
-# each of its threads blocked for good on an answer nobody reads (after ~25 s none was left for
-# other clients; now such a send fails after ADDRESS_HEADER_TIMEOUT, see post_fork, and other
-# clients wait up to that long); gunicorn's asgi worker reads on behind such answers (+460 MB a
-# worker in 25 s), leaves a body that never comes unanswered and keeps any number of
-# connections: it is not for clients you do not trust.
-_worker = os.environ.get("ADDRESS_WORKER", "uvicorn")
-if _worker not in _WORKERS:
-    raise SystemExit(f"ADDRESS_WORKER must be one of {', '.join(_WORKERS)}, not {_worker!r}")
-worker_class, _asgi = _WORKERS[_worker]  # the worker class gunicorn runs
+# server/config.py's WORKER_CLASSES: the choices, why uvicorn is the default, and the one refused
+_worker = os.environ.get("ADDRESS_WORKER", DEFAULT_WORKER)
+worker_class, _asgi = config_worker_class(_worker)  # the worker class gunicorn runs
 # The app gunicorn loads when none is given on the command line: same service, both flavours.
 wsgi_app = "server.app:get_asgi_app()" if _asgi else "server.app:get_app()"
 
@@ -48,8 +31,7 @@ preload_app = True  # import once in the master; workers fork from it and share 
 bind = [os.environ.get("ADDRESS_BIND", "127.0.0.1:8000")]  # overridden by -b HOST:PORT
 backlog = 2048  # pending connections the kernel queues before refusing
 # open connections per worker: uvicorn answers more with 503 too_many_connections at once
-# (server/protocol.py); gthread leaves more in the backlog; sync serves one at a time; gunicorn's
-# asgi worker counts them but applies no limit
+# (server/protocol.py); gthread leaves more in the backlog; sync serves one at a time
 worker_connections = 1000
 keepalive = 5  # seconds an idle keep-alive connection stays open (clients reuse connections)
 timeout = 30  # a worker silent this long is killed and replaced

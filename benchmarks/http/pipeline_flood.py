@@ -44,6 +44,8 @@ sys.path.insert(0, str(HERE.parent))
 from run import QUERIES, REPO, Gunicorn, create_key, wait_ready  # noqa: E402
 from soak import memory_kib  # noqa: E402
 
+from server.config import WORKER_CLASSES  # noqa: E402  (run put the repository on sys.path)
+
 #: The issue's bar.
 MAX_GROWTH_MB = 100.0
 MAX_P99_MS = 50.0
@@ -136,7 +138,7 @@ def percentile(values: list[float], share: float) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", default=os.environ.get("ADDRESS_INDEX", "indexes/current"))
-    ap.add_argument("--worker", default="uvicorn", choices=("uvicorn", "asgi", "gthread", "sync"))
+    ap.add_argument("--worker", default="uvicorn", choices=tuple(WORKER_CLASSES))
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="gunicorn processes")
     ap.add_argument("--connections", type=int, default=16, help="flooding connections")
     ap.add_argument("--seconds", type=float, default=25.0, help="how long the flood lasts")

@@ -63,8 +63,11 @@ from urllib.parse import urlencode
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO))
+from server.config import WORKER_CLASSES  # noqa: E402
+
 QUERIES = REPO.parent / "shared" / "eval" / "queries-public.jsonl"
-WORKERS = ("uvicorn", "asgi", "gthread", "sync")
+WORKERS = tuple(WORKER_CLASSES)  # ADDRESS_WORKER's choices
 STORES = ("sqlite", "redis")
 FIXED = "fixed"
 CANNED = "canned"
@@ -369,7 +372,6 @@ def main() -> int:
     if unknown := set(workers) - set(WORKERS):
         ap.error(f"unknown worker {', '.join(sorted(unknown))}; choose from {', '.join(WORKERS)}")
 
-    sys.path.insert(0, str(REPO))
     import engine
 
     index = engine.AddressIndex.open(os.path.realpath(args.index))
@@ -417,7 +419,7 @@ def main() -> int:
         print("{:<8} {:<16} {:>5} {:>9} {:>7} {:>7} {:>6} {:>6} {:>6}".format(*head))
         summary = []
         for worker in workers:
-            asgi = worker in ("uvicorn", "asgi")
+            asgi = WORKER_CLASSES[worker][1]
             # (name, gunicorn app or None for the service, path-file prefix, key)
             targets: list[tuple[str, Gunicorn, str, str]] = []
             for store in stores:
