@@ -234,8 +234,9 @@ def _make_arrays(table: ParsedTable, keep: np.ndarray) -> tuple[dict, dict]:
                                                   len(words))
     # short prefixes ("s", "ke"): their best groups, precomputed, so that the first keystrokes
     # cost no more than a long word
+    prefixes = _prefix_postings(words, v_post_start)   # PERF: once, for both (2 s on the whole country)
     sp_blob, sp_off, sp_start, sp_group, sp_toklen, sp_meta = _short_prefix_lists(
-        words, v_post_start, v_post, g_prior, v_post_meta)
+        words, v_post_start, v_post, g_prior, v_post_meta, prefixes)
     # what the scan reads of a group beside every posting and list entry, so that it skips a
     # group without touching it: its whole-token signature, first letters, house numbers,
     # suffixes, postcodes, a 64-bit signature (bit (first two letters of each token) % 64) and
@@ -282,7 +283,7 @@ def _make_arrays(table: ParsedTable, keep: np.ndarray) -> tuple[dict, dict]:
         "rv_addr": rv_addr, "rv_lat": rv_lat, "rv_lon": rv_lon, "rv_box": rv_box,
     }
     arrays.update(_stored_slips(arrays, len(words)))
-    arrays.update(_stored_answers(arrays, words, v_post_start))
+    arrays.update(_stored_answers(arrays, words, prefixes))
     # exactly the arrays the core maps (_core.ARRAYS, the one list of them): no more, no fewer
     if set(arrays) != set(_core.ARRAYS):
         raise AssertionError(f"build.py and _core.ARRAYS disagree on {sorted(set(arrays) ^ set(_core.ARRAYS))}")
@@ -310,9 +311,16 @@ def _groups(table: ParsedTable, keep: np.ndarray) -> tuple[list[str], np.ndarray
     prov_sid = np.array([name_id[s] for s in table.provinces], dtype=np.int32)
 
     # ---- groups: one per (street, locality, municipality), ordered by name for determinism
-    key = np.stack([street_sid[table.street[keep]], loc_sid[table.locality[keep]],
-                    mun_sid[table.municipality[keep]]], axis=1)
-    gkeys, g_of_row = np.unique(key, axis=0, return_inverse=True)
+    # PERF: the three name ids packed into one integer, whose order is theirs: np.unique of
+    # rows (axis=0) sorts them as opaque bytes, several times slower
+    if len(names) >= 1 << 21:
+        raise SourceError(f"{table.source_name}: {len(names):,} distinct names, more than an index holds")
+    u = np.int64
+    key = ((street_sid[table.street[keep]].astype(u) << u(42)) | (loc_sid[table.locality[keep]].astype(u) << u(21))
+           | mun_sid[table.municipality[keep]].astype(u))
+    packed, g_of_row = np.unique(key, return_inverse=True)
+    mask = (1 << 21) - 1
+    gkeys = np.stack([packed >> 42, (packed >> 21) & mask, packed & mask], axis=1).astype(np.int32)
     g_of_row = g_of_row.ravel().astype(np.int32)
     # province of a group: the one of its first row (a municipality lies in one province)
     g_prov = np.zeros(len(gkeys), dtype=np.int32)
@@ -606,7 +614,7 @@ def _stored_slips(arrays: dict, n_tok: int) -> dict:
     return {"slip_start": start, "slip_tok": tok, "slip_dist": dist, "slip_work": work}
 
 
-def _stored_answers(arrays: dict, words: list[str], v_post_start: np.ndarray) -> dict:
+def _stored_answers(arrays: dict, words: list[str], prefixes: tuple) -> dict:
     """The answers, at every limit, of the one-word queries that scan the most: every prefix
     (up to SHORT_PREFIX letters) of the vocabulary whose postings exceed ANSWER_MIN (`s`, `ke`,
     `delft`). They are what the search itself answers, computed here by the search on the
@@ -615,7 +623,7 @@ def _stored_answers(arrays: dict, words: list[str], v_post_start: np.ndarray) ->
     Also the four digits of every postcode area (`9781`), the first half of a postcode being
     typed: it reads as every postcode of the area (a few hundred), the first address of each
     and its group's prior a cache miss or two apiece (40 us at the median, 85 at the p99)."""
-    keys, _, total = _prefix_postings(words, v_post_start)
+    keys, _, total = prefixes      # _prefix_postings
     areas = {str(area) for area in np.unique(arrays["pc_code"] // 676).tolist()}
     texts = sorted({w for w, k in keys.items() if total[k] > ANSWER_MIN} | areas, key=str.encode)
     empty = {"sa_blob": np.zeros(0, np.uint8), "sa_off": np.zeros(1, np.int64),
@@ -690,12 +698,12 @@ def _prefix_postings(words, v_post_start):
     return keys, kt, total
 
 
-def _short_prefix_lists(words, v_post_start, v_post, g_prior, v_post_meta):
+def _short_prefix_lists(words, v_post_start, v_post, g_prior, v_post_meta, prefixes):
     """For every prefix of up to SHORT_PREFIX letters whose postings exceed SHORT_PREFIX_MIN,
     the SHORT_PREFIX_TOP groups that hold a token with that prefix and could score best for it
     (prior minus the prefix penalty of their shortest such token), with that token's length."""
     counts = np.diff(v_post_start).astype(np.int64)
-    keys, kt, total = _prefix_postings(words, v_post_start)
+    keys, kt, total = prefixes     # _prefix_postings
     big = total > SHORT_PREFIX_MIN
     kt = kt[big[kt[:, 0]]]
     if len(kt) == 0:  # a small index: every prefix is scanned in full

@@ -42,10 +42,12 @@ from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
+
 from ..files import CHUNK_SIZE, DECOMPRESS_ERRORS, CountingReader, SourceError, compression_of, decompressed
 
 __all__ = ["MERGERS", "Merger", "Municipality", "MunicipalityReference", "default_reference", "former_name",
-           "load_reference"]
+           "former_names", "load_reference"]
 
 #: The file of the data directory used when no reference is given.
 DEFAULT_FILE = "nl-addresses.csv.zst"
@@ -146,6 +148,26 @@ def former_name(identification: int | str, municipality: str) -> str:
     ident = f"{int(identification):016d}" if isinstance(identification, int) else str(identification)
     merger = _MERGED.get(ident[:4]) if len(ident) == 16 and ident.isdigit() else None
     return merger.former if merger is not None and municipality in merger.into else ""
+
+
+def former_names(identifications: np.ndarray, municipality: np.ndarray,
+                 name_of: Mapping[int, str]) -> tuple[np.ndarray, list[str]]:
+    """`former_name` of many addresses at once: (the code of each one's, the distinct names;
+    code 0 is ""). `identifications` are integers, `municipality` a code of each address that
+    `name_of` names.
+
+    PERF: `former_name` is asked once per (issuing municipality, municipality) pair, not once
+    per address (the whole country: 9 million calls, 2 us each): an identification of 16
+    digits is the issuer's four and twelve more, so the pairs are told apart by `// 10**12`."""
+    ids = np.asarray(identifications, dtype=np.int64)
+    issuer = np.where((ids >= 0) & (ids < 10**16), ids // 10**12, -1)
+    pair = issuer * (1 << 32) + np.asarray(municipality, dtype=np.int64)
+    _, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    code = {"": 0}
+    per_pair = np.array([code.setdefault(former_name(int(ids[i]), name_of[int(municipality[i])]), len(code))
+                         for i in first.tolist()], dtype=np.int32)
+    names = list(code)
+    return per_pair[inverse.ravel()], names
 
 
 def default_reference() -> Path:

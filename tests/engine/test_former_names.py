@@ -90,3 +90,23 @@ def test_the_mergers_are_one_code_each():
     codes = [m.code for m in MERGERS]
     assert len(set(codes)) == len(codes) and all(len(c) == 4 and c.isdigit() for c in codes)
     assert len({m.former for m in MERGERS}) == len(MERGERS)
+
+
+def test_former_names_of_many_addresses_are_former_name_of_each():
+    """`former_names` (the extract's join, once per issuer and municipality) says of every
+    address what `former_name` says of it alone."""
+    import numpy as np
+
+    from engine.ingest.municipalities import former_names
+
+    m = MERGERS[0]
+    now, other = m.into[0], "Elders"
+    issuers = [int(m.code), int(MERGERS[1].code), 344, 0]
+    ids = [i * 10**12 + n for i in issuers for n in (1, 999_999_999_999)] + [-1, 10**16 + 5, 10**15]
+    ids = np.array(ids * 2, dtype=np.int64)
+    gem = np.array([1] * (len(ids) // 2) + [2] * (len(ids) // 2), dtype=np.int64)
+    codes, names = former_names(ids, gem, {1: now, 2: other})
+    assert names[0] == ""
+    got = [names[c] for c in codes]
+    assert got == [former_name(int(i), {1: now, 2: other}[int(g)]) for i, g in zip(ids, gem, strict=True)]
+    assert got[0] == m.former and got.count(m.former) == 2

@@ -524,3 +524,17 @@ def test_lvbag_round_trip_on_the_sample(tmp_path, sample_source, capsys):
     assert "day 0 + delivery == day 1: same addresses, byte for byte" in out
     changed = re.search(r"the delivery between them, BAGNLDM-08112026-09112026.zip: ([\d,]+) objects changed", out)
     assert changed and int(changed.group(1).replace(",", "")) > 1000
+
+
+def test_lvbag_coordinates_and_numbers_are_written_as_python_writes_them():
+    """The extract's join hands its points to the CSV parser as `{:.6f}` and its numbers as
+    `str`, made with tables of digits: the same text, halves and edges included."""
+    from engine.ingest.lvbag import _coordinates, _numbers
+
+    rng = np.random.default_rng(7)
+    v = np.concatenate([rng.uniform(3, 54, 200_000), np.round(rng.uniform(3, 54, 50_000), 6),
+                        52 + (np.arange(5000) + 0.5) / 1e6,
+                        [0.0, -0.0, -1.5, np.nan, np.inf, -np.inf, 999.9999996, 1000.0, 1e20, 5e-7, 0.1234565]])
+    assert [t.replace(b"\0", b"").decode() for t in _coordinates(v).tolist()] == [f"{x:.6f}" for x in v.tolist()]
+    n = np.array([1, 0, 7, 99999, 100000, -1, 123456789, 42], dtype=np.int64)
+    assert [t.decode() for t in _numbers(n).tolist()] == [str(x) for x in n.tolist()]
