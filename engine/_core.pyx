@@ -313,6 +313,7 @@ cdef int _snd_to_len[MAX_SOUND_RULES]
 cdef const char* _snd_ctx[MAX_SOUND_RULES]   # the letters one of which must follow ...
 cdef int _snd_ctx_len[MAX_SOUND_RULES]
 cdef bint _snd_end[MAX_SOUND_RULES]          # ... or the end of the word must ("$")
+cdef bint _snd_start[MAX_SOUND_RULES]        # only at the start of the word ("^")
 cdef int _snd_first[257]
 cdef bint _snd_consonant[256]
 cdef const char* _spell_ptr[MAX_SPELLINGS]
@@ -334,8 +335,9 @@ def _init_sounds():
         _snd_to[r] = <const char*>k
         _snd_to_len[r] = len(k)
         _snd_end[r] = ctx == b"$"
+        _snd_start[r] = ctx == b"^"
         _snd_ctx[r] = <const char*>ctx
-        _snd_ctx_len[r] = 0 if ctx == b"$" else len(ctx)
+        _snd_ctx_len[r] = 0 if ctx in (b"$", b"^") else len(ctx)
     c = 0
     for r in range(257):
         while c < len(_SOUND_BYTES) and _SOUND_BYTES[c][0][0] < r:

@@ -294,8 +294,9 @@ def _sound_pattern(whole: bool) -> re.Pattern:
     for i, (written, _key, after) in enumerate(SOUND_RULES):
         if after == "$" and not whole:
             continue
-        look = "$" if after == "$" else f"(?=[{after}])" if after else ""
-        alts.append(f"(?P<r{i}>{re.escape(written)}{look})")
+        start = "^" if after == "^" else ""
+        look = "$" if after == "$" else f"(?=[{after}])" if after and not start else ""
+        alts.append(f"(?P<r{i}>{start}{re.escape(written)}{look})")
     return re.compile("|".join(alts))
 
 
@@ -320,13 +321,19 @@ def sound_start(word: str) -> tuple[str, str]:
     end of a word; at the first position where a rule may yet apply that the letters typed do
     not decide (they run out inside it, or the letter it looks at is not typed), the key stops,
     and the letters next are the first of each rule that may apply there, up to one that
-    surely does, else also the letter itself ("voorse": "voors", then y or e). (`_sound_key`.)"""
+    surely does, else also the letter itself ("voorse": "voors", then y or e), and y after an i
+    (the start of ij); any letter when one of them is the consonant the key ends with, which is
+    written once ("marnikss": "marniks"). (`_sound_key`.)"""
     out = ""
     i = 0
     while i < len(word):
         maybe: list[str] = []
         sure = None
         for written, key, after in SOUND_RULES:
+            if after == "^":
+                if i > 0:
+                    continue            # only at the start of the word
+                after = ""
             end = i + len(written)
             if not written.startswith(word[i:end]):
                 continue
@@ -339,9 +346,13 @@ def sound_start(word: str) -> tuple[str, str]:
             break
         if maybe:
             ahead = maybe + ([sure[1]] if sure else [word[i]])
-            if "" in ahead:          # a letter not heard: what the key has next is not known
-                return _SOUND_RUNS.sub(r"\1", out), ""
-            return _SOUND_RUNS.sub(r"\1", out), "".join(sorted({k[0] for k in ahead if k[:1].isalpha()}))
+            key = _SOUND_RUNS.sub(r"\1", out)
+            nxt = {k[0] for k in ahead if k[:1].isalpha()} | ({"y"} if word[i] == "i" else set())
+            if "" in ahead or (key and key[-1] in nxt and key[-1] in _CONSONANTS):
+                # a letter not heard, or the consonant the key ends with, which is written
+                # once: what the key has next is not known
+                return key, ""
+            return key, "".join(sorted(nxt))
         if sure:
             out += sure[1]
             i += len(sure[0])

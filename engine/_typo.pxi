@@ -96,7 +96,9 @@ cdef int _sound_key(const char* w, int n, bint whole, char* out, uint32_t* follo
     not decide ("e" of "ei", "c" of "ch", "ch" of "chr", a "d" that is "t" before a consonant),
     so that it starts the key of each word the typed one starts ("kristiaanstr", "agterw").
     Into follow (when not NULL): the letters the key of such a word has next there (bit i:
-    letter a + i; for "e": `y` or `e`), else 0: "voorse" starts no Voorschoterlaan."""
+    letter a + i; for "e": `y` or `e`; for an "i", also `y`: the start of ij), else 0, also
+    where the letter next is the consonant the key ends with, written once: "voorse" starts no
+    Voorschoterlaan."""
     cdef int i = 0, k = 0, r, m, c, j, chosen
     cdef const char* f
     cdef bint open_, sure, anyf
@@ -111,6 +113,8 @@ cdef int _sound_key(const char* w, int n, bint whole, char* out, uint32_t* follo
         anyf = False
         fol = 0
         for r in range(_snd_first[c], _snd_first[c + 1]):
+            if _snd_start[r] and i > 0:
+                continue
             m = _snd_from_len[r]
             f = _snd_from[r]
             if i + m > n:
@@ -147,6 +151,15 @@ cdef int _sound_key(const char* w, int n, bint whole, char* out, uint32_t* follo
             # the key stops here; no rule that surely applies: the letter as it is, next
             if not sure and 97 <= c <= 122:
                 fol |= (<uint32_t>1) << (c - 97)
+            # an i typed last may be the start of ij, folded y ("visserri": Visserij)
+            if c == 105:
+                fol |= (<uint32_t>1) << (121 - 97)
+            # a consonant after the same one is written once: the key goes on with what the
+            # letters after it make, which are not typed ("marnikss": Marniksstraat, "ks" +
+            # "straat")
+            if k > 0 and _snd_consonant[<uint8_t>out[k - 1]] and 97 <= out[k - 1] <= 122 \
+                    and (fol >> (out[k - 1] - 97)) & 1:
+                anyf = True
             if follow != NULL:
                 follow[0] = 0 if anyf else fol
             return k

@@ -57,7 +57,8 @@ NEAR_MARGIN = 0.05       # reverse: a point farther than this many degrees (abou
 
 # the index directory's format (manifest.json `format_version`): engine/ingest/build.py writes it,
 # AddressIndex.open refuses any other
-FORMAT_VERSION = 18       # 18: the spatial index (rv_*) and the groups of each area (ar_group)
+FORMAT_VERSION = 19       # 19: sound keys with ch as g inside a word (chr as kr only at the start)
+                          # 18: the spatial index (rv_*) and the groups of each area (ar_group)
                           # 17: every token's sound key, sorted (snd_*); former municipality
                           #     names as aliases of the places they became
                           # 16: the size and checksum of every file in the manifest ("files")

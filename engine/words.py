@@ -78,11 +78,11 @@ SOUND_SPELLINGS = (("ei", "y"), ("au", "ou"))
 # (params.SOUND_PEN), looked for before a slip of a key (_typo.pxi `_sound_key`; the index
 # holds every token's key). The key of a folded word: at each position the first rule whose
 # letters stand there (and, when the third field is given, are followed by one of its
-# letters; "$": end the word) is written as its second field; then every run of one
-# consonant is written once (`mollenweg`, `dorpsstraat`, `ck`).
+# letters; "$": end the word; "^": start it) is written as its second field; then every run
+# of one consonant is written once (`mollenweg`, `dorpsstraat`, `ck`).
 SOUND_RULES: tuple[tuple[str, str, str], ...] = (
     ("sch", "s", ""),      # Haagsche / Haagse, Bosch / Bos
-    ("chr", "kr", ""),     # Christiaan / Kristiaan
+    ("chr", "kr", "^"),    # Christiaan / Kristiaan; inside a word ch is g (Raaigras / Raaichras)
     ("ch", "g", ""),       # Achterweg / Agterweg
     ("ph", "f", ""),       # Philips / Filips
     ("c", "s", "eiy"),     # Ceintuur / Seintuur, Vincent / Vinsent

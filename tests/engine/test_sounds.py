@@ -8,6 +8,7 @@ import pytest
 
 from engine import _core
 from engine._reference import sound_key as twin_sound_key
+from engine._reference import sound_start as twin_sound_start
 from engine.explain import explain
 
 
@@ -75,6 +76,7 @@ def test_explain_reads_a_sound_alike_as_a_slip(sample_index):
     ("keizer", "kyzer"), ("paus", "pous"), ("piet", "pit"), ("bosch", "bos"), ("haagsche", "haagse"),
     ("ceintuur", "seintuur"), ("cornelis", "kornelis"), ("dyck", "dyk"), ("maes", "maas"),
     ("huygens", "huigens"), ("leyden", "leiden"), ("alexander", "aleksander"), ("thorbecke", "torbecke"),
+    ("raaigras", "raaichras"), ("tigrisdreef", "tichrisdreef"),   # ch inside a word, before r too
 ])
 def test_words_that_sound_alike_have_one_key(a, b):
     """The rules of words.SOUND_RULES, in the engine and in its twin (written otherwise), on
@@ -101,3 +103,21 @@ def test_the_key_of_a_word_still_being_typed_starts_the_key_of_the_word():
             start = _core.sound_key(word[:n], whole=False)
             assert _core.sound_key(word).startswith(start), (word[:n], start)
             assert twin_sound_key(word[:n], whole=False) == start
+
+
+@pytest.mark.parametrize(("typed", "word"), [
+    ("marnikss", "marniksstraat"),   # a consonant after the same one is written once
+    ("kiss", "kiesstraat"),
+    ("jansenss", "janssensstraat"),
+    ("visseri", "vissery"),          # an i typed last may begin ij, folded y (Visserij)
+    ("getti", "gety"),
+    ("raaichr", "raaigras"),         # ch inside a word is g, also before r
+])
+def test_the_key_of_a_word_still_being_typed_goes_on_as_the_key_of_the_word(typed, word):
+    """Issue 40's typing misses: the key of the word still being typed starts the key of the
+    registered word, and the letters it says may come next admit the letter that does."""
+    key = _core.sound_key(word)
+    for start, follow in (_core.sound_start(typed), twin_sound_start(typed)):
+        assert key.startswith(start), (typed, start, key)
+        assert not follow or key[len(start)] in follow, (typed, start, follow, key)
+
