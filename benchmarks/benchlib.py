@@ -63,6 +63,24 @@ def postcode_text(code: int) -> str:
     return f"{digits:04d}{chr(65 + r // 26)}{chr(65 + r % 26)}"
 
 
+def drawn_questions(index, n: int, seed: int = 39) -> tuple[list[tuple[str, int]], list[tuple[float, float]]]:
+    """What the benchmarks of the other questions ask (`test_questions_latency.py`,
+    `http/run.py --endpoints`): `n` addresses of `index` drawn at random (`seed`), as
+    ([(postcode, number)] a checkout form sends, [(lat, lon)] each one's point moved by a normal
+    offset of 500 m each way, where people put pins)."""
+    import numpy as np
+
+    a = index.arrays
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, len(index), n)
+    asked = [(postcode_text(p), int(k)) for p, k in zip(a["a_postcode"][rows], a["a_number"][rows], strict=True)]
+    cos = np.cos(np.radians(a["a_lat"][rows] / 1e6))
+    metres = rng.normal(0, 500, (2, n))
+    lat = a["a_lat"][rows] / 1e6 + metres[0] / 111_200
+    lon = a["a_lon"][rows] / 1e6 + metres[1] / (111_200 * cos)
+    return asked, list(zip(lat.tolist(), lon.tolist(), strict=True))
+
+
 def keystroke_stream(rows: list[dict]) -> list[str]:
     """Every public query, each "typing" one preceded by its prefixes, in file order."""
     out: list[str] = []

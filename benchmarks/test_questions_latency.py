@@ -24,7 +24,7 @@ import itertools
 
 import numpy as np
 import pytest
-from benchlib import summarize_ns
+from benchlib import drawn_questions, summarize_ns
 
 import engine
 
@@ -55,38 +55,25 @@ def _timed(benchmark, call, args: list[tuple], kwargs: dict, label: str, summary
     return s
 
 
-def _postcode(code: int) -> str:
-    digits, letters = divmod(int(code), 676)
-    return f"{digits}{chr(65 + letters // 26)}{chr(65 + letters % 26)}"
+@pytest.fixture(scope="module")
+def drawn(full_index) -> tuple[list[tuple[str, int]], list[tuple[float, float]]]:
+    return drawn_questions(full_index, N_POINTS)
 
 
 @pytest.fixture(scope="module")
-def points(full_index) -> list[tuple[float, float]]:
-    a = full_index.arrays
-    rng = np.random.default_rng(39)
-    rows = rng.integers(0, len(full_index), N_POINTS)
-    cos = np.cos(np.radians(a["a_lat"][rows] / 1e6))
-    metres = rng.normal(0, 500, (2, N_POINTS))
-    lat = a["a_lat"][rows] / 1e6 + metres[0] / 111_200
-    lon = a["a_lon"][rows] / 1e6 + metres[1] / (111_200 * cos)
-    return list(zip(lat.tolist(), lon.tolist(), strict=True))
+def points(drawn) -> list[tuple[float, float]]:
+    return drawn[1]
 
 
 @pytest.mark.benchmark(group="questions")
-def test_lookup(benchmark, full_index, summary):
-    a = full_index.arrays
-    rows = np.random.default_rng(39).integers(0, len(full_index), N_POINTS)
-    args = [(_postcode(p), int(n)) for p, n in zip(a["a_postcode"][rows], a["a_number"][rows], strict=True)]
-    _timed(benchmark, full_index.lookup_json, args, {}, "lookup", summary, "(bar: p50 <= 2, p99 <= 20)")
+def test_lookup(benchmark, full_index, drawn, summary):
+    _timed(benchmark, full_index.lookup_json, drawn[0], {}, "lookup", summary, "(bar: p50 <= 2, p99 <= 20)")
 
 
 @pytest.mark.benchmark(group="questions")
-def test_lookup_ids(benchmark, full_index, summary):
+def test_lookup_ids(benchmark, full_index, drawn, summary):
     """The look-up without its JSON (the rows only), for comparison."""
-    a = full_index.arrays
-    rows = np.random.default_rng(39).integers(0, len(full_index), N_POINTS)
-    args = [(_postcode(p), int(n)) for p, n in zip(a["a_postcode"][rows], a["a_number"][rows], strict=True)]
-    _timed(benchmark, full_index.lookup_ids, args, {}, "lookup_ids", summary)
+    _timed(benchmark, full_index.lookup_ids, drawn[0], {}, "lookup_ids", summary)
 
 
 @pytest.mark.benchmark(group="questions")

@@ -83,6 +83,9 @@ from urllib.parse import urlencode
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE.parent))
+from benchlib import drawn_questions  # noqa: E402
+
 from server.config import WORKER_CLASSES  # noqa: E402
 
 QUERIES = REPO.parent / "shared" / "eval" / "queries-public.jsonl"
@@ -353,18 +356,10 @@ def summarize_perf(results: list[dict], loads: list[str]) -> list[str]:
 ENDPOINTS = ("address", "postcode", "reverse")
 
 
-def _postcode_text(code: int) -> str:
-    """A postcode code of the index (digits * 676 + letters) as people write it: 1012LG."""
-    digits, letters = divmod(int(code), 676)
-    return f"{digits}{chr(65 + letters // 26)}{chr(65 + letters % 26)}"
-
-
 def workloads(index, endpoints: list[str], limits: list[int], queries: list[str], n: int, tmp: Path) -> list[dict]:
     """The workloads of ``--endpoints`` (the module's docstring): each a dict of its name
     (``load``), its endpoint and limit (0: none), its file of request paths, its fixed-body
     route's file and the mean size of its real responses, which that route answers."""
-    import numpy as np
-
     out = []
 
     def add(load: str, endpoint: str, limit: int, paths: list[str], bodies: list[bytes]) -> None:
@@ -373,24 +368,20 @@ def workloads(index, endpoints: list[str], limits: list[int], queries: list[str]
         out.append({"load": load, "endpoint": endpoint, "limit": limit, "paths": tmp / f"paths-{load}.txt",
                     "fixed": tmp / f"fixed-{load}.txt", "bytes": round(sum(map(len, bodies)) / len(bodies))})
 
-    a = index.arrays
-    rng = np.random.default_rng(39)
-    rows = rng.integers(0, len(index), n)
+    asked, points = drawn_questions(index, n)
     if "address" in endpoints:
         for limit in limits:
             add(str(limit), "address", limit,
                 [f"/v1/address?{urlencode({'country': 'NLD', 'q': q, 'limit': limit})}" for q in queries],
                 [index.suggest_json(q, limit=limit) for q in queries])
     if "postcode" in endpoints:
-        asked = [(_postcode_text(p), int(k)) for p, k in zip(a["a_postcode"][rows], a["a_number"][rows], strict=True)]
         add("postcode", "postcode", 0,
             [f"/v1/address/postcode?{urlencode({'country': 'NLD', 'postcode': p, 'number': k})}" for p, k in asked],
             [index.lookup_json(p, k) for p, k in asked])
     if "reverse" in endpoints:
-        cos = np.cos(np.radians(a["a_lat"][rows] / 1e6))
-        metres = rng.normal(0, 500, (2, n))
-        lat = np.round(a["a_lat"][rows] / 1e6 + metres[0] / 111_200, 6).tolist()
-        lon = np.round(a["a_lon"][rows] / 1e6 + metres[1] / (111_200 * cos), 6).tolist()
+        import numpy as np
+
+        lat, lon = np.round(np.array(points), 6).T.tolist()
         for limit in limits:
             add(f"reverse-{limit}", "reverse", limit,
                 [f"/v1/address/reverse?{urlencode({'country': 'NLD', 'lat': y, 'lon': x, 'limit': limit})}"
