@@ -19,6 +19,12 @@
 cdef double METRES_PER_MICRODEGREE = KM_PER_DEGREE * 1000.0 * MICRODEGREE
 
 
+cdef inline int64_t _node_start(int64_t j, int64_t n, int level) noexcept nogil:
+    """Where node j of `level` starts in rv_* of n addresses (the design comment above); it
+    ends where node j + 1 starts."""
+    return (j * n) >> level
+
+
 cdef struct Nearest:
     int k               # addresses wanted (1..MAXLIMIT)
     int n               # found so far, nearest first
@@ -94,8 +100,8 @@ cdef int _nearest(const Data* d, const Area* area, Nearest* r) noexcept nogil:
             continue
         if node >= first_leaf:
             j = node - first_leaf
-            lo = (j * n) >> d.rv_depth
-            hi = ((j + 1) * n) >> d.rv_depth
+            lo = _node_start(j, n, d.rv_depth)
+            hi = _node_start(j + 1, n, d.rv_depth)
             r.seen += hi - lo
             for i in range(lo, hi):
                 dy = d.rv_lat[i] - r.y
@@ -129,8 +135,8 @@ cdef int _nearest(const Data* d, const Area* area, Nearest* r) noexcept nogil:
                 _prefetch(d.rv_box + 4 * (4 * near + 6) + 3)
         else:
             j = near - first_leaf
-            lo = (j * n) >> d.rv_depth
-            hi = ((j + 1) * n) >> d.rv_depth
+            lo = _node_start(j, n, d.rv_depth)
+            hi = _node_start(j + 1, n, d.rv_depth)
             _prefetch(d.rv_lat + lo)
             _prefetch(d.rv_lat + hi - 1)
             _prefetch(d.rv_lon + lo)
@@ -202,9 +208,9 @@ def near_tree(lat, lon):
     with nogil:
         for level in range(depth):
             for j in range(1 << level):
-                a = (j * n) >> level
-                b = ((j + 1) * n) >> level
-                m = ((2 * j + 1) * n) >> (level + 1)
+                a = _node_start(j, n, level)
+                b = _node_start(j + 1, n, level)
+                m = _node_start(2 * j + 1, n, level + 1)   # where its second child starts
                 if b - a < 2:
                     continue
                 ymin = ymax = la[a]
@@ -227,8 +233,8 @@ def near_tree(lat, lon):
         # the boxes: the leaves' from their addresses, then each node's from its children's
         first = (1 << depth) - 1
         for j in range(1 << depth):
-            a = (j * n) >> depth
-            b = ((j + 1) * n) >> depth
+            a = _node_start(j, n, depth)
+            b = _node_start(j + 1, n, depth)
             node = first + <int>j
             if b > a:
                 box[4 * node] = box[4 * node + 1] = la[a]
