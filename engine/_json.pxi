@@ -303,6 +303,7 @@ cdef void _fetch_hits(const Data* d, const int* hits, int n) noexcept nogil:
     of a query with two slips was its rendering)."""
     cdef int i
     cdef int32_t a, g
+    _keep_calls()
     for i in range(n):
         a = hits[i]
         _prefetch(&d.a_group[a])
