@@ -256,6 +256,17 @@ cdef GroupNames* _group_names(const Data* d) noexcept nogil:
     return t
 
 
+cdef inline Py_ssize_t _hit_room(const Data* d, int32_t a) noexcept nogil:
+    """The bytes that the JSON of address a (`_put_hit`, without highlights) takes at most: the
+    fixed parts, the names (street and place twice), the addition twice, at most 20 bytes for
+    each of the 6 numbers written (number and postcode twice, lat, lon) and 8 for the single
+    ones (the letter twice, the spaces, the hyphen)."""
+    cdef const GroupNames* gn = &d.g_names[d.a_group[a]]
+    cdef int32_t add = d.a_addition[a]
+    return (J_FIXED + 2 * <Py_ssize_t>gn.len[0] + 2 * <Py_ssize_t>gn.len[1] + gn.len[2] + gn.len[3]
+            + 2 * (d.add_off[add + 1] - d.add_off[add]) + 6 * 20 + 8)
+
+
 cdef void _put_hit(Buf* b, const Data* d, int32_t a, const Piece* pieces, int npieces) noexcept nogil:
     cdef int32_t g = d.a_group[a]
     cdef const GroupNames* gn = &d.g_names[g]
@@ -269,10 +280,7 @@ cdef void _put_hit(Buf* b, const Data* d, int32_t a, const Piece* pieces, int np
     cdef const char* place = <const char*>d.s_blob + gn.off[1]
     cdef const char* muni = <const char*>d.s_blob + gn.off[2]
     cdef const char* prov = <const char*>d.s_blob + gn.off[3]
-    # the fixed parts, the names (street and place twice), the addition twice, at most 20
-    # bytes for each of the 6 numbers written (number and postcode twice, lat, lon) and 8 for
-    # the single ones (the letter twice, the spaces, the hyphen)
-    if _grow(b, J_FIXED + 2 * nstreet + 2 * nplace + nmuni + nprov + 2 * alen + 6 * 20 + 8) != 0:
+    if _grow(b, _hit_room(d, a)) != 0:
         return
     _lit(b, J_STREET)
     _raw(b, street, nstreet)
