@@ -308,8 +308,9 @@ cdef extern from *:
     """
     void _prefetch "ENGINE_PREFETCH"(const void* p) noexcept nogil
     # NOTE: GCC (12, -O3: its mod-ref analysis) takes a function whose only effects are
-    # prefetches for one without effects and drops every call of it that it does not inline:
-    # a function that only prefetches calls this (an empty volatile asm, no code) to be kept
+    # prefetches for one without effects and drops every call of it that it does not inline
+    # (`cdef inline` is only a hint): a function that only prefetches calls this first (an
+    # empty volatile asm, no code) to be kept
     void _keep_calls "ENGINE_KEEP_CALLS"() noexcept nogil
 
 
