@@ -10,6 +10,8 @@ setup), as in test_latency.py; p50 / p90 / p99 / max per call go to `extra_info`
   box holds much sea and Germany) (bar: p50 <= 5 us, p99 <= 30 us); and its answers, on
   10,000 of them, the same addresses in the same order and the same distances as a brute-force
   numpy search (every address near enough to be among the nearest, by (distance, row)).
+- empty: a call that does nothing, through the same harness, as a reference (the harness's
+  own share of every row).
 - restricted: `suggest_json` of the public queries, each restricted to its target's
   municipality, against the same queries unrestricted in the same run (bar: p50 and p99
   within 1.5x).
@@ -63,6 +65,18 @@ def drawn(full_index) -> tuple[list[tuple[str, int]], list[tuple[float, float]]]
 @pytest.fixture(scope="module")
 def points(drawn) -> list[tuple[float, float]]:
     return drawn[1]
+
+
+def _empty(*args, **kwargs) -> None:
+    """A call that does nothing: what the harness itself costs a round."""
+
+
+@pytest.mark.benchmark(group="questions")
+def test_empty_lookup_call(benchmark, drawn, summary):
+    """A reference row, first: an empty call through the same harness with the look-ups'
+    arguments, so the reader sees the share of each row that is the timing's own (the
+    pedantic round, the argument unpacking, the two clock reads)."""
+    _timed(benchmark, _empty, drawn[0], {}, "empty", summary, "(the harness's own share)")
 
 
 @pytest.mark.benchmark(group="questions")

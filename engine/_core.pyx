@@ -60,6 +60,8 @@ _json.pxi; then this file's Python-facing class, then _batch.pxi.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_DECREF
 from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
 from libc.math cimport M_PI, cos, log, sqrt
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t

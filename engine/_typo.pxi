@@ -300,11 +300,18 @@ cdef extern from *:
     """
     #if defined(__GNUC__) || defined(__clang__)
     #define ENGINE_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #define ENGINE_KEEP_CALLS() __asm__ __volatile__("")
     #else
     #define ENGINE_PREFETCH(p) ((void)0)
+    #define ENGINE_KEEP_CALLS() ((void)0)
     #endif
     """
     void _prefetch "ENGINE_PREFETCH"(const void* p) noexcept nogil
+    # NOTE: GCC (12, -O3: its mod-ref analysis) takes a function whose only effects are
+    # prefetches for one without effects and drops every call of it that it does not inline
+    # (`cdef inline` is only a hint): a function that only prefetches calls this first (an
+    # empty volatile asm, no code) to be kept
+    void _keep_calls "ENGINE_KEEP_CALLS"() noexcept nogil
 
 
 # PERF: a word within two slips is looked up as every form of it with up to two letters left
