@@ -62,9 +62,10 @@ cdef enum:
     SAME_NUMBER_CAP = 4096  # addresses of one house number looked at in one run (a
                             # marina or holiday park has hundreds: 100K-K029)
     SOUND_MIN = 3        # a sound-alike is looked for in a word of this many letters (typed) ...
-    SOUND_PREFIX_MAX = 128  # ... and of a word still being typed kept only when its key starts
-                           # at most this many keys of tokens it does not start as typed ...
-    SOUND_WALK_MAX = 512   # ... and at most this many in all (_typo.pxi `_sound_entries`)
+    SOUND_RUNS_MAX = 128   # ... and of a word still being typed kept only when the tokens whose
+                           # keys start with its key, that it does not start as typed, make at
+                           # most this many runs of neighbouring tokens ...
+    SOUND_WALK_MAX = 2048  # ... and at most this many keys start so (_typo.pxi `_sound_runs`)
     MAX_SOUND_RULES = 64   # words.SOUND_RULES, as C arrays (_core.pyx `_init_sounds`)
     MAX_SPELLINGS = 8      # words.SOUND_SPELLINGS, both ways
 
@@ -261,11 +262,12 @@ cdef struct Word:
     int32_t lo[MAXR]
     int32_t hi[MAXR]
     float base[MAXR]    # penalty of the range before the prefix share (0 prefix, TYPO for typos)
-    uint8_t typo[MAXR]  # 0: a prefix range; a typo token: TYPO_WHOLE, TYPO_START
+    uint8_t typo[MAXR]  # 0: a prefix range; a typo range: TYPO_WHOLE, TYPO_START, TYPO_RUN
     int32_t exact       # token id equal to the word, or -1
     int64_t cost        # postings under all ranges
     int typo_done       # the furthest look for slips so far (1, then 2: the last)
-    int first_typo      # ranges [first_typo, nr) are single typo tokens, sorted by token id
+    int first_typo      # ranges [first_typo, nr) are typo ranges, sorted by token id, apart:
+                        # single tokens, or runs of sound-alikes (TYPO_RUN)
     int slips           # ... and they are tokens the word starts with one slip undone
     int sound_done      # its sound-alikes were looked up (`_add_sounds`): they stay among its
                         # typo ranges when its slips are looked up
@@ -278,6 +280,8 @@ cdef enum:
     # what a word's typo range holds (Word.typo; engine.explain tells the two apart)
     TYPO_WHOLE = 1       # a token within the word's slips
     TYPO_START = 2       # a token the word starts with a slip undone (a word still being typed)
+    TYPO_RUN = 3         # neighbouring tokens whose sound the word starts (a word still being
+                         # typed): a prefix's penalty on top of the range's (`_typo_pen`)
 
 
 cdef struct Interp:

@@ -327,7 +327,7 @@ cdef void _word_seg(const Data* d, Search* s, int ti, int32_t g, int j, const Sh
     if k >= 0 and w.typo[k]:
         seg.kind = W_SLIP
         _whole(seg, name, lo, hi)
-        if w.typo[k] == TYPO_START and lo >= 0 and seg.a >= 0:
+        if (w.typo[k] == TYPO_START or w.typo[k] == TYPO_RUN) and lo >= 0 and seg.a >= 0:
             # the start of the word, as long as the word typed with its slip undone
             m = n if n < tlen else tlen
             if _dl_distance(s.q + s.tok[ti].start, n, text, m, 1) > 1:

@@ -105,8 +105,8 @@ PREFIX_SLIP_LEN = SIZES["PREFIX_SLIP_LEN"]  # slips in words still being typed: 
 SLIP_SCAN_MAX = SIZES["SLIP_SCAN_MAX"]  # ... undone by one walk over at most this many tokens
 SAME_NUMBER_CAP = SIZES["SAME_NUMBER_CAP"]  # addresses with the typed number looked at in one run
 SOUND_MIN = SIZES["SOUND_MIN"]            # a sound-alike is looked for in a word this long ...
-SOUND_PREFIX_MAX = SIZES["SOUND_PREFIX_MAX"]  # ... still being typed: when its key starts so few
-SOUND_WALK_MAX = SIZES["SOUND_WALK_MAX"]      # ... new keys, and no more keys in all
+SOUND_RUNS_MAX = SIZES["SOUND_RUNS_MAX"]  # ... still being typed: when its key starts keys of so
+SOUND_WALK_MAX = SIZES["SOUND_WALK_MAX"]  # ... few runs of new tokens, and no more keys in all
 PASS_SOUND, PASS_TWO = SIZES["PASS_SOUND"], SIZES["PASS_TWO"]   # the passes of a reading
 RETRY_PASSES = SIZES["RETRY_PASSES"]      # ... in a retry (max_pass)
 MAX_TYPO_WORD = 38             # typos are looked for in words of at most 38 letters
@@ -163,6 +163,10 @@ class Range:
     hi: int
     base: np.float32
     typo: bool
+    run: bool = False   # tokens whose sound the word starts: a prefix's penalty on top (TYPO_RUN)
+
+    def holds(self, tid: int) -> bool:
+        return self.lo <= tid < self.hi
 
 
 @dataclass
@@ -648,11 +652,11 @@ class ReferenceIndex:
         n0 = len(word.ranges)
         if word.sound_done:
             self.add_sounds(word, tok)
-        sounds = {r.lo for r in word.ranges[n0:]}
+        sounds = word.ranges[n0:]
         for _k, tid, dist in sorted(remembered, key=lambda x: x[2]):   # stable: closest first
             if len(word.ranges) >= MAX_RANGES:
                 break
-            if tid in sounds:
+            if any(r.holds(tid) for r in sounds):
                 continue
             base = TYPO_PEN + TYPO_EDIT * f32(dist - 1)
             word.ranges.append(Range(tid, tid + 1, base, True))
@@ -680,7 +684,7 @@ class ReferenceIndex:
             for tid in range(lo, hi):
                 if len(word.ranges) >= MAX_RANGES:
                     break
-                if any(r.typo and r.lo == tid for r in word.ranges):
+                if any(r.typo and r.holds(tid) for r in word.ranges):
                     continue
                 tlen = len(self.vocab[tid])
                 base = TYPO_PEN if tlen == len(v) else prefix_cost(TYPO_PEN, len(v), tlen)
@@ -697,29 +701,47 @@ class ReferenceIndex:
 
     def add_sounds(self, word: Word, tok: Token) -> int:
         """Add the tokens the word sounds like (`sound_key`) as typo ranges: those of its key
-        (SOUND_PEN), then those whose key starts with the key of the word still being typed (a
-        prefix's penalty more), each set only when at most MAX_RANGES, SOUND_PREFIX_MAX of them
-        are tokens the word does not match as typed and at most SOUND_WALK_MAX in all; not
-        those it matches as typed or has. Here every token's key is compared; the C code walks
-        the index's tokens sorted by key (`_add_sounds`), in the order (key, token) kept here."""
+        (SOUND_PEN), when at most MAX_RANGES of them are tokens the word does not match as typed
+        and at most SOUND_WALK_MAX in all; then those whose key starts with the key of the word
+        still being typed (a prefix's penalty more, at the match), as runs of neighbouring
+        tokens, when at most SOUND_WALK_MAX keys start so and the tokens the word neither matches
+        as typed nor has make at most SOUND_RUNS_MAX runs. Here every token's key is compared;
+        the C code walks the index's tokens sorted by key (`_add_sounds`), in the order (key,
+        token) kept here. Return how many ranges it added."""
         text = tok.text
         if tok.digits > 0 or len(unfold_ij(text)) < SOUND_MIN:
             return 0
         keys = self.sound_keys()
         added = 0
-        for whole, cap in ((True, MAX_RANGES), (False, SOUND_PREFIX_MAX)):
-            key, follow = (sound_key(text), "") if whole else sound_start(text)
-            if not key:
-                continue
-            found = sorted((k, t) for t, k in enumerate(keys) if (k == key if whole else k.startswith(key)))
-            # a key that goes on as the letters typed after it may be written
-            goes_on = [(k, t) for k, t in found if not follow or k[len(key):len(key) + 1] in tuple(follow)]
-            new = [t for _k, t in goes_on if not self._as_typed(word, t)]
-            if len(new) > cap or len(found) > SOUND_WALK_MAX:
-                continue
-            for _k, tid in goes_on:
-                base = SOUND_PEN if whole else prefix_cost(SOUND_PEN, len(text), len(self.vocab[tid]))
-                added += self._push_sound(word, tid, base)
+        key = sound_key(text)
+        if key:
+            found = sorted((k, t) for t, k in enumerate(keys) if k == key)
+            new = [t for _k, t in found if not self._as_typed(word, t)]
+            if len(new) <= MAX_RANGES and len(found) <= SOUND_WALK_MAX:
+                for _k, tid in found:
+                    added += self._push_sound(word, tid, SOUND_PEN)
+        key, follow = sound_start(text)
+        if key:
+            found = [t for t, k in enumerate(keys) if k.startswith(key)
+                     and (not follow or k[len(key):len(key) + 1] in tuple(follow))]
+            if sum(k.startswith(key) for k in keys) > SOUND_WALK_MAX:
+                return added
+            ids = [t for t in found if not self._as_typed(word, t)
+                   and not any(r.typo and r.holds(t) for r in word.ranges)]
+            runs: list[list[int]] = []
+            for t in ids:               # (in token order)
+                if runs and runs[-1][1] == t:
+                    runs[-1][1] = t + 1
+                else:
+                    runs.append([t, t + 1])
+            if len(runs) > SOUND_RUNS_MAX:
+                return added
+            for lo, hi in runs:
+                if len(word.ranges) >= MAX_RANGES:
+                    break
+                word.ranges.append(Range(lo, hi, SOUND_PEN, True, run=True))
+                word.cost += self.range_cost(lo, hi)
+                added += 1
         return added
 
     @staticmethod
@@ -729,7 +751,7 @@ class ReferenceIndex:
     def _push_sound(self, word: Word, tid: int, base: np.float32) -> int:
         if len(word.ranges) >= MAX_RANGES or self._as_typed(word, tid):
             return 0
-        if any(r.typo and r.lo == tid for r in word.ranges):
+        if any(r.typo and r.holds(tid) for r in word.ranges):
             return 0
         word.ranges.append(Range(tid, tid + 1, base, True))
         word.cost += self.range_cost(tid, tid + 1)
@@ -738,12 +760,12 @@ class ReferenceIndex:
     def add_slips(self, word: Word, text: str) -> int:
         """Add the tokens `text` starts with one slip undone that are not typo tokens of the
         word yet, while ranges are left; return how many were added."""
-        typos = {r.lo for r in word.ranges if r.typo}
+        typos = [r for r in word.ranges if r.typo]
         added = 0
         for tid in self.prefix_slips(text):
             if len(word.ranges) >= MAX_RANGES:
                 break
-            if tid in typos:
+            if any(r.holds(tid) for r in typos):
                 continue
             base = prefix_cost(TYPO_PEN, len(text), len(self.vocab[tid]))
             word.ranges.append(Range(tid, tid + 1, base, True))
@@ -862,7 +884,8 @@ class ReferenceIndex:
             if r.typo:
                 if not s.typo_mode:
                     continue
-                p = r.base
+                p = r.base if not r.run else prefix_cost(r.base, min(len(s.tokens[ti].text), len(self.vocab[t])),
+                                                          len(self.vocab[t]))
             elif t == s.words[ti].exact:
                 p = ZERO
             elif kind & ALIAS and len(self.vocab[t]) <= ALIAS_WHOLE_LEN:
@@ -1157,8 +1180,8 @@ class ReferenceIndex:
             text = s.tokens[ti].text
             if ti == driver or len(text) < 2 or (len(text) == 2 and text[1] == "i"):
                 continue
-            if s.typo_mode and any(r.typo and sig_bit(self.vocab[r.lo]) != sig_bit(text)
-                                   for r in s.words[ti].ranges):
+            if s.typo_mode and any(r.typo and sig_bit(self.vocab[t]) != sig_bit(text)
+                                   for r in s.words[ti].ranges for t in range(r.lo, r.hi)):
                 continue
             return True
         return False

@@ -1556,7 +1556,11 @@ cdef void _passes(const Data* d, Search* s) noexcept nogil:
                 if s.considered >= MAX_CONSIDER:
                     s.spent |= SPENT_CONSIDER
         _collect_text(d, s)
-        if s.ncand > 0 and not (pass_ == PASS_SOUND and pass_ + 1 < s.max_pass and _weak_sounds(s)):
+        # weak sound-alikes leave the slips to compete with them, unless the work budget is
+        # spent: a pass after would find nothing and lose them ("hamsterdam 41 vels": the scan of
+        # the groups of Amsterdam, a sound-alike of the word, spends it)
+        if s.ncand > 0 and not (pass_ == PASS_SOUND and pass_ + 1 < s.max_pass and _weak_sounds(s)
+                                and not _spent(s)):
             break
     if s.trace != NULL:
         _trace_reading(s, looked, npass, scored, deferred)

@@ -310,7 +310,7 @@ cdef inline float _tok_pen(const Data* d, Search* s, int wi, int r, int32_t t) n
     """The least penalty of word wi on token t reached through its range r (kinds add more)."""
     cdef Word* w = &s.word[wi]
     if w.typo[r]:
-        return w.base[r]
+        return _typo_pen(w, r, s.tok[wi].len, _tok_len(d, t))
     if t == w.exact:
         return 0
     return _prefix_cost(w.base[r], s.tok[wi].len, _tok_len(d, t))
@@ -370,9 +370,9 @@ cdef uint64_t _typo_bits(const Data* d, Word* w) noexcept nogil:
         w.tbits = 0
         w.tsig = 0
         for r in range(w.first_typo, w.nr):
-            t = w.lo[r]
-            w.tbits |= (<uint64_t>1) << _xsig_bit(<const char*>(d.v_blob + d.v_off[t]), _tok_len(d, t))
-            w.tsig |= (<uint64_t>1) << _sig_bit(<const char*>(d.v_blob + d.v_off[t]), _tok_len(d, t))
+            for t in range(w.lo[r], w.hi[r]):
+                w.tbits |= (<uint64_t>1) << _xsig_bit(<const char*>(d.v_blob + d.v_off[t]), _tok_len(d, t))
+                w.tsig |= (<uint64_t>1) << _sig_bit(<const char*>(d.v_blob + d.v_off[t]), _tok_len(d, t))
         w.tbits_nr = w.nr
     return w.tbits
 

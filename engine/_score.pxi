@@ -13,6 +13,16 @@ cdef inline float _prefix_cost(float base, int typed, int tlen) noexcept nogil:
     return base + PREFIX_PEN + PREFIX_FRAC * (1.0 - (<float>typed) / tlen)
 
 
+cdef inline float _typo_pen(const Word* w, int k, int typed, int tlen) noexcept nogil:
+    """The penalty of typo range k of a word of `typed` letters on a token of `tlen`: the
+    range's, and for a run of tokens whose sound the word starts (TYPO_RUN) a prefix's too,
+    which is never less than a whole token's (letters not heard make a word longer than the
+    token it starts: "hooster", Ooster; "zzzzzz", whose key is "z", Zuilen)."""
+    if w.typo[k] == TYPO_RUN:
+        return _prefix_cost(w.base[k], typed if typed < tlen else tlen, tlen)
+    return w.base[k]
+
+
 cdef inline float _match_word(const Data* d, Search* s, int wi, const TokRec* rec) noexcept nogil:
     """Penalty for word wi matching the group token of `rec`, or -1 when it does not match."""
     return _match_range(d, s, wi, rec, NULL)
@@ -30,14 +40,13 @@ cdef inline float _match_range(const Data* d, Search* s, int wi, const TokRec* r
     for r in range(w.first_typo + 1 if s.typo_mode and w.first_typo < w.nr else w.first_typo):
         k = r
         if r == w.first_typo:
-            # PERF: the typo tokens are sorted singletons; one binary search finds t among them
-            a = _lower_bound(w.lo, w.first_typo, w.nr, t)
-            if a == w.nr or w.lo[a] != t:
+            # PERF: the typo ranges are sorted and apart; one binary search finds t's
+            k = _typo_at(w, w.nr, t)
+            if k < 0:
                 continue
-            k = a
         if w.lo[k] <= t < w.hi[k]:
             if w.typo[k]:
-                p = w.base[k]
+                p = _typo_pen(w, k, s.tok[wi].len, tlen)
             elif t == w.exact:
                 p = 0
             elif kind & K_ALIAS and tlen <= ALIAS_WHOLE_LEN:

@@ -761,8 +761,7 @@ cdef int _add_slips(const Data* d, Search* s, int ti) noexcept nogil:
         if w.nr >= MAXR:
             break
         tid = s.slip_tid[ti][i]
-        a = _lower_bound(w.lo, w.first_typo, had, tid)
-        if a < had and w.lo[a] == tid:
+        if _typo_at(w, had, tid) >= 0:
             continue
         _push_typo(d, w, tid, _prefix_cost(TYPO_PEN, n, _tok_len(d, tid)), TYPO_START)
         added += 1
@@ -1049,7 +1048,7 @@ cdef int _typo_ranges(const Data* d, Search* s, int ti, int max_edits) noexcept 
         for i in range(ts.n):
             if ts.dist[i] != dist or w.nr >= MAXR:
                 continue
-            if nsound and _in_sorted(w.lo, w.first_typo, w.first_typo + nsound, ts.tid[i]):
+            if nsound and _typo_at(w, w.first_typo + nsound, ts.tid[i]) >= 0:
                 continue
             _push_typo(d, w, ts.tid[i], TYPO_PEN + TYPO_EDIT * (dist - 1), TYPO_WHOLE)
     if (((ts.n == 0 and w.first_typo == 0) or (look == 2 and (w.first_typo == 0 or w.exact < 0)))
@@ -1102,34 +1101,111 @@ cdef int _sound_ranges(const Data* d, Search* s, int ti) noexcept nogil:
 # sound-alikes (issue 40): the tokens that sound as the typed word does (`_sound_key`), found in
 # the index's tokens sorted by their keys (snd_blob/snd_off/snd_tok)
 
-cdef inline bint _in_sorted(const int32_t* arr, int lo, int hi, int32_t x) noexcept nogil:
-    """Whether x is among arr[lo:hi] (sorted)."""
-    cdef int a = _lower_bound(arr, lo, hi, x)
-    return a < hi and arr[a] == x
-
-
-cdef int _sound_entries(const Data* d, const Word* w, const char* key, int m, bint whole,
-                        uint32_t follow, int cap, int* first) noexcept nogil:
-    """The entries of the tokens sorted by sound key whose key is key[:m] (whole) or starts
-    with it: the first (into first) and how many; cap + 1 when more than cap of them are
-    tokens the word does not match as typed (`_as_typed`) and whose key goes on with a letter
-    of `follow` (`_goes_on`), or more than SOUND_WALK_MAX start with it (PERF: "myn" starts
-    the keys of the 36 words that start "mijn", which the word matches already, and of 35
-    others)."""
+cdef int _sound_entries(const Data* d, const Word* w, const char* key, int m, int* first) noexcept nogil:
+    """The entries of the tokens sorted by sound key whose key is key[:m]: the first (into
+    first) and how many; MAXR + 1 when more than MAXR of them are tokens the word does not match
+    as typed (`_as_typed`), or more than SOUND_WALK_MAX have it."""
     cdef int a = _blob_lower_bound(d.snd_blob, d.snd_off, d.n_tok, key, m), b = a, new = 0
-    cdef int64_t o, ln
+    cdef int64_t o
     first[0] = a
     while b < d.n_tok:
         o = d.snd_off[b]
-        ln = d.snd_off[b + 1] - o
-        if ln < m or (whole and ln != m) or memcmp(d.snd_blob + o, key, m) != 0:
+        if d.snd_off[b + 1] - o != m or memcmp(d.snd_blob + o, key, m) != 0:
             break
-        if _goes_on(d, b, m, follow) and not _as_typed(w, d.snd_tok[b]):
+        if not _as_typed(w, d.snd_tok[b]):
             new += 1
         b += 1
-        if new > cap or b - a > SOUND_WALK_MAX:
-            return cap + 1
+        if new > MAXR or b - a > SOUND_WALK_MAX:
+            return MAXR + 1
     return b - a
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define ENGINE_CTZ64(x) __builtin_ctzll(x)
+    #else
+    static int ENGINE_CTZ64(unsigned long long x) { int n = 0; while (!(x & 1)) { x >>= 1; n++; } return n; }
+    #endif
+    """
+    int _ctz64 "ENGINE_CTZ64"(uint64_t x) noexcept nogil
+
+
+cdef inline int64_t _next_bit(const uint64_t* bits, int64_t nbits, int64_t i, bint setbit) noexcept nogil:
+    """The first bit at or after i that is set (setbit) or clear among the nbits of bits, or
+    nbits (bits holds nbits / 64 + 1 words, the bits past nbits clear)."""
+    cdef int64_t k = i >> 6, nw = (nbits >> 6) + 1
+    cdef uint64_t x
+    if i >= nbits:
+        return nbits
+    x = (bits[k] if setbit else ~bits[k]) & (~(<uint64_t>0) << (i & 63))
+    while x == 0:
+        k += 1
+        if k >= nw:
+            return nbits
+        x = bits[k] if setbit else ~bits[k]
+    i = (k << 6) + _ctz64(x)
+    return i if i < nbits else nbits
+
+
+cdef int _sound_runs(const Data* d, Word* w, const char* key, int m, uint32_t follow,
+                     float base) noexcept nogil:
+    """Add to word w, as runs of neighbouring tokens (TYPO_RUN of penalty `base`, and a prefix's
+    at the match), the tokens whose sound key starts with key[:m] and goes on with a letter of
+    `follow` (`_goes_on`), that the word neither matches as typed nor has among its (sorted)
+    typo ranges: only when at most SOUND_WALK_MAX keys start so (PERF: "myn" starts the keys of
+    the 36 words that start "mijn", which the word matches already, and of 35 others) and the
+    tokens make at most SOUND_RUNS_MAX runs. Return how many runs it added.
+
+    Runs, not tokens: the tokens that start with a sound are few runs of the alphabet ("mollen"
+    sounds as the 316 tokens that start with molen, one run; "westhe" as 382 that start with
+    weste or westh), which as single tokens were too many for a word's ranges. PERF: the keys
+    that start so are found by halving (the first key past them starts with key[:m] whose last
+    letter is the next), and the tokens put in order by a bitmap over their span, not a sort."""
+    cdef char past[UNFOLD_MAX]
+    cdef int a = _blob_lower_bound(d.snd_blob, d.snd_off, d.n_tok, key, m), end, b, runs = 0, added = 0
+    cdef int32_t tid, lo = -1, hi = -1
+    cdef int64_t i, j, nbits
+    cdef uint64_t* bits
+    memcpy(past, key, m)
+    past[m - 1] += 1
+    end = _blob_lower_bound(d.snd_blob, d.snd_off, d.n_tok, past, m)
+    if end - a > SOUND_WALK_MAX:
+        return 0
+    for b in range(a, end):
+        tid = d.snd_tok[b]
+        if lo < 0 or tid < lo:
+            lo = tid
+        if tid >= hi:
+            hi = tid + 1
+    if lo < 0:
+        return 0
+    nbits = hi - lo
+    bits = <uint64_t*>calloc((nbits >> 6) + 1, sizeof(uint64_t))
+    if bits == NULL:
+        return 0
+    for b in range(a, end):
+        tid = d.snd_tok[b]
+        if _goes_on(d, b, m, follow) and not _as_typed(w, tid) and _typo_at(w, w.nr, tid) < 0:
+            bits[(tid - lo) >> 6] |= (<uint64_t>1) << ((tid - lo) & 63)
+    i = _next_bit(bits, nbits, 0, True)
+    while i < nbits:
+        runs += 1
+        i = _next_bit(bits, nbits, _next_bit(bits, nbits, i, False), True)
+    i = _next_bit(bits, nbits, 0, True)
+    while runs <= SOUND_RUNS_MAX and i < nbits and w.nr < MAXR:
+        j = _next_bit(bits, nbits, i, False)
+        w.lo[w.nr] = lo + <int32_t>i
+        w.hi[w.nr] = lo + <int32_t>j
+        w.base[w.nr] = base
+        w.typo[w.nr] = TYPO_RUN
+        w.nr += 1
+        w.cost += d.v_post_start[lo + j] - d.v_post_start[lo + i]
+        w.tbits_nr = -1
+        added += 1
+        i = _next_bit(bits, nbits, j, True)
+    free(bits)
+    return added
 
 
 cdef inline bint _goes_on(const Data* d, int j, int m, uint32_t follow) noexcept nogil:
@@ -1169,45 +1245,46 @@ cdef inline int _push_sound(const Data* d, Word* w, int32_t tid, float base, uin
 cdef int _add_sounds(const Data* d, Search* s, int ti) noexcept nogil:
     """Add to word ti, as typo ranges, the tokens it sounds like (words.SOUND_RULES): those
     whose sound key is the word's, at SOUND_PEN ("agterweg": Achterweg, "kristiaan": Christiaan,
-    "dorpstraat": Dorpsstraat), then those whose key starts with the key of the word still
-    being typed, at a sound-alike's and a prefix's penalty ("agterw", "ofstr"): each set only
-    when at most MAXR, SOUND_PREFIX_MAX of them are new (`_sound_entries`). Not the tokens it
-    matches as typed. Return how many it added."""
+    "dorpstraat": Dorpsstraat), when at most MAXR of them are new (`_sound_entries`); then, as
+    runs (`_sound_runs`), those whose key starts with the key of the word still being typed, at
+    a sound-alike's and a prefix's penalty ("agterw", "ofstr"). Not the tokens it matches as
+    typed. Return how many ranges it added."""
     cdef Word* w = &s.word[ti]
     cdef Tok* t = &s.tok[ti]
     cdef const char* p = s.q + t.start
     cdef char key[UNFOLD_MAX]
     cdef int m, a, j, k, added = 0
-    cdef int32_t tid
     cdef uint32_t follow
     if t.digits > 0 or t.len > UNFOLD_MAX or _typed_len(p, t.len) < SOUND_MIN:
         return 0
     m = _sound_key(p, t.len, True, key, NULL)
     if m > 0:
-        k = _sound_entries(d, w, key, m, True, 0, MAXR, &a)
+        k = _sound_entries(d, w, key, m, &a)
         if k <= MAXR:
             for j in range(a, a + k):
                 added += _push_sound(d, w, d.snd_tok[j], SOUND_PEN, TYPO_WHOLE)
+    _sort_typo_ranges(w)
     m = _sound_key(p, t.len, False, key, &follow)
     if m > 0:
-        k = _sound_entries(d, w, key, m, False, follow, SOUND_PREFIX_MAX, &a)
-        if k <= SOUND_PREFIX_MAX:
-            for j in range(a, a + k):
-                tid = d.snd_tok[j]
-                if _goes_on(d, j, m, follow):
-                    added += _push_sound(d, w, tid, _prefix_cost(SOUND_PEN, t.len, _tok_len(d, tid)),
-                                         TYPO_START)
+        added += _sound_runs(d, w, key, m, follow, SOUND_PEN)
     _sort_typo_ranges(w)
     return added
 
 
 cdef inline bint _in_typo(const Word* w, int32_t tid) noexcept nogil:
-    """Whether token tid is one of the word's typo tokens (unsorted yet)."""
+    """Whether token tid is in one of the word's typo ranges (unsorted yet)."""
     cdef int r
     for r in range(w.first_typo, w.nr):
-        if w.lo[r] == tid:
+        if w.lo[r] <= tid < w.hi[r]:
             return True
     return False
+
+
+cdef inline int _typo_at(const Word* w, int end, int32_t tid) noexcept nogil:
+    """The typo range of word w among [first_typo, end) that holds token tid, or -1 (they are
+    sorted by token id and apart: a halving finds the last that starts at tid or before)."""
+    cdef int a = _lower_bound(w.lo, w.first_typo, end, tid + 1) - 1
+    return a if a >= w.first_typo and tid < w.hi[a] else -1
 
 
 cdef struct _TypoRange:

@@ -63,6 +63,7 @@ def test_a_word_that_sounds_like_the_street(full_index, q, street):
     ("haagse bluf 12 den haag", "Haagsche Bluf 12, 2511 CN 's-Gravenhage", "haagse"),  # sch written s
     ("dorpstraat 10 rosmalen", "Dorpsstraat 10, 5241 EC Rosmalen", "dorpstraat"),   # ss written s
     ("agterw 2 gron", "Achterweg 2, 9725 BN Groningen", "agterw"),                  # still being typed
+    ("westhe 25 hard", "Westeinde 25, 3844 DD Harderwijk", "westhe"),               # ... a common start
     ("bosstraat 5 maastricht", "Boschstraat 5, 6211 AS Maastricht", "bosstraat"),   # no Bosstraat there
     ("ugo de grootstraat 2 den haag", "Hugo de Grootstraat 2, 2518 ED 's-Gravenhage", "ugo"),
 ])
