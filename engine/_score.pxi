@@ -35,7 +35,7 @@ cdef inline float _match_range(const Data* d, Search* s, int wi, const TokRec* r
     cdef Word* w = &s.word[wi]
     cdef int32_t t = rec.tok
     cdef uint8_t kind = rec.kind
-    cdef int r, k, a, tlen = rec.tlen if rec.tlen < TLEN_LONG else _tok_len(d, t)
+    cdef int r, k, tlen = rec.tlen if rec.tlen < TLEN_LONG else _tok_len(d, t)
     cdef float best = -1, p
     for r in range(w.first_typo + 1 if s.typo_mode and w.first_typo < w.nr else w.first_typo):
         k = r

@@ -747,7 +747,7 @@ cdef int _add_slips(const Data* d, Search* s, int ti) noexcept nogil:
     """Add to word ti the tokens it starts with one slip undone (those not among its typo
     tokens yet, while ranges are left); return how many were added."""
     cdef Word* w = &s.word[ti]
-    cdef int i, a, added = 0, n = s.tok[ti].len, had
+    cdef int i, added = 0, n = s.tok[ti].len, had
     cdef int32_t tid
     _word_slips(d, s, ti)
     if s.slip_n[ti] == 0:
