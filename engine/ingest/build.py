@@ -30,6 +30,7 @@ from .._core import BITS
 from ..checksums import file_checksums
 from ..params import FORMAT_VERSION, PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
 from ..vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
+from .keys import ID_LIMIT, pack3, unpack3
 from .source import ParsedTable, SourceError, read_source
 
 SHORT_PREFIX = 12         # prefixes up to this long get a precomputed list of groups ...
@@ -311,16 +312,12 @@ def _groups(table: ParsedTable, keep: np.ndarray) -> tuple[list[str], np.ndarray
     prov_sid = np.array([name_id[s] for s in table.provinces], dtype=np.int32)
 
     # ---- groups: one per (street, locality, municipality), ordered by name for determinism
-    # PERF: the three name ids packed into one integer, whose order is theirs: np.unique of
-    # rows (axis=0) sorts them as opaque bytes, several times slower
-    if len(names) >= 1 << 21:
+    # PERF: the three name ids packed into one integer, whose order is theirs (.keys)
+    if len(names) >= ID_LIMIT:
         raise SourceError(f"{table.source_name}: {len(names):,} distinct names, more than an index holds")
-    u = np.int64
-    key = ((street_sid[table.street[keep]].astype(u) << u(42)) | (loc_sid[table.locality[keep]].astype(u) << u(21))
-           | mun_sid[table.municipality[keep]].astype(u))
+    key = pack3(street_sid[table.street[keep]], loc_sid[table.locality[keep]], mun_sid[table.municipality[keep]])
     packed, g_of_row = np.unique(key, return_inverse=True)
-    mask = (1 << 21) - 1
-    gkeys = np.stack([packed >> 42, (packed >> 21) & mask, packed & mask], axis=1).astype(np.int32)
+    gkeys = np.stack(unpack3(packed), axis=1).astype(np.int32)
     g_of_row = g_of_row.ravel().astype(np.int32)
     # province of a group: the one of its first row (a municipality lies in one province)
     g_prov = np.zeros(len(gkeys), dtype=np.int32)

@@ -40,6 +40,7 @@ from lxml import etree
 from tqdm import tqdm
 
 from .. import _csv
+from .keys import fits3, pack3, unpack3
 from .municipalities import MunicipalityReference, former_names, load_reference
 
 __all__ = ["is_lvbag", "read_lvbag", "LEFT_OUT_REASONS"]
@@ -989,14 +990,14 @@ def _code_place_postcode(gem: np.ndarray, wpl: np.ndarray, pc: np.ndarray, wpl_n
 
     PERF: counted with numpy over one integer key per address, no Python per address (on
     the whole country a list of codes as text took 0.6 GB, a Counter of tuples 10 s)."""
-    key = (gem.astype(np.int64) << 42) | (wpl.astype(np.int64) << 21) | pc.astype(np.int64)
-    if len(key) and (int(wpl.max()) >= 1 << 21 or int(pc.max()) >= 1 << 21 or int(gem.max()) >= 1 << 20):
+    if not fits3(gem, wpl, pc):
         raise LvbagError("too many woonplaatsen, postcodes or municipality codes to count")
-    uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
+    uniq, first, counts = np.unique(pack3(gem, wpl, pc), return_index=True, return_counts=True)
+    order = np.argsort(first, kind="stable")
+    codes, places, pcs = (x.tolist() for x in unpack3(uniq[order]))
     out: Counter = Counter()
-    for i in np.argsort(first, kind="stable").tolist():
-        k = int(uniq[i])
-        out[f"{k >> 42:04d}", wpl_name[(k >> 21) & ((1 << 21) - 1)], postcodes[k & ((1 << 21) - 1)]] += int(counts[i])
+    for code, place, postcode, n in zip(codes, places, pcs, counts[order].tolist(), strict=True):
+        out[f"{code:04d}", wpl_name[place], postcodes[postcode]] += n
     return out
 
 
