@@ -771,12 +771,19 @@ cdef int _add_slips(const Data* d, Search* s, int ti) noexcept nogil:
 cdef inline void _push_typo(const Data* d, Word* w, int32_t tid, float base, uint8_t mark) noexcept nogil:
     """Append token tid to word w as a typo range of penalty `base` and kind `mark` (TYPO_WHOLE,
     TYPO_START; the caller checks room)."""
-    w.lo[w.nr] = tid
-    w.hi[w.nr] = tid + 1
+    _push_range(d, w, tid, tid + 1, base, mark)
+
+
+cdef inline void _push_range(const Data* d, Word* w, int32_t lo, int32_t hi, float base,
+                             uint8_t mark) noexcept nogil:
+    """Append tokens [lo, hi) to word w as a typo range of penalty `base` and kind `mark` (a
+    single token, `_push_typo`, or a run of sound-alikes, TYPO_RUN; the caller checks room)."""
+    w.lo[w.nr] = lo
+    w.hi[w.nr] = hi
     w.base[w.nr] = base
     w.typo[w.nr] = mark
     w.nr += 1
-    w.cost += d.v_post_start[tid + 1] - d.v_post_start[tid]
+    w.cost += d.v_post_start[hi] - d.v_post_start[lo]
     w.tbits_nr = -1
 
 
@@ -1195,13 +1202,7 @@ cdef int _sound_runs(const Data* d, Word* w, const char* key, int m, uint32_t fo
     i = _next_bit(bits, nbits, 0, True)
     while runs <= SOUND_RUNS_MAX and i < nbits and w.nr < MAXR:
         j = _next_bit(bits, nbits, i, False)
-        w.lo[w.nr] = lo + <int32_t>i
-        w.hi[w.nr] = lo + <int32_t>j
-        w.base[w.nr] = base
-        w.typo[w.nr] = TYPO_RUN
-        w.nr += 1
-        w.cost += d.v_post_start[lo + j] - d.v_post_start[lo + i]
-        w.tbits_nr = -1
+        _push_range(d, w, lo + <int32_t>i, lo + <int32_t>j, base, TYPO_RUN)
         added += 1
         i = _next_bit(bits, nbits, j, True)
     free(bits)
