@@ -55,6 +55,40 @@ cdef object _lookup_arguments(postcode, number, letter, addition, int32_t* code,
     return add
 
 
+# PERF (issue 39): a postcode's addresses are mostly one run of one street's rows, every other
+# number (median 23 addresses over 34 rows; 96 % of the addresses in postcodes of at most 256
+# rows). Their number search read a_number row after row, each read waiting for the one
+# before, then the hit's fields another wait; the rows between the postcode's first and last
+# address are now fetched at once, numbers and fields, when they are at most this many.
+DEF POSTCODE_SPAN = 64
+
+
+cdef void _fetch_postcode(const Data* d, int lo, int hi) noexcept nogil:
+    """Fetch the fields the search and the JSON read of the rows between the first and last
+    address of pc_addr[lo:hi], when there are at most POSTCODE_SPAN."""
+    cdef int32_t a, first, last
+    _keep_calls()
+    if hi <= lo:
+        return
+    first = d.pc_addr[lo]
+    last = d.pc_addr[hi - 1]
+    if first > last or last - first >= POSTCODE_SPAN:
+        return
+    # a cache line holds 16 rows of an int32 column: one fetch each 16 rows and the last
+    a = first
+    while True:
+        _prefetch(&d.a_number[a])
+        _prefetch(&d.a_group[a])
+        _prefetch(&d.a_addition[a])
+        _prefetch(&d.a_postcode[a])
+        _prefetch(&d.a_lat[a])
+        _prefetch(&d.a_lon[a])
+        _prefetch(&d.a_letter[a])
+        if a == last:
+            break
+        a = a + 16 if a + 16 < last else last
+
+
 cdef int _lookup_rows(const Data* d, int32_t code, int number, int letter, const char* want, int wlen,
                       int32_t* out, int cap) noexcept nogil:
     """The address rows of postcode `code` and house `number`, in the order of the register
@@ -68,6 +102,7 @@ cdef int _lookup_rows(const Data* d, int32_t code, int number, int letter, const
     if p >= d.n_pc or d.pc_code[p] != code:
         return 0
     hi = d.pc_start[p + 1]
+    _fetch_postcode(d, d.pc_start[p], hi)
     i = _lower_bound_number(d, d.pc_start[p], hi, number, True)
     while i < hi:
         a = d.pc_addr[i]
