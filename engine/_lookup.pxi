@@ -133,6 +133,14 @@ cdef int _lookup_rows(const Data* d, int32_t code, int number, int letter, const
 DEF LOOKUP_ROWS = 64
 
 
+# PERF (issue 39): a body that fits in this many bytes (a hit takes about 700, a reverse's
+# five about 3,500) is written on the stack, in the same section without the GIL as the search,
+# then copied into a bytes object of its size: the body of a look-up or a reverse was written
+# in a section of its own (the GIL taken and given back once more) into a bytes object made as
+# large as it could be and cut to size after (a realloc).
+DEF SMALL_BODY = 16384
+
+
 cdef object _lookup(Index index, postcode, number, letter, addition, bint as_json):
     """The address rows of a look-up (`Index.lookup_ids`), or their body {"hits":[...]} as
     JSON bytes (`Index.lookup_json`)."""
@@ -142,13 +150,21 @@ cdef object _lookup(Index index, postcode, number, letter, addition, bint as_jso
     cdef int32_t* many = NULL
     cdef const int32_t* got = rows
     cdef const char* want = NULL
+    cdef char small[SMALL_BODY]
+    cdef Buf b
+    b.n = -1
     add = _lookup_arguments(postcode, number, letter, addition, &code, &n_number, &L)
     if add is not None:
         want = <const char*>(<bytes>add)
         wlen = len(<bytes>add)
     index._enter()
     try:
-        n = _lookup_rows(&index.d, code, n_number, L, want, wlen, rows, LOOKUP_ROWS)
+        with nogil:
+            n = _lookup_rows(&index.d, code, n_number, L, want, wlen, rows, LOOKUP_ROWS)
+            if as_json and n <= LOOKUP_ROWS:
+                _small_json(&b, small, &index.d, rows, n, NULL, 0)
+        if b.n >= 0:
+            return PyBytes_FromStringAndSize(small, b.n)
         if n > LOOKUP_ROWS:
             many = <int32_t*>malloc(n * sizeof(int32_t))
             if many == NULL:
@@ -179,42 +195,70 @@ cdef extern from "Python.h":
     int _cut_bytes "_PyBytes_Resize"(PyObject** o, Py_ssize_t n)
 
 
-cdef bytes _hits_json(const Data* d, const int32_t* rows, int n, const double* metres, int limit):
+cdef Py_ssize_t _hits_room(const Data* d, const int32_t* rows, int n) noexcept nogil:
+    """The bytes the body of these rows (`_write_hits`) takes at most; what the hits read is
+    fetched first, for all of them at once (as `_render` does)."""
+    cdef Py_ssize_t room = HITS_ROOM
+    cdef int i
+    _fetch_hits(d, <const int*>rows, n if n <= MAXLIMIT else MAXLIMIT)
+    for i in range(n):
+        room += _hit_room(d, rows[i]) + HIT_EXTRA_ROOM
+    return room
+
+
+cdef void _write_hits(Buf* b, const Data* d, const int32_t* rows, int n, const double* metres,
+                      int limit) noexcept nogil:
     """The body {"hits":[...]} of these rows (with "limit" when limit > 0), each hit with its
-    "distance" in metres when `metres` is given (one decimal)."""
-    cdef Buf b
+    "distance" in metres when `metres` is given (one decimal), into b (room made for it:
+    `_hits_room`)."""
     cdef int i
     cdef int64_t tenths
-    cdef PyObject* raw
-    # PERF: what the hits read is fetched for all of them at once (as `_render` does)
-    _fetch_hits(d, <const int*>rows, n if n <= MAXLIMIT else MAXLIMIT)
-    b.cap = HITS_ROOM
+    _puts(b, "{\"hits\":[")
     for i in range(n):
-        b.cap += _hit_room(d, rows[i]) + HIT_EXTRA_ROOM
+        if i:
+            _put(b, ",", 1)
+        _put_hit(b, d, rows[i], NULL, 0)
+        if metres != NULL:
+            b.n -= 1   # the hit's closing brace
+            _puts(b, ",\"distance\":")
+            tenths = _tenths(metres[i])
+            _put_int(b, tenths // 10)
+            _put(b, ".", 1)
+            _put_int(b, tenths % 10)
+            _put(b, "}", 1)
+    _put(b, "]", 1)
+    if limit > 0:
+        _puts(b, ",\"limit\":")
+        _put_int(b, limit)
+    _put(b, "}", 1)
+
+
+cdef void _small_json(Buf* b, char* small, const Data* d, const int32_t* rows, int n,
+                      const double* metres, int limit) noexcept nogil:
+    """The body (`_write_hits`) into `small` (SMALL_BODY bytes), b.n its length; b.n = -1
+    when it may not fit."""
+    b.n = -1
+    if _hits_room(d, rows, n) > SMALL_BODY:
+        return
+    b.p = small
+    b.n = 0
+    b.cap = SMALL_BODY
+    _write_hits(b, d, rows, n, metres, limit)
+
+
+cdef bytes _hits_json(const Data* d, const int32_t* rows, int n, const double* metres, int limit):
+    """The body (`_write_hits`) as a bytes object, written into it in place (a body of any
+    length: a block of flats)."""
+    cdef Buf b
+    cdef PyObject* raw
+    b.cap = _hits_room(d, rows, n)
     raw = _new_bytes(NULL, b.cap)
     if raw == NULL:
         raise MemoryError()
     b.p = _bytes_data(raw)
     b.n = 0
     with nogil:
-        _puts(&b, "{\"hits\":[")
-        for i in range(n):
-            if i:
-                _put(&b, ",", 1)
-            _put_hit(&b, d, rows[i], NULL, 0)
-            if metres != NULL:
-                b.n -= 1   # the hit's closing brace
-                _puts(&b, ",\"distance\":")
-                tenths = _tenths(metres[i])
-                _put_int(&b, tenths // 10)
-                _put(&b, ".", 1)
-                _put_int(&b, tenths % 10)
-                _put(&b, "}", 1)
-        _put(&b, "]", 1)
-        if limit > 0:
-            _puts(&b, ",\"limit\":")
-            _put_int(&b, limit)
-        _put(&b, "}", 1)
+        _write_hits(&b, d, rows, n, metres, limit)
     if _cut_bytes(&raw, b.n) < 0:   # raw is released then
         raise MemoryError()
     out = <bytes>raw
@@ -276,6 +320,8 @@ cdef object _reverse(Index index, lat, lon, limit, radius, AreaSpec area, bint a
     cdef const Area* a = &area.a if area is not None else &none
     cdef double metres[MAXLIMIT]
     cdef int i
+    cdef char small[SMALL_BODY]
+    cdef Buf b
     none.on = 0
     metres[0] = 0
     if _near_arguments(index, lat, lon, limit, radius, &r):
@@ -286,6 +332,11 @@ cdef object _reverse(Index index, lat, lon, limit, radius, AreaSpec area, bint a
             _nearest(&index.d, a, &r)
             for i in range(r.n):
                 metres[i] = sqrt(r.d2[i]) * METRES_PER_MICRODEGREE
+            b.n = -1
+            if as_json:
+                _small_json(&b, small, &index.d, r.addr, r.n, metres, r.k)
+        if b.n >= 0:
+            return PyBytes_FromStringAndSize(small, b.n)
         if as_json:
             return _hits_json(&index.d, r.addr, r.n, metres, r.k)
         return [(r.addr[i], _tenths(metres[i]) / 10.0) for i in range(r.n)]
