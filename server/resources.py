@@ -388,36 +388,10 @@ def _no_finish(req: falcon.Request, resp: falcon.Response) -> None:
     """For a route used outside ``server.app`` (no metrics, no CORS)."""
 
 
-class WsgiRoute:
-    """Falcon resource of the WSGI app for one endpoint (``options``: the CORS preflight)."""
-
-    __slots__ = ("_respond", "_options", "_finish", "_finish_get")
-
-    def __init__(
-        self,
-        endpoint: Endpoint,
-        options: OptionsResponder = no_options,
-        finish: FinishHook = _no_finish,
-        finish_get: FinishHook | None = None,
-    ) -> None:
-        self._respond = endpoint.respond
-        self._options = options
-        self._finish = finish
-        self._finish_get = finish_get or finish  # of an answer to GET or HEAD (Finish.answered)
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        self._respond(req, resp, wsgi_raw_query(req))
-        self._finish_get(req, resp)  # an exception goes to the error handler, which finishes
-
-    on_head = on_get
-
-    def on_options(self, req: falcon.Request, resp: falcon.Response) -> None:
-        self._options(req, resp)
-        self._finish(req, resp)
-
-
-class AsgiRoute:
-    """Falcon resource of the ASGI app for one endpoint (same logic, ``async`` responders)."""
+class _Route:
+    """What both apps' Falcon resources hold: the endpoint's ``respond``, the ``options``
+    responder (the CORS preflight), the finish of every response and of an answer to GET or
+    HEAD (``Finish.answered``), and on the ASGI app the ``gate``."""
 
     __slots__ = ("_respond", "_options", "_finish", "_finish_get", "gate")
 
@@ -431,9 +405,32 @@ class AsgiRoute:
         self._respond = endpoint.respond
         self._options = options
         self._finish = finish
-        self._finish_get = finish_get or finish  # of an answer to GET or HEAD (Finish.answered)
-        #: answers the usual request whole, or declines having done nothing (server._gate)
+        self._finish_get = finish_get or finish
+        #: answers the usual request whole, or declines having done nothing (server._gate;
+        #: ASGI only: it reads ASGI's headers)
         self.gate: Gate | None = None
+
+
+class WsgiRoute(_Route):
+    """Falcon resource of the WSGI app for one endpoint."""
+
+    __slots__ = ()
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self._respond(req, resp, wsgi_raw_query(req))
+        self._finish_get(req, resp)  # an exception goes to the error handler, which finishes
+
+    on_head = on_get
+
+    def on_options(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self._options(req, resp)
+        self._finish(req, resp)
+
+
+class AsgiRoute(_Route):
+    """Falcon resource of the ASGI app for one endpoint (same logic, ``async`` responders)."""
+
+    __slots__ = ()
 
     async def on_get(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
         gate = self.gate

@@ -204,11 +204,13 @@ class Redis:
         self.log.close()
 
 
-def create_key(keystore: str) -> str:
-    """A practically unlimited key in ``keystore`` (a path or a redis:// URL), by the CLI."""
+def create_key(keystore: str, *, name: str = "bench", rate: float = 1e9, tree: Path = REPO) -> str:
+    """A key of ``rate`` requests per second (by default practically unlimited) in ``keystore``
+    (a path or a redis:// URL), by the CLI of ``tree``."""
     done = subprocess.run(
-        [sys.executable, "-m", "server", "--keystore", keystore, "keys", "create", "--name", "bench", "--rate", "1e9"],
-        cwd=REPO,
+        [sys.executable, "-m", "server", "--keystore", keystore, "keys", "create", "--name", name,
+         "--rate", str(rate)],
+        cwd=tree,
         capture_output=True,
         text=True,
     )
