@@ -59,13 +59,15 @@ cdef object _lookup_arguments(postcode, number, letter, addition, int32_t* code,
 # number (median 23 addresses over 34 rows; 96 % of the addresses in postcodes of at most 256
 # rows). Their number search read a_number row after row, each read waiting for the one
 # before, then the hit's fields another wait; the rows between the postcode's first and last
-# address are now fetched at once, numbers and fields, when they are at most this many.
+# address are now fetched at once, numbers (and fields, for the JSON), when they are at most
+# this many.
 DEF POSTCODE_SPAN = 64
 
 
-cdef void _fetch_postcode(const Data* d, int lo, int hi) noexcept nogil:
-    """Fetch the fields the search and the JSON read of the rows between the first and last
-    address of pc_addr[lo:hi], when there are at most POSTCODE_SPAN."""
+cdef void _fetch_postcode(const Data* d, int lo, int hi, bint fields) noexcept nogil:
+    """Fetch the numbers the search reads (and with `fields` those the JSON reads) of the rows
+    between the first and last address of pc_addr[lo:hi], when there are at most
+    POSTCODE_SPAN."""
     cdef int32_t a, first, last
     _keep_calls()
     if hi <= lo:
@@ -78,31 +80,32 @@ cdef void _fetch_postcode(const Data* d, int lo, int hi) noexcept nogil:
     a = first
     while True:
         _prefetch(&d.a_number[a])
-        _prefetch(&d.a_group[a])
-        _prefetch(&d.a_addition[a])
-        _prefetch(&d.a_postcode[a])
-        _prefetch(&d.a_lat[a])
-        _prefetch(&d.a_lon[a])
-        _prefetch(&d.a_letter[a])
+        if fields:
+            _prefetch(&d.a_group[a])
+            _prefetch(&d.a_addition[a])
+            _prefetch(&d.a_postcode[a])
+            _prefetch(&d.a_lat[a])
+            _prefetch(&d.a_lon[a])
+            _prefetch(&d.a_letter[a])
         if a == last:
             break
         a = a + 16 if a + 16 < last else last
 
 
 cdef int _lookup_rows(const Data* d, int32_t code, int number, int letter, const char* want, int wlen,
-                      int32_t* out, int cap) noexcept nogil:
+                      int32_t* out, int cap, bint fields) noexcept nogil:
     """The address rows of postcode `code` and house `number`, in the order of the register
     (pc_addr: by row, which is by street, then letter, then addition), narrowed by the letter
     (0: any) and the lower-case addition `want` (NULL: any) when given (case-insensitive): the
     first `cap` of them into `out`; return how many there are (more than cap: call again with
-    room for all)."""
+    room for all). With `fields`, what their JSON reads is fetched too (`_fetch_postcode`)."""
     cdef int p = _pc_index(d, code), hi, i, k, alen, n = 0
     cdef int32_t a, add_id
     cdef const uint8_t* A
     if p >= d.n_pc or d.pc_code[p] != code:
         return 0
     hi = d.pc_start[p + 1]
-    _fetch_postcode(d, d.pc_start[p], hi)
+    _fetch_postcode(d, d.pc_start[p], hi, fields)
     i = _lower_bound_number(d, d.pc_start[p], hi, number, True)
     while i < hi:
         a = d.pc_addr[i]
@@ -160,7 +163,7 @@ cdef object _lookup(Index index, postcode, number, letter, addition, bint as_jso
     index._enter()
     try:
         with nogil:
-            n = _lookup_rows(&index.d, code, n_number, L, want, wlen, rows, LOOKUP_ROWS)
+            n = _lookup_rows(&index.d, code, n_number, L, want, wlen, rows, LOOKUP_ROWS, as_json)
             if as_json and n <= LOOKUP_ROWS:
                 _small_json(&b, small, &index.d, rows, n, NULL, 0)
         if b.n >= 0:
@@ -169,7 +172,7 @@ cdef object _lookup(Index index, postcode, number, letter, addition, bint as_jso
             many = <int32_t*>malloc(n * sizeof(int32_t))
             if many == NULL:
                 raise MemoryError()
-            _lookup_rows(&index.d, code, n_number, L, want, wlen, many, n)
+            _lookup_rows(&index.d, code, n_number, L, want, wlen, many, n, as_json)
             got = many
         if as_json:
             return _hits_json(&index.d, got, n, NULL, 0)
