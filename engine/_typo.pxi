@@ -1156,28 +1156,33 @@ cdef inline int64_t _next_bit(const uint64_t* bits, int64_t nbits, int64_t i, bi
 
 
 cdef int _key_spans(const Data* d, const char* key, int m, uint32_t follow, int* lo, int* hi) noexcept nogil:
-    """The entries of the tokens sorted by sound key whose key starts with key[:m] and goes on
-    with a letter of `follow` (bit i: letter a + i; 0: with anything, or nothing), as spans
-    [lo[i], hi[i]) of those entries, one a letter (room for 26); how many spans.
+    """The entries of the tokens sorted by sound key whose key starts with key[:m], as spans
+    [lo[i], hi[i]) of those entries (room for 26); how many spans. One span, of every key that
+    starts so, while they are at most SOUND_WALK_MAX (the walk keeps those that go on with a
+    letter of `follow`, `_goes_on`); more, and within it the span of each letter of `follow`
+    (bit i: letter a + i; 0: with anything, or nothing), those the word may go on as.
 
     PERF: a span is found by halving (the first key past those that start with a text is the
     first that starts with it with its last letter the next), never walked: "hac" starts the
     keys of 6,719 tokens ("a..."), of which the 1,158 that go on with g, k or s are the ones it
-    may mean (Sybrands Acker)."""
+    may mean (Sybrands Acker); the spans of the letters are halved within the first span."""
     cdef char past[UNFOLD_MAX + 1]
-    cdef int c, n = 0
+    cdef int c, a, end, n = 0
     memcpy(past, key, m)
-    if follow == 0:
-        lo[0] = _blob_lower_bound(d.snd_blob, d.snd_off, d.n_tok, past, m)
-        past[m - 1] += 1
-        hi[0] = _blob_lower_bound(d.snd_blob, d.snd_off, d.n_tok, past, m)
+    a = _blob_lower_bound(d.snd_blob, d.snd_off, d.n_tok, past, m)
+    past[m - 1] += 1
+    end = _blob_lower_bound(d.snd_blob, d.snd_off, d.n_tok, past, m)
+    past[m - 1] -= 1
+    if follow == 0 or end - a <= SOUND_WALK_MAX:
+        lo[0] = a
+        hi[0] = end
         return 1
     for c in range(26):
         if (follow >> c) & 1:
             past[m] = 97 + c
-            lo[n] = _blob_lower_bound(d.snd_blob, d.snd_off, d.n_tok, past, m + 1)
+            lo[n] = a + _blob_lower_bound(d.snd_blob, d.snd_off + a, end - a, past, m + 1)
             past[m] += 1
-            hi[n] = _blob_lower_bound(d.snd_blob, d.snd_off, d.n_tok, past, m + 1)
+            hi[n] = a + _blob_lower_bound(d.snd_blob, d.snd_off + a, end - a, past, m + 1)
             n += 1
     return n
 
@@ -1186,8 +1191,8 @@ cdef int _sound_runs(const Data* d, Word* w, const char* key, int m, uint32_t fo
                      float base) noexcept nogil:
     """Add to word w, as runs of neighbouring tokens (TYPO_RUN of penalty `base`, and a prefix's
     at the match), the tokens whose sound key starts with key[:m] and goes on with a letter of
-    `follow` (`_key_spans`), that the word neither matches as typed nor has among its (sorted)
-    typo ranges: only when at most SOUND_WALK_MAX keys are so (PERF: "myn" starts the keys of
+    `follow` (`_key_spans`, `_goes_on`), that the word neither matches as typed nor has among
+    its (sorted) typo ranges: only when at most SOUND_WALK_MAX keys are so (PERF: "myn" starts the keys of
     the 36 words that start "mijn", which the word matches already, and of 35 others) and the
     tokens make at most SOUND_RUNS_MAX runs. Return how many runs it added.
 
@@ -1222,7 +1227,7 @@ cdef int _sound_runs(const Data* d, Word* w, const char* key, int m, uint32_t fo
     for k in range(nspan):
         for b in range(span_lo[k], span_hi[k]):
             tid = d.snd_tok[b]
-            if not _as_typed(w, tid) and _typo_at(w, w.nr, tid) < 0:
+            if _goes_on(d, b, m, follow) and not _as_typed(w, tid) and _typo_at(w, w.nr, tid) < 0:
                 bits[(tid - lo) >> 6] |= (<uint64_t>1) << ((tid - lo) & 63)
     i = _next_bit(bits, nbits, 0, True)
     while i < nbits:
@@ -1236,6 +1241,19 @@ cdef int _sound_runs(const Data* d, Word* w, const char* key, int m, uint32_t fo
         i = _next_bit(bits, nbits, j, True)
     free(bits)
     return added
+
+
+cdef inline bint _goes_on(const Data* d, int j, int m, uint32_t follow) noexcept nogil:
+    """Does the key of entry j, which starts with a key of m letters, go on with one of the
+    letters of `follow` (0: with anything, or nothing)?"""
+    cdef int64_t o = d.snd_off[j]
+    cdef int c
+    if follow == 0:
+        return True
+    if d.snd_off[j + 1] - o <= m:
+        return False
+    c = d.snd_blob[o + m] - 97
+    return 0 <= c < 26 and (follow >> c) & 1
 
 
 cdef inline bint _as_typed(const Word* w, int32_t tid) noexcept nogil:
