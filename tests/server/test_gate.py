@@ -16,6 +16,7 @@ import pytest
 
 import engine
 from server.app import AsgiRequest, _build
+from server.auth import Authenticator
 from server.config import Config
 from server.keys import PUBLISHABLE
 from server.metrics import LATENCY_BUCKETS
@@ -93,10 +94,12 @@ def same_answer(with_gate, without, method, query, headers, path="/v1/address") 
     return a.status_code
 
 
-def test_the_gate_answers_as_the_python_path_does(index, keys):
+def test_the_gate_answers_as_the_python_path_does(index, keys, monkeypatch):
     """The same requests, in the same order, to an app with the gate and one without: the same
     status, headers and body each time, the same metrics and the same limits; and the gate
-    answered the usual ones."""
+    answered the usual ones. The charge of engine time is off in both (whether a search costs
+    more depends on the machine's load; ``test_the_gate_charges_the_engine_time...`` holds it)."""
+    monkeypatch.setattr(Authenticator, "charge", lambda self, record, cpu_seconds: None)
     shop_key = keys.store.create(f"shop-{uuid.uuid4().hex[:8]}", 1e6, kind=PUBLISHABLE,
                                  origins=["https://shop.example"])
     with_gate, without, gated_service, plain_service, seen = twin_apps(index, keys)
@@ -113,8 +116,8 @@ def test_the_gate_answers_as_the_python_path_does(index, keys):
         return [(route_, method, status, key) for route_, method, status, key, _, _ in pending]
 
     assert observed(gated_service) == observed(plain_service)
-    # the tokens too, but for what each search's CPU time was charged (it varies run to run)
-    states = [{k: (s.seen, s.owed, s.rate, s.tokens <= s.owed - s.seen)
+    # the tokens too
+    states = [{k: (s.seen, s.owed, s.rate, s.tokens)
                for k, s in service.auth.limiter.states.items()} for service in (gated_service, plain_service)]
     assert states[0] == states[1]
 
