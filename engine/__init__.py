@@ -23,7 +23,20 @@ from pathlib import Path
 
 import numpy as np
 
-from ._core import AREA_PARAMETERS, ARRAYS, SIZES, Index, IndexClosedError, QueryError, _search_scored, read_plain_query
+from ._core import (
+    AREA_PARAMETERS,
+    ARRAYS,
+    COORDINATE_BOUNDS,
+    SIZES,
+    Index,
+    IndexClosedError,
+    QueryError,
+    _search_scored,
+    read_house_number,
+    read_plain_lookup,
+    read_plain_query,
+    read_plain_reverse,
+)
 from .checksums import ChecksumError, verify_files
 from .explain import WordMatch
 from .explain import explain as _explain
@@ -36,7 +49,8 @@ _Box = str | tuple[float, float, float, float] | None   # minlon, minlat, maxlon
 
 __all__ = ["AddressIndex", "IndexOpenError", "IndexClosedError", "QueryError", "FORMAT_VERSION", "__version__",
            "Hit", "Match", "MAX_QUERY_LENGTH", "MAX_LIMIT", "read_plain_query", "release_page_cache",
-           "register_date", "AREA_PARAMETERS"]
+           "register_date", "AREA_PARAMETERS", "COORDINATE_BOUNDS", "read_house_number", "read_plain_lookup",
+           "read_plain_reverse"]
 
 # what a query may be (QueryError beyond): q of at most MAX_QUERY_LENGTH code points, limit from
 # 1 to MAX_LIMIT (the service states the same limits by reading these)

@@ -46,6 +46,7 @@ class AreaSpec:
     def key(self) -> tuple[Any, ...]: ...
 
 AREA_PARAMETERS: tuple[str, ...]                # the area arguments' names
+COORDINATE_BOUNDS: dict[str, float]             # the bound of |lat| and |lon|
 
 def near_tree(lat: np.ndarray, lon: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(rv_addr, rv_lat, rv_lon, rv_box): the spatial index of the address points (build time)."""
@@ -99,6 +100,15 @@ MIRRORED: tuple[str, ...]        # ... those the Python twin cuts the same way
 
 def read_plain_query(raw: bytes) -> tuple[str, int] | None:
     """(q, limit) of `country=NLD&q=...[&limit=N]` as the service's clients spell it, else None."""
+
+def read_plain_lookup(raw: bytes) -> tuple[str, int] | None:
+    """(postcode, number) of `country=NLD&postcode=...&number=N` in the plain spelling, else None."""
+
+def read_plain_reverse(raw: bytes) -> tuple[float, float, int] | None:
+    """(lat, lon, limit) of `country=NLD&lat=Y&lon=X[&limit=N]` in the plain spelling, else None."""
+
+def read_house_number(raw: bytes) -> int:
+    """The house number (1 to 99999) `raw` writes in canonical digits; 0 if none."""
 
 def _token_changes(typed: list[str], tokens: list[str]) -> tuple[list[str], list[str]]: ...
 def query_tokens(q: str) -> list[str]:

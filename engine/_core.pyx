@@ -60,6 +60,7 @@ _json.pxi; then this file's Python-facing class, then _batch.pxi.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.conversion cimport PyOS_string_to_double
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF
 from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
@@ -949,6 +950,12 @@ def query_tokens(q):
 #   limit    an integer (numbers.Integral: int, numpy integers; not bool) from 1 to MAXLIMIT
 #   lat/lon  both or neither; each a real number (numbers.Real: int, float, numpy floating and
 #            integers, Fraction; or Decimal; not bool) with -90 <= lat <= 90, -180 <= lon <= 180
+DEF LAT_MAX = 90.0
+DEF LON_MAX = 180.0
+#: the bounds of a coordinate (the service's parameters read them: server.params)
+COORDINATE_BOUNDS = {"lat": LAT_MAX, "lon": LON_MAX}
+
+
 cdef int _arguments(q, limit, lat, lon, int* limit_out, double* lat_out, double* lon_out) except -1:
     if not isinstance(q, str):
         raise TypeError(f"q must be a str, not {type(q).__name__}")
@@ -963,8 +970,8 @@ cdef int _arguments(q, limit, lat, lon, int* limit_out, double* lat_out, double*
     if (lat is None) != (lon is None):
         raise QueryError("lat and lon go together", parameter="lat" if lat is None else "lon")
     limit_out[0] = limit
-    lat_out[0] = _coordinate(lat, "lat", 90.0) if lat is not None else 0.0
-    lon_out[0] = _coordinate(lon, "lon", 180.0) if lon is not None else 0.0
+    lat_out[0] = _coordinate(lat, "lat", LAT_MAX) if lat is not None else 0.0
+    lon_out[0] = _coordinate(lon, "lon", LON_MAX) if lon is not None else 0.0
     return 0
 
 
@@ -989,6 +996,7 @@ def check_arguments(q, limit, lat, lon):
 # not all printable (str.isprintable), as the Python shortcut did.
 cdef enum:
     PLAIN_HEAD_LEN = 14             # len(b"country=NLD&q=")
+    PLAIN_COUNTRY_LEN = 12          # len(b"country=NLD&")
     PLAIN_LIMIT_LEN = 7             # len(b"&limit=")
     PLAIN_DEFAULT_LIMIT = 5         # the contract's limit when none is given
     PLAIN_MAX_BYTES = 4 * MAX_Q     # MAX_Q code points of UTF-8 at most
@@ -1004,6 +1012,29 @@ cdef inline int _hex(unsigned char c) noexcept nogil:
     return -1
 
 
+cdef inline int _canonical(const unsigned char* p, Py_ssize_t i, Py_ssize_t end, int most) noexcept nogil:
+    """The integer p[i:end] written canonically (ASCII digits, no sign, no leading zero, nothing
+    else), from 1 to `most`; 0 if it is not one."""
+    cdef int v = 0
+    if i >= end or p[i] == 48:  # "0..."
+        return 0
+    while i < end:
+        if not 48 <= p[i] <= 57:
+            return 0
+        v = v * 10 + p[i] - 48
+        if v > most:
+            return 0
+        i += 1
+    return v
+
+
+cdef inline int _plain_limit(const unsigned char* p, Py_ssize_t at, Py_ssize_t n) noexcept nogil:
+    """The limit of a plain query string whose rest p[at:n] is `&limit=N`; 0 if it is not."""
+    if n - at <= PLAIN_LIMIT_LEN or memcmp(p + at, b"&limit=", PLAIN_LIMIT_LEN) != 0:
+        return 0
+    return _canonical(p, at + PLAIN_LIMIT_LEN, n, MAXLIMIT)
+
+
 def read_plain_query(bytes raw not None):
     """Return (q, limit) of a query string in the plain spelling, or None (see above).
 
@@ -1012,7 +1043,7 @@ def read_plain_query(bytes raw not None):
     other spelling gives None: `q=damrak&country=NLD`, `country=NLD&q=damrak&limit=05`.
     """
     cdef const unsigned char* p = <const unsigned char*>raw
-    cdef Py_ssize_t n = len(raw), i = PLAIN_HEAD_LEN, end = PLAIN_HEAD_LEN, j, k = 0
+    cdef Py_ssize_t n = len(raw), i = PLAIN_HEAD_LEN, end = PLAIN_HEAD_LEN, k = 0
     cdef int limit = PLAIN_DEFAULT_LIMIT, hi, lo
     cdef unsigned char c
     cdef bint ascii = True
@@ -1022,17 +1053,9 @@ def read_plain_query(bytes raw not None):
     while end < n and p[end] != 38:  # "&"
         end += 1
     if end < n:  # the rest is `&limit=N`, N from 1 to MAXLIMIT in canonical digits, or not plain
-        j = end + PLAIN_LIMIT_LEN
-        if j >= n or memcmp(p + end, b"&limit=", PLAIN_LIMIT_LEN) != 0 or p[j] == 48:  # "0..."
+        limit = _plain_limit(p, end, n)
+        if not limit:
             return None
-        limit = 0
-        while j < n:
-            if not 48 <= p[j] <= 57:
-                return None
-            limit = limit * 10 + p[j] - 48
-            if limit > MAXLIMIT:
-                return None
-            j += 1
     while i < end:
         c = p[i]
         if c == 43:  # "+"
@@ -1085,3 +1108,124 @@ cdef double _coordinate(value, str name, double bound) except? -1:
 
 include "_batch.pxi"
 include "_lookup.pxi"
+
+
+# PERF (issue 39): the other questions' query strings in their plain spelling, read in C as
+# read_plain_query reads /v1/address's (the widget and `urlencode` write them so):
+#   /v1/address/postcode  `country=NLD&postcode=<P>&number=<N>`: P of ASCII letters and digits,
+#                         "+" a space, at most PLAIN_POSTCODE_MAX bytes (the engine checks it:
+#                         `_lookup_arguments`), N a house number (`read_house_number`);
+#   /v1/address/reverse   `country=NLD&lat=<Y>&lon=<X>`, then nothing or `&limit=<1..10>`: Y
+#                         and X `-?digits[.digits]`, at most PLAIN_COORDINATE_MAX bytes, within
+#                         COORDINATE_BOUNDS, read as float() reads them.
+# Anything else gives None and the service reads the string by its general rules
+# (server.params), which also word the 400s.
+cdef enum:
+    PLAIN_POSTCODE_MAX = 16
+    PLAIN_COORDINATE_MAX = 24
+
+
+def read_house_number(bytes raw not None):
+    """The house number `raw` writes canonically (ASCII digits, no sign, no leading zero), from
+    1 to NUMBER_MAX (99999); 0 if it writes none. The service's rule for `number` (issue 39)."""
+    return _canonical(<const unsigned char*>raw, 0, len(raw), NUMBER_MAX)
+
+
+cdef inline Py_ssize_t _field(const unsigned char* p, Py_ssize_t at, Py_ssize_t n, const char* name,
+                              Py_ssize_t name_len) noexcept nogil:
+    """Where the value of `name=` starting at p[at] ends (the next "&" or n); -1 if p[at:] does
+    not start with `name=`."""
+    if n - at < name_len or memcmp(p + at, name, name_len) != 0:
+        return -1
+    at += name_len
+    while at < n and p[at] != 38:  # "&"
+        at += 1
+    return at
+
+
+cdef object _plain_coordinate(const unsigned char* p, Py_ssize_t i, Py_ssize_t end, double bound):
+    """The coordinate p[i:end] written `-?digits[.digits]` within +-bound, as float() reads it;
+    None if it is not one."""
+    cdef Py_ssize_t j = i + (i < end and p[i] == 45)  # "-"
+    cdef Py_ssize_t digits = j
+    cdef char buf[PLAIN_COORDINATE_MAX + 1]
+    cdef double v
+    if end - i > PLAIN_COORDINATE_MAX:
+        return None
+    while j < end and 48 <= p[j] <= 57:
+        j += 1
+    if j == digits:
+        return None
+    if j < end and p[j] == 46:  # "."
+        j += 1
+        digits = j
+        while j < end and 48 <= p[j] <= 57:
+            j += 1
+        if j == digits:
+            return None
+    if j != end:
+        return None
+    memcpy(buf, p + i, end - i)
+    buf[end - i] = 0
+    v = PyOS_string_to_double(buf, NULL, NULL)
+    if not -bound <= v <= bound:
+        return None
+    return v
+
+
+def read_plain_lookup(bytes raw not None):
+    """Return (postcode, number) of a postcode query string in the plain spelling, or None
+    (see above): `country=NLD&postcode=1012+LG&number=1` gives ("1012 LG", 1)."""
+    cdef const unsigned char* p = <const unsigned char*>raw
+    cdef Py_ssize_t n = len(raw), at = PLAIN_COUNTRY_LEN, end, k
+    cdef unsigned char c
+    cdef char buf[PLAIN_POSTCODE_MAX]
+    cdef int number
+    if n < PLAIN_COUNTRY_LEN or memcmp(p, b"country=NLD&", PLAIN_COUNTRY_LEN) != 0:
+        return None
+    end = _field(p, at, n, b"postcode=", 9)
+    if end < 0 or end == n or end - at - 9 > PLAIN_POSTCODE_MAX:
+        return None
+    k = 0
+    for at in range(at + 9, end):
+        c = p[at]
+        if c == 43:  # "+"
+            c = 32
+        elif not (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122):
+            return None
+        buf[k] = c
+        k += 1
+    at = end + 1
+    end = _field(p, at, n, b"number=", 7)
+    if end != n:
+        return None
+    number = _canonical(p, at + 7, n, NUMBER_MAX)
+    if not number:
+        return None
+    return PyUnicode_DecodeASCII(buf, k, NULL), number
+
+
+def read_plain_reverse(bytes raw not None):
+    """Return (lat, lon, limit) of a reverse query string in the plain spelling, or None (see
+    above): `country=NLD&lat=52.37&lon=4.89&limit=3` gives (52.37, 4.89, 3)."""
+    cdef const unsigned char* p = <const unsigned char*>raw
+    cdef Py_ssize_t n = len(raw), at = PLAIN_COUNTRY_LEN, end
+    cdef int limit = PLAIN_DEFAULT_LIMIT
+    if n < PLAIN_COUNTRY_LEN or memcmp(p, b"country=NLD&", PLAIN_COUNTRY_LEN) != 0:
+        return None
+    end = _field(p, at, n, b"lat=", 4)
+    if end < 0 or end == n:
+        return None
+    lat = _plain_coordinate(p, at + 4, end, LAT_MAX)
+    at = end + 1
+    end = _field(p, at, n, b"lon=", 4)
+    if lat is None or end < 0:
+        return None
+    lon = _plain_coordinate(p, at + 4, end, LON_MAX)
+    if lon is None:
+        return None
+    if end < n:
+        limit = _plain_limit(p, end, n)
+        if not limit:
+            return None
+    return lat, lon, limit

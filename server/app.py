@@ -193,8 +193,13 @@ def _build(
         address.gate = _gate.Gate(auth, slot, finish.answered, query_error).answer
     app.add_route("/v1/address", address)
     # issue 39: the other questions, behind the same keys, limits, CORS and metrics
-    app.add_route("/v1/address/postcode", route(Lookup(address_endpoint), preflight(auth)))
-    app.add_route("/v1/address/reverse", route(Reverse(address_endpoint), preflight(auth)))
+    for path, question in (("/v1/address/postcode", Lookup(address_endpoint)),
+                           ("/v1/address/reverse", Reverse(address_endpoint))):
+        questions = route(question, preflight(auth), finish.answered)
+        if asgi:  # PERF: as /v1/address's gate, with the endpoint's own parse and ask
+            questions.gate = _gate.QuestionGate(auth, slot, finish.answered, query_error,
+                                                question.parse, question.ask).answer
+        app.add_route(path, questions)
     app.add_route("/healthz", route(Health()))
     app.add_route("/readyz", route(Ready(slot, auth)))
     app.add_route("/metrics", route(MetricsEndpoint(metrics, config.metrics_token)))

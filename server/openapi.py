@@ -147,6 +147,19 @@ def _json(description: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
+def _limited(hit: str) -> dict[str, Any]:
+    """An answer of at most ``limit`` hits of the schema `hit`, and the limit it was asked with
+    (``/v1/address`` and ``/v1/address/reverse``)."""
+    return {
+        "type": "object",
+        "required": ["hits", "limit"],
+        "properties": {
+            "hits": {"type": "array", "maxItems": 10, "items": {"$ref": f"#/components/schemas/{hit}"}},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 10},
+        },
+    }
+
+
 def build_spec() -> dict[str, Any]:
     """Return the OpenAPI document as Python objects."""
     component = {
@@ -526,18 +539,7 @@ def build_spec() -> dict[str, Any]:
                 }
             },
             "schemas": {
-                "Suggestions": {
-                    "type": "object",
-                    "required": ["hits", "limit"],
-                    "properties": {
-                        "hits": {
-                            "type": "array",
-                            "maxItems": 10,
-                            "items": {"$ref": "#/components/schemas/Hit"},
-                        },
-                        "limit": {"type": "integer", "minimum": 1, "maximum": 10},
-                    },
-                },
+                "Suggestions": _limited("Hit"),
                 "Hit": hit,
                 "Addresses": {
                     "type": "object",
@@ -545,18 +547,7 @@ def build_spec() -> dict[str, Any]:
                     "additionalProperties": False,
                     "properties": {"hits": {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}}},
                 },
-                "Nearest": {
-                    "type": "object",
-                    "required": ["hits", "limit"],
-                    "properties": {
-                        "hits": {
-                            "type": "array",
-                            "maxItems": 10,
-                            "items": {"$ref": "#/components/schemas/NearestHit"},
-                        },
-                        "limit": {"type": "integer", "minimum": 1, "maximum": 10},
-                    },
-                },
+                "Nearest": _limited("NearestHit"),
                 "NearestHit": {
                     "allOf": [
                         {"$ref": "#/components/schemas/Hit"},

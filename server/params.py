@@ -68,15 +68,16 @@ _AREA_NAMES = {name.encode(): name for name in AREA_PARAMETERS}
 _NAMES.update(_AREA_NAMES)
 _LOOKUP_NAMES = {name.encode(): name for name in ("country", "postcode", "number", "letter", "addition")}
 _REVERSE_NAMES = {name.encode(): name for name in ("country", "lat", "lon", "limit", "radius")} | _AREA_NAMES
-#: house numbers as the register has them: 1 to 99999, canonical digits (rule 5's spelling)
-_HOUSE_NUMBER = re.compile(r"[1-9][0-9]{0,4}\Z")
+#: house numbers as the register has them: 1 to 99999, canonical digits (rule 5's spelling);
+#: 0 for anything else (the engine's rule, read in C)
+_house_number = engine.read_house_number
 _BOOLEANS = {b"true": True, b"false": False}
 _LIMITS = {str(n): n for n in range(1, engine.MAX_LIMIT + 1)}
 _RAW_LIMITS = {str(n).encode(): n for n in range(1, engine.MAX_LIMIT + 1)}
 _BAD_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
-_RANGES = {"lat": 90.0, "lon": 180.0}
+_RANGES = engine.COORDINATE_BOUNDS   # the engine's bounds of lat and lon
 
 
 class Query(NamedTuple):
@@ -112,7 +113,10 @@ class Reverse(NamedTuple):
 #: PERF: ``Query(...)`` runs the NamedTuple's Python ``__new__`` (0.2 us); this is the tuple's
 #: own, called as ``_new_query(Query, values)``
 _new_query = tuple.__new__
-read_plain_query = engine.read_plain_query  # server.resources reads it too
+read_plain_query = engine.read_plain_query
+#: PERF (issue 39): the other questions' plain spellings, read in C as ``read_plain_query``
+_read_plain_lookup = engine.read_plain_lookup
+_read_plain_reverse = engine.read_plain_reverse
 
 
 def _invalid(parameter: str, detail: str) -> ApiError:
@@ -254,17 +258,27 @@ def parse_lookup(raw: bytes) -> Lookup:
     """Validate the query string of ``/v1/address/postcode``: ``country``, ``postcode`` and
     ``number`` (1 to 99999, canonical digits), optionally ``letter`` and ``addition``; the
     engine checks the postcode, letter and addition (``engine.AddressIndex.lookup``)."""
+    # PERF: the plain spelling (``country=NLD&postcode=..&number=..``, as the widget and
+    # ``urlencode`` write it) is read in C (``engine.read_plain_lookup``), as ``parse_query``'s
+    plain = _read_plain_lookup(raw)
+    if plain is not None:
+        return _new_query(Lookup, (*plain, None, None))
+    return _lookup_general(raw)
+
+
+def _lookup_general(raw: bytes) -> Lookup:
+    """:func:`parse_lookup` for any query string."""
     found = split_query(raw, _LOOKUP_NAMES)
     _country(found)
     raw_postcode = _required(found, "postcode")
     raw_number = _required(found, "number")
     _check_country(found)
     postcode = _decode(raw_postcode, "postcode")
-    number = _decode(raw_number, "number")
-    if not _HOUSE_NUMBER.match(number):
+    number = _house_number(_decode(raw_number, "number").encode())
+    if not number:
         raise _invalid("number", "number must be a house number from 1 to 99999")
     letter, addition = found.get("letter"), found.get("addition")
-    return Lookup(postcode, int(number),
+    return Lookup(postcode, number,
                   None if letter is None else _decode(letter, "letter"),
                   None if addition is None else _decode(addition, "addition"))
 
@@ -273,6 +287,16 @@ def parse_reverse(raw: bytes) -> Reverse:
     """Validate the query string of ``/v1/address/reverse``: ``country``, ``lat`` and ``lon``
     (rule 7), optionally ``limit`` (rule 5), ``radius`` (a decimal number of metres above 0)
     and the area (rule 8)."""
+    # PERF: the plain spelling (``country=NLD&lat=..&lon=..`` and a canonical ``limit`` or
+    # none) is read in C (``engine.read_plain_reverse``), as ``parse_query``'s
+    plain = _read_plain_reverse(raw)
+    if plain is not None:
+        return _new_query(Reverse, (*plain, None, None))
+    return _reverse_general(raw)
+
+
+def _reverse_general(raw: bytes) -> Reverse:
+    """:func:`parse_reverse` for any query string."""
     found = split_query(raw, _REVERSE_NAMES)
     _country(found)
     raw_lat = _required(found, "lat")

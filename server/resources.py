@@ -16,8 +16,11 @@ compiled call, and leaves every other one, untouched, to :class:`Address`.
 
 The other questions of issue 39, ``/v1/address/postcode`` (:class:`Lookup`) and
 ``/v1/address/reverse`` (:class:`Reverse`), go through the same checks in the same order:
-they call :meth:`Address.admit` (the key, its origin, its limits), :meth:`Address.index`
-and :meth:`Address.charge` (the cost), and are finished like it (metrics, CORS).
+they call :meth:`Address.admit` (the key, its origin, its limits), then their own ``parse``
+and :meth:`Address.answer` with their own ``ask`` (the index, the engine, the cost, the
+engine's 400), and are finished like it (``Finish.answered``: metrics, CORS); on the ASGI
+app ``server._gate.QuestionGate`` first tries the usual request, with the same ``parse`` and
+``ask``.
 """
 
 from __future__ import annotations
@@ -34,7 +37,6 @@ import engine
 from server._rules import costly
 from server.auth import Authenticator, parse_bearer
 from server.clients import client_address
-from server.cors import PATH as CORS_PATH
 from server.cors import PATHS as CORS_PATHS
 from server.cors import check_origin
 from server.cors import response_headers as cors_response_headers
@@ -42,7 +44,9 @@ from server.errors import ApiError, method_not_allowed, unauthorized
 from server.keys import SECRET, KeyRecord, hash_key
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import Metrics, register_age_days
-from server.params import parse_lookup, parse_query, parse_reverse, read_plain_query
+from server.params import Lookup as LookupQuery
+from server.params import Query, parse_lookup, parse_query, parse_reverse
+from server.params import Reverse as ReverseQuery
 
 
 class Index(Protocol):
@@ -137,82 +141,85 @@ class Address:
         if costly(time.perf_counter() - wall):  # PERF: see there
             self._auth.charge(record, time.thread_time() - cpu)
 
-    def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
-        record = self.admit(req)
-        # PERF: the plain spelling of nearly every request is read in C, without a Query
-        # (``server.params.parse_query`` takes the same shortcut); every other spelling, and
-        # every 400, is ``parse_query``'s
-        plain = read_plain_query(raw_query)
-        area = None
-        if plain is None:
-            q, limit, lat, lon, highlight, area = parse_query(raw_query)
-        else:
-            (q, limit), lat, lon, highlight = plain, None, None, False
+    def answer(self, resp: falcon.Response, record: KeyRecord, ask: Callable[[Index, Any], bytes],
+               parsed: Any) -> None:
+        """The engine's part of a request of the address routes, once its key is admitted and
+        its parameters parsed: the index served now (503), ``ask(index, parsed)`` charged to
+        the key (`charge`; highlights included, see :meth:`ask`), its ``QueryError`` the
+        contract's 400 (the area's names, a postcode's letters: the engine's rules), its bytes
+        the answer."""
         index = self.index()
-        # the cost: the engine's search and the highlights (`charge`)
         wall, cpu = time.perf_counter(), time.thread_time()
         try:
-            # highlight=true: the engine writes each hit's ``highlights`` (per line of ``lines``,
-            # the sorted, merged [start, end) code-point spans of the text the typed words
-            # matched: engine.explain) from the reading that found it. NOTE: charged like the
-            # search (issue 37: uncharged highlights of 90 ms a request took the others' p50
-            # from 1.1 to 140 ms)
-            if area is None:
-                body = index.suggest_json(q, limit=limit, lat=lat, lon=lon, highlight=highlight)
-            else:  # issue 39: the answers kept inside an area, inside the search
-                body = index.suggest_json(q, limit=limit, lat=lat, lon=lon, highlight=highlight, **area)
-        except engine.QueryError as exc:  # the area's names; the checks above leave no other
+            body = ask(index, parsed)
+        except engine.QueryError as exc:
             raise query_error(exc) from None
         finally:
             self.charge(record, wall, cpu)
         resp.content_type = falcon.MEDIA_JSON
         resp.data = body
 
+    @staticmethod
+    def ask(index: Index, query: Query) -> bytes:
+        """The engine's answer to a parsed request (``server.params.Query``).
+
+        highlight=true: the engine writes each hit's ``highlights`` (per line of ``lines``, the
+        sorted, merged [start, end) code-point spans of the text the typed words matched:
+        engine.explain) from the reading that found it. NOTE: charged like the search (issue 37:
+        uncharged highlights of 90 ms a request took the others' p50 from 1.1 to 140 ms)."""
+        q, limit, lat, lon, highlight, area = query
+        if area is None:
+            return index.suggest_json(q, limit=limit, lat=lat, lon=lon, highlight=highlight)
+        # issue 39: the answers kept inside an area, inside the search
+        return index.suggest_json(q, limit=limit, lat=lat, lon=lon, highlight=highlight, **area)
+
+    def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
+        record = self.admit(req)
+        self.answer(resp, record, self.ask, parse_query(raw_query))
+
 
 class Lookup:
     """``GET /v1/address/postcode``: every address of a postcode and house number, in the
     register's order (``engine.AddressIndex.lookup``); the key's checks of :class:`Address`."""
 
+    #: the parameters (``server.params``); ``server._gate.QuestionGate`` reads them with it too
+    parse = staticmethod(parse_lookup)
+
     def __init__(self, address: Address) -> None:
         self._address = address
 
+    @staticmethod
+    def ask(index: Index, parsed: LookupQuery) -> bytes:
+        """The engine's answer (``server._gate.QuestionGate`` asks it with this too)."""
+        postcode, number, letter, addition = parsed
+        return index.lookup_json(postcode, number, letter=letter, addition=addition)
+
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
         address = self._address
-        record = address.admit(req)
-        postcode, number, letter, addition = parse_lookup(raw_query)
-        index = address.index()
-        wall, cpu = time.perf_counter(), time.thread_time()
-        try:
-            body = index.lookup_json(postcode, number, letter=letter, addition=addition)
-        except engine.QueryError as exc:  # the postcode, letter or addition: the engine's rules
-            raise query_error(exc) from None
-        finally:
-            address.charge(record, wall, cpu)
-        resp.content_type = falcon.MEDIA_JSON
-        resp.data = body
+        address.answer(resp, address.admit(req), self.ask, self.parse(raw_query))
 
 
 class Reverse:
     """``GET /v1/address/reverse``: the addresses nearest to a point, each with its distance
     (``engine.AddressIndex.reverse``); the key's checks of :class:`Address`."""
 
+    #: the parameters (``server.params``); ``server._gate.QuestionGate`` reads them with it too
+    parse = staticmethod(parse_reverse)
+
     def __init__(self, address: Address) -> None:
         self._address = address
 
+    @staticmethod
+    def ask(index: Index, parsed: ReverseQuery) -> bytes:
+        """The engine's answer (``server._gate.QuestionGate`` asks it with this too)."""
+        lat, lon, limit, radius, area = parsed
+        if area is None:
+            return index.reverse_json(lat, lon, limit=limit, radius=radius)
+        return index.reverse_json(lat, lon, limit=limit, radius=radius, **area)
+
     def respond(self, req: falcon.Request, resp: falcon.Response, raw_query: bytes) -> None:
         address = self._address
-        record = address.admit(req)
-        lat, lon, limit, radius, area = parse_reverse(raw_query)
-        index = address.index()
-        wall, cpu = time.perf_counter(), time.thread_time()
-        try:
-            body = index.reverse_json(lat, lon, limit=limit, radius=radius, **(area or {}))
-        except engine.QueryError as exc:  # the area's names: the engine's rules
-            raise query_error(exc) from None
-        finally:
-            address.charge(record, wall, cpu)
-        resp.content_type = falcon.MEDIA_JSON
-        resp.data = body
+        address.answer(resp, address.admit(req), self.ask, self.parse(raw_query))
 
 
 class Health:
@@ -359,9 +366,10 @@ class Finish:
         )
 
     def answered(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """``__call__`` for an answer of :class:`Address` (200).
+        """``__call__`` for an answer (200) of the address routes (:data:`CORS_PATHS`:
+        :class:`Address`, :class:`Lookup`, :class:`Reverse`).
 
-        PERF: the route, the status and the origin are known, so none is looked up again; with
+        PERF: the route is one of CORS's and the status is known, so neither is looked up again; with
         no ``Origin`` (a back end), ``Vary`` is the only CORS header (``cors.response_headers``),
         added as ``resp.append_header("Vary", "Origin")`` does, to Falcon 4's dict of headers
         (0.2 us less; Falcon is pinned, and ``tests/server/test_falcon_internals.py`` fails if
@@ -373,43 +381,17 @@ class Finish:
             headers["vary"] = "Origin" if vary is None else vary + ", Origin"
         else:
             cors_response_headers(req, resp, self._auth)
-        self._observe(CORS_PATH, req.method, 200, time.perf_counter() - req.started, req.key_name)
+        self._observe(req.uri_template, req.method, 200, time.perf_counter() - req.started, req.key_name)
 
 
 def _no_finish(req: falcon.Request, resp: falcon.Response) -> None:
     """For a route used outside ``server.app`` (no metrics, no CORS)."""
 
 
-class WsgiRoute:
-    """Falcon resource of the WSGI app for one endpoint (``options``: the CORS preflight)."""
-
-    __slots__ = ("_respond", "_options", "_finish", "_finish_get")
-
-    def __init__(
-        self,
-        endpoint: Endpoint,
-        options: OptionsResponder = no_options,
-        finish: FinishHook = _no_finish,
-        finish_get: FinishHook | None = None,
-    ) -> None:
-        self._respond = endpoint.respond
-        self._options = options
-        self._finish = finish
-        self._finish_get = finish_get or finish  # of an answer to GET or HEAD (Finish.answered)
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        self._respond(req, resp, wsgi_raw_query(req))
-        self._finish_get(req, resp)  # an exception goes to the error handler, which finishes
-
-    on_head = on_get
-
-    def on_options(self, req: falcon.Request, resp: falcon.Response) -> None:
-        self._options(req, resp)
-        self._finish(req, resp)
-
-
-class AsgiRoute:
-    """Falcon resource of the ASGI app for one endpoint (same logic, ``async`` responders)."""
+class _Route:
+    """What both apps' Falcon resources hold: the endpoint's ``respond``, the ``options``
+    responder (the CORS preflight), the finish of every response and of an answer to GET or
+    HEAD (``Finish.answered``), and on the ASGI app the ``gate``."""
 
     __slots__ = ("_respond", "_options", "_finish", "_finish_get", "gate")
 
@@ -423,9 +405,32 @@ class AsgiRoute:
         self._respond = endpoint.respond
         self._options = options
         self._finish = finish
-        self._finish_get = finish_get or finish  # of an answer to GET or HEAD (Finish.answered)
-        #: answers the usual request whole, or declines having done nothing (server._gate)
+        self._finish_get = finish_get or finish
+        #: answers the usual request whole, or declines having done nothing (server._gate;
+        #: ASGI only: it reads ASGI's headers)
         self.gate: Gate | None = None
+
+
+class WsgiRoute(_Route):
+    """Falcon resource of the WSGI app for one endpoint."""
+
+    __slots__ = ()
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self._respond(req, resp, wsgi_raw_query(req))
+        self._finish_get(req, resp)  # an exception goes to the error handler, which finishes
+
+    on_head = on_get
+
+    def on_options(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self._options(req, resp)
+        self._finish(req, resp)
+
+
+class AsgiRoute(_Route):
+    """Falcon resource of the ASGI app for one endpoint (same logic, ``async`` responders)."""
+
+    __slots__ = ()
 
     async def on_get(self, req: falcon.asgi.Request, resp: falcon.asgi.Response) -> None:
         gate = self.gate

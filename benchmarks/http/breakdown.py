@@ -69,7 +69,6 @@ def main() -> int:
     auth = service.auth
     record = auth.authenticate(f"Bearer {key}")
     parsed = {s["query_string"]: parse_query(s["query_string"]) for s in scopes}
-    plain = {raw: None for raw in parsed}  # every string takes the general path's (looked-up) answer
     clock = types.SimpleNamespace(perf_counter=time.perf_counter, thread_time=time.perf_counter)
     # the finish of the route's answers (``Finish.answered``), held by the route itself
     route = app._router.find("/v1/address")[0]
@@ -77,7 +76,7 @@ def main() -> int:
     metrics_only = service.metrics.observe
 
     def observe_only(req, resp) -> None:  # noqa: ANN001
-        metrics_only(resources.CORS_PATH, req.method, 200, time.perf_counter() - req.started, req.key_name)
+        metrics_only(req.uri_template, req.method, 200, time.perf_counter() - req.started, req.key_name)
 
     # (name, what it takes away, on top of the steps before it)
     steps = [
@@ -87,8 +86,7 @@ def main() -> int:
         ("- key check", lambda: setattr(auth, "authenticate", lambda header: record)),
         ("- origin check", lambda: setattr(resources, "check_origin", lambda rec, req: None)),
         ("- rate limit", lambda: setattr(auth, "throttle", lambda rec: None)),
-        ("- parameters", lambda: (setattr(resources, "read_plain_query", plain.__getitem__),
-                                  setattr(resources, "parse_query", parsed.__getitem__))),
+        ("- parameters", lambda: setattr(resources, "parse_query", parsed.__getitem__)),
         ("- CPU clock (thread_time)", lambda: setattr(resources, "time", clock)),
         ("- CORS response headers", lambda: setattr(route, "_finish_get", observe_only)),
         ("- metrics (Finish)", lambda: setattr(route, "_finish_get", lambda req, resp: None)),
@@ -105,12 +103,12 @@ def main() -> int:
 
     loop.run_until_complete(run(real, scopes))  # warm up
     saved = (auth.authenticate, auth.throttle, resources.check_origin, resources.parse_query,
-             resources.read_plain_query, resources.time, resources.cors_response_headers)
+             resources.time, resources.cors_response_headers)
 
     def restore() -> None:
         """Put back every part the steps take away."""
         auth.authenticate, auth.throttle = saved[:2]
-        (resources.check_origin, resources.parse_query, resources.read_plain_query, resources.time,
+        (resources.check_origin, resources.parse_query, resources.time,
          resources.cors_response_headers) = saved[2:]
         route._finish_get, route.gate = answered, gate
 

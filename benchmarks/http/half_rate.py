@@ -31,32 +31,8 @@ from urllib.parse import urlencode
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from run import QUERIES, REPO, Gunicorn, Redis, wait_ready  # noqa: E402
+from run import QUERIES, REPO, Gunicorn, Redis, create_key, wait_ready  # noqa: E402
 from soak import answers_by_status  # noqa: E402
-
-
-def create_key(tree: Path, keystore: str, rate: float) -> str:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "server",
-            "--keystore",
-            keystore,
-            "keys",
-            "create",
-            "--name",
-            "half",
-            "--rate",
-            str(rate),
-        ],
-        cwd=tree,
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"cannot create a key in {keystore}: {done.stderr.strip() or done.stdout.strip()}")
-    return done.stdout.splitlines()[-1]
 
 
 def main() -> int:
@@ -89,7 +65,7 @@ def main() -> int:
             keystore = redis.url if redis is not None else str(tmp / "keys.sqlite3")
             server = None
             try:
-                key = create_key(tree, keystore, args.rate)
+                key = create_key(keystore, name="half", rate=args.rate, tree=tree)
                 env = {
                     "ADDRESS_INDEX": args.index,
                     "ADDRESS_KEYSTORE": keystore,

@@ -204,11 +204,13 @@ class Redis:
         self.log.close()
 
 
-def create_key(keystore: str) -> str:
-    """A practically unlimited key in ``keystore`` (a path or a redis:// URL), by the CLI."""
+def create_key(keystore: str, *, name: str = "bench", rate: float = 1e9, tree: Path = REPO) -> str:
+    """A key of ``rate`` requests per second (by default practically unlimited) in ``keystore``
+    (a path or a redis:// URL), by the CLI of ``tree``."""
     done = subprocess.run(
-        [sys.executable, "-m", "server", "--keystore", keystore, "keys", "create", "--name", "bench", "--rate", "1e9"],
-        cwd=REPO,
+        [sys.executable, "-m", "server", "--keystore", keystore, "keys", "create", "--name", name,
+         "--rate", str(rate)],
+        cwd=tree,
         capture_output=True,
         text=True,
     )
@@ -356,37 +358,45 @@ def summarize_perf(results: list[dict], loads: list[str]) -> list[str]:
 ENDPOINTS = ("address", "postcode", "reverse")
 
 
-def workloads(index, endpoints: list[str], limits: list[int], queries: list[str], n: int, tmp: Path) -> list[dict]:
-    """The workloads of ``--endpoints`` (the module's docstring): each a dict of its name
-    (``load``), its endpoint and limit (0: none), its file of request paths, its fixed-body
-    route's file and the mean size of its real responses, which that route answers."""
+def requests(index, endpoints: list[str], limits: list[int], queries: list[str],
+             n: int) -> list[tuple[str, str, int, list[str], list[bytes]]]:
+    """The requests of ``--endpoints`` (the module's docstring), one tuple per workload: its
+    name (``load``), its endpoint, its limit (0: none), its request paths and the bodies the
+    index answers them with. ``inprocess.py --endpoint`` asks the same."""
     out = []
-
-    def add(load: str, endpoint: str, limit: int, paths: list[str], bodies: list[bytes]) -> None:
-        (tmp / f"paths-{load}.txt").write_text("".join(f"{p}\n" for p in paths))
-        (tmp / f"fixed-{load}.txt").write_text(f"/fixed/{load}\n")
-        out.append({"load": load, "endpoint": endpoint, "limit": limit, "paths": tmp / f"paths-{load}.txt",
-                    "fixed": tmp / f"fixed-{load}.txt", "bytes": round(sum(map(len, bodies)) / len(bodies))})
-
     asked, points = drawn_questions(index, n)
     if "address" in endpoints:
         for limit in limits:
-            add(str(limit), "address", limit,
-                [f"/v1/address?{urlencode({'country': 'NLD', 'q': q, 'limit': limit})}" for q in queries],
-                [index.suggest_json(q, limit=limit) for q in queries])
+            out.append((str(limit), "address", limit,
+                        [f"/v1/address?{urlencode({'country': 'NLD', 'q': q, 'limit': limit})}" for q in queries],
+                        [index.suggest_json(q, limit=limit) for q in queries]))
     if "postcode" in endpoints:
-        add("postcode", "postcode", 0,
-            [f"/v1/address/postcode?{urlencode({'country': 'NLD', 'postcode': p, 'number': k})}" for p, k in asked],
-            [index.lookup_json(p, k) for p, k in asked])
+        out.append(("postcode", "postcode", 0,
+                    [f"/v1/address/postcode?{urlencode({'country': 'NLD', 'postcode': p, 'number': k})}"
+                     for p, k in asked],
+                    [index.lookup_json(p, k) for p, k in asked]))
     if "reverse" in endpoints:
         import numpy as np
 
         lat, lon = np.round(np.array(points), 6).T.tolist()
         for limit in limits:
-            add(f"reverse-{limit}", "reverse", limit,
-                [f"/v1/address/reverse?{urlencode({'country': 'NLD', 'lat': y, 'lon': x, 'limit': limit})}"
-                 for y, x in zip(lat, lon, strict=True)],
-                [index.reverse_json(y, x, limit=limit) for y, x in zip(lat, lon, strict=True)])
+            out.append((f"reverse-{limit}", "reverse", limit,
+                        [f"/v1/address/reverse?{urlencode({'country': 'NLD', 'lat': y, 'lon': x, 'limit': limit})}"
+                         for y, x in zip(lat, lon, strict=True)],
+                        [index.reverse_json(y, x, limit=limit) for y, x in zip(lat, lon, strict=True)]))
+    return out
+
+
+def workloads(index, endpoints: list[str], limits: list[int], queries: list[str], n: int, tmp: Path) -> list[dict]:
+    """The workloads of ``--endpoints`` (:func:`requests`): each a dict of its name (``load``),
+    its endpoint and limit (0: none), its file of request paths, its fixed-body route's file
+    and the mean size of its real responses, which that route answers."""
+    out = []
+    for load, endpoint, limit, paths, bodies in requests(index, endpoints, limits, queries, n):
+        (tmp / f"paths-{load}.txt").write_text("".join(f"{p}\n" for p in paths))
+        (tmp / f"fixed-{load}.txt").write_text(f"/fixed/{load}\n")
+        out.append({"load": load, "endpoint": endpoint, "limit": limit, "paths": tmp / f"paths-{load}.txt",
+                    "fixed": tmp / f"fixed-{load}.txt", "bytes": round(sum(map(len, bodies)) / len(bodies))})
     return out
 
 

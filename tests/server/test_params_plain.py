@@ -1,7 +1,8 @@
 """The plain spelling's shortcut of ``server.params.parse_query`` (issue 15, item 6; read in C
 by ``engine.read_plain_query``) answers every query string exactly as the general path does:
 the same ``Query``, or the same 400 (code, parameter and detail), whether or not the string has
-the plain shape."""
+the plain shape. So do the shortcuts of the other questions (issue 39: ``parse_lookup`` and
+``parse_reverse``, read in C by ``engine.read_plain_lookup`` and ``read_plain_reverse``)."""
 
 from __future__ import annotations
 
@@ -136,3 +137,76 @@ def test_the_shortcut_answers_as_the_general_path_on_random_strings():
         if rng.random() < 0.05:
             raw += b"%C3%A9" * rng.randrange(120, 135)
         assert outcome(params.parse_query, raw) == outcome(params._parse_general, raw), raw
+
+
+def same(kind: str, raw: bytes) -> None:
+    """The shortcut of `kind` answers `raw` as its general path, and the same value (the floats
+    too: their repr, -0.0 included)."""
+    parse, general = {"lookup": (params.parse_lookup, params._lookup_general),
+                      "reverse": (params.parse_reverse, params._reverse_general)}[kind]
+    a, b = outcome(parse, raw), outcome(general, raw)
+    assert a == b and repr(a) == repr(b), raw
+
+
+QUESTIONS_RAW = {
+    "lookup": [
+        b"country=NLD&postcode=1012LG&number=1", b"country=NLD&postcode=1012+lg&number=99999",
+        b"country=NLD&postcode=1012LG&number=100000", b"country=NLD&postcode=1012LG&number=01",
+        b"country=NLD&postcode=1012LG&number=0", b"country=NLD&postcode=1012LG&number=",
+        b"country=NLD&postcode=1012LG&number=1a", b"country=NLD&postcode=1012LG&number=+1",
+        b"country=NLD&postcode=1012%20LG&number=1", b"country=NLD&postcode=&number=1",
+        b"country=NLD&postcode=1012LG&number=1&letter=a", b"country=NLD&postcode=1012LG",
+        b"country=NLD&number=1&postcode=1012LG", b"country=nld&postcode=1012LG&number=1",
+        b"country=NLD&postcode=1012LG&number=1&", b"country=NLD&postcode=" + b"1" * 17 + b"&number=1",
+        b"country=NLD&postcode=" + b"1" * 16 + b"&number=1", b"country=NLD&postcode=1012\xe9&number=1",
+        b"country=NLD&postcode=1012LG&number=1\n", b"country=NLD&postcode=1012LG&number=%31",
+    ],
+    "reverse": [
+        b"country=NLD&lat=52.37&lon=4.89", b"country=NLD&lat=52.37&lon=4.89&limit=10",
+        b"country=NLD&lat=-0&lon=0", b"country=NLD&lat=90&lon=-180", b"country=NLD&lat=90.0000001&lon=5",
+        b"country=NLD&lat=52.&lon=5", b"country=NLD&lat=.5&lon=5", b"country=NLD&lat=5e1&lon=5",
+        b"country=NLD&lat=052.10&lon=005", b"country=NLD&lat=52&lon=5&limit=0", b"country=NLD&lat=52&lon=5&limit=",
+        b"country=NLD&lat=52&lon=5&radius=10", b"country=NLD&lat=52&lon=5&postcode=1012",
+        b"country=NLD&lon=5&lat=52", b"country=NLD&lat=52", b"country=NLD&lat=&lon=5",
+        b"country=NLD&lat=--1&lon=5", b"country=NLD&lat=1-&lon=5", b"country=NLD&lat=0." + b"1" * 30 + b"&lon=5",
+        b"country=NLD&lat=52.123456789012345678&lon=5", b"country=NLD&lat=52&lon=5&",
+        b"country=NLD&lat=52&lon=5&limit=5&limit=6",
+    ],
+}
+
+
+@pytest.mark.parametrize(("kind", "raw"), [(k, r) for k, rs in QUESTIONS_RAW.items() for r in rs],
+                         ids=lambda x: x.decode("latin-1")[:60] if isinstance(x, bytes) else x)
+def test_the_questions_shortcuts_answer_as_the_general_paths(kind, raw):
+    same(kind, raw)
+
+
+def test_the_questions_plain_spellings_take_the_shortcut():
+    assert engine.read_plain_lookup(b"country=NLD&postcode=1012+LG&number=1") == ("1012 LG", 1)
+    assert engine.read_plain_lookup(b"country=NLD&postcode=9746TN&number=3") == ("9746TN", 3)
+    assert engine.read_plain_reverse(b"country=NLD&lat=52.37&lon=4.89&limit=3") == (52.37, 4.89, 3)
+    assert engine.read_plain_reverse(b"country=NLD&lat=53.2207&lon=6.5607") == (53.2207, 6.5607, 5)
+    for raw in (b"country=NLD&postcode=1012LG&number=01", b"country=NLD&number=1&postcode=1012LG",
+                b"country=NLD&postcode=1012%20LG&number=1", b"country=NLD&postcode=1012LG&number=1&letter=a"):
+        assert engine.read_plain_lookup(raw) is None, raw
+    for raw in (b"country=NLD&lat=5e1&lon=5", b"country=NLD&lat=91&lon=5", b"country=NLD&lat=52&lon=5&radius=1",
+                b"country=NLD&lat=52.&lon=5", b"country=NLD&lon=5&lat=52"):
+        assert engine.read_plain_reverse(raw) is None, raw
+    assert engine.read_house_number(b"99999") == 99999
+    assert [engine.read_house_number(raw) for raw in (b"100000", b"0", b"01", b"", b"1a", b"+1")] == [0] * 6
+
+
+def test_the_questions_shortcuts_answer_as_the_general_paths_on_random_strings():
+    rng = random.Random(39)
+    numbers = [b"1", b"12", b"99999", b"100000", b"0", b"01", b"1.5", b"-3", b"", b"+", b"%31", b"12a"]
+    postcodes = [b"1012LG", b"1012+lg", b"1012", b"LG", b"", b"1012%20LG", b"1012-LG", b"9" * 16, b"9" * 17]
+    coordinates = [b"52", b"52.1", b"-0", b"0", b"90", b"-90", b"180", b"-180.0", b"90.5", b"180.01", b"52.",
+                   b".5", b"-.5", b"5e1", b"1e-1", b"--1", b"", b"-", b"0" * 30, b"1." + b"9" * 25, b"nan", b"inf"]
+    tails = [b"", b"", b"&limit=1", b"&limit=10", b"&limit=11", b"&limit=05", b"&", b"&radius=5", b"&x=1"]
+    for _ in range(3000):
+        raw = (b"country=NLD&postcode=" + rng.choice(postcodes) + b"&number=" + rng.choice(numbers)
+               + rng.choice(tails[:2] + [b"&letter=a", b"&"]))
+        same("lookup", raw)
+        raw = (b"country=NLD&lat=" + rng.choice(coordinates) + b"&lon=" + rng.choice(coordinates)
+               + rng.choice(tails))
+        same("reverse", raw)
