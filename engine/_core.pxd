@@ -65,7 +65,8 @@ cdef enum:
     SOUND_RUNS_MAX = 128   # ... and of a word still being typed kept only when the tokens whose
                            # keys start with its key, that it does not start as typed, make at
                            # most this many runs of neighbouring tokens ...
-    SOUND_WALK_MAX = 2048  # ... and at most this many keys start so (_typo.pxi `_sound_runs`)
+    SOUND_WALK_MAX = 2048  # ... and at most this many keys start so and go on as it may
+                           # (_typo.pxi `_sound_runs`)
     MAX_SOUND_RULES = 64   # words.SOUND_RULES, as C arrays (_core.pyx `_init_sounds`)
     MAX_SPELLINGS = 8      # words.SOUND_SPELLINGS, both ways
 

@@ -704,8 +704,9 @@ class ReferenceIndex:
         (SOUND_PEN), when at most MAX_RANGES of them are tokens the word does not match as typed
         and at most SOUND_WALK_MAX in all; then those whose key starts with the key of the word
         still being typed (a prefix's penalty more, at the match), as runs of neighbouring
-        tokens, when at most SOUND_WALK_MAX keys start so and the tokens the word neither matches
-        as typed nor has make at most SOUND_RUNS_MAX runs. Here every token's key is compared;
+        tokens, when at most SOUND_WALK_MAX keys start so and go on with a letter of its
+        `sound_start` follow, and the tokens the word neither matches as typed nor has make at
+        most SOUND_RUNS_MAX runs. Here every token's key is compared;
         the C code walks the index's tokens sorted by key (`_add_sounds`), in the order (key,
         token) kept here. Return how many ranges it added."""
         text = tok.text
@@ -724,7 +725,7 @@ class ReferenceIndex:
         if key:
             found = [t for t, k in enumerate(keys) if k.startswith(key)
                      and (not follow or k[len(key):len(key) + 1] in tuple(follow))]
-            if sum(k.startswith(key) for k in keys) > SOUND_WALK_MAX:
+            if len(found) > SOUND_WALK_MAX:
                 return added
             ids = [t for t in found if not self._as_typed(word, t)
                    and not any(r.typo and r.holds(t) for r in word.ranges)]
