@@ -30,7 +30,7 @@ from .._core import BITS
 from ..checksums import file_checksums
 from ..params import FORMAT_VERSION, PREFIX_FRAC, PREFIX_PEN, PRIOR_MAX
 from ..vocab import ALIAS, KIND, LOCALITY, MUNICIPALITY, STREET, Vocabulary, derive_abbreviations
-from .keys import ID_LIMIT, pack3, unpack3
+from .keys import ID_LIMIT, lexorder, pack3, unpack3
 from .source import ParsedTable, SourceError, read_source
 
 SHORT_PREFIX = 12         # prefixes up to this long get a precomputed list of groups ...
@@ -74,7 +74,10 @@ def _dedupe(t: ParsedTable) -> tuple[np.ndarray, int]:
     lower = (letter_u >= ord("a")) & (letter_u <= ord("z"))
     letter_u[lower] -= 32
     add_k = add_key.astype(np.int32)[t.addition]
-    order = np.lexsort((t.line, add_k, letter_u, t.number, t.postcode))
+    keys = (add_k, letter_u, t.number, t.postcode)
+    # the rows are in the order of their lines (a stable sort keeps it) unless said otherwise
+    in_line_order = len(t.line) < 2 or bool((t.line[1:] > t.line[:-1]).all())
+    order = lexorder(keys if in_line_order else (t.line, *keys))
     pc, nu, le, ad = t.postcode[order], t.number[order], letter_u[order], add_k[order]
     first = np.ones(len(order), dtype=bool)
     first[1:] = (pc[1:] != pc[:-1]) | (nu[1:] != nu[:-1]) | (le[1:] != le[:-1]) | (ad[1:] != ad[:-1])
@@ -330,15 +333,23 @@ def _order_addresses(table: ParsedTable, keep: np.ndarray, g_of_row: np.ndarray,
     ordered by group, number, letter, addition (natural order), and where each group starts."""
     number, letter, addition = table.number[keep], table.letter[keep], table.addition[keep]
     add_rank = _natural_rank(table.additions)
-    letter_u = letter.copy()
-    lower = (letter_u >= ord("a")) & (letter_u <= ord("z"))
-    letter_u[lower] -= 32
-    order = np.lexsort((add_rank[addition], letter, letter_u, number, g_of_row))
+    order = lexorder((add_rank[addition], _LETTER_RANK[letter], number, g_of_row))
     a_group = g_of_row[order]
     g_start = np.searchsorted(a_group, np.arange(n_groups + 1)).astype(np.int32)
     return (a_group, number[order].astype(np.int32), letter[order].astype(np.uint8),
             addition[order].astype(np.int32), table.postcode[keep][order].astype(np.int32),
             table.lat[keep][order].astype(np.int32), table.lon[keep][order].astype(np.int32), g_start)
+
+
+def _letter_rank() -> np.ndarray:
+    """The rank of each letter byte in the order of (its upper case, itself): `A`, `a`, `B`."""
+    order = sorted(range(256), key=lambda b: (b - 32 if 97 <= b <= 122 else b, b))
+    rank = np.empty(256, dtype=np.int64)
+    rank[order] = np.arange(256)
+    return rank
+
+
+_LETTER_RANK = _letter_rank()
 
 
 def _group_centres(a_lat: np.ndarray, a_lon: np.ndarray, g_start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -428,7 +439,7 @@ def _postcode_index(a_postcode: np.ndarray, a_number: np.ndarray) -> tuple[np.nd
     """(pc_code, pc_start, pc_order): the postcode index, addresses by postcode, then house
     number order."""
     n = len(a_postcode)
-    pc_order = np.lexsort((np.arange(n), a_number, a_postcode)).astype(np.int32)
+    pc_order = lexorder((a_number, a_postcode)).astype(np.int32)   # ties in address order
     pcs = a_postcode[pc_order]
     pc_code, pc_first = np.unique(pcs, return_index=True)
     pc_start = np.append(pc_first, n).astype(np.int32)

@@ -23,6 +23,7 @@ import contextlib
 import datetime as dt
 import functools
 import io
+import itertools
 import multiprocessing
 import os
 import re
@@ -76,6 +77,7 @@ def status_ok(kind: str, codes: np.ndarray) -> np.ndarray:
 
 LEFT_OUT_REASONS = ("history", "status", "dangling_reference", "no_postcode", "no_position")
 KINDS = ("WPL", "OPR", "NUM", "VBO", "LIG", "STA")
+PLACES = ("VBO", "LIG", "STA")      # the types that hold a point and the addresses there
 TAGS = {"WPL": "Woonplaats", "OPR": "OpenbareRuimte", "NUM": "Nummeraanduiding",
         "VBO": "Verblijfsobject", "LIG": "Ligplaats", "STA": "Standplaats"}
 _OBJECT_FILE = re.compile(r"^(\d{4})(WPL|OPR|NUM|VBO|LIG|STA|PND)(\d{8})(-\d+)?\.(zip|xml)$", re.I)
@@ -388,7 +390,15 @@ class Columns:
         else:
             out.update(main=_ids(self.a1), side=_ids(self.a5), side_n=np.array(self.side_n, dtype=np.int32),
                        x=np.array(self.a2, dtype=np.float64), y=np.array(self.a3, dtype=np.float64))
+            out.update(unconverted(len(self.ident)))
         return out
+
+
+def unconverted(n: int) -> dict[str, np.ndarray]:
+    """The WGS84 point (`lon`, `lat`) of `n` records of a VBO, LIG or STA table, not yet
+    converted from RD (NaN): the join converts the point of a record when it first uses it
+    (`_wgs84_points`), and the register's state keeps it (engine.ingest.register)."""
+    return {"lon": np.full(n, np.nan), "lat": np.full(n, np.nan)}
 
 
 def _parse_file(kind: str, chain: tuple[str, ...]) -> dict:
@@ -552,7 +562,7 @@ def _concat(parts: list[dict]) -> dict:
         if isinstance(parts[0][k], np.ndarray):
             out[k] = np.concatenate([p[k] for p in parts])
         else:
-            out[k] = [x for p in parts for x in p[k]]
+            out[k] = list(itertools.chain.from_iterable(p[k] for p in parts))
     return out
 
 
@@ -691,11 +701,12 @@ def join(tables: dict, relation: dict, register_date: str, ref: MunicipalityRefe
     wpl = _sorted_current(tables, cur, ok, "WPL")
     opr = _sorted_current(tables, cur, ok, "OPR")
     rel = _woonplaats_municipality(relation, day, area, wpl[0], where)
-    rn, rx, ry = _address_points(tables, cur, ok)
+    _wgs84_points(tables, cur, ok)
+    rn, rlon, rlat = _address_points(tables, cur, ok)
     rows, ids, op, wp, gem, pos, named, unknown = _issued_addresses(
         tables, cur["NUM"][ok["NUM"]], opr, wpl, rel, rn, ref, by_type["NUM"], examples)
 
-    lon, lat = rd_to_wgs84(rx[pos], ry[pos])
+    lon, lat = rlon[pos], rlat[pos]
 
     gem_names = {g: ref.munis[named[f"{g:04d}"]] for g in set(gem.tolist())}
     csv = _csv_pieces(tables, rows, ids, opr[1], op, wpl[1], wp, gem, lat, lon, gem_names)
@@ -768,40 +779,55 @@ def _woonplaats_municipality(relation: dict, day: int, area: list[str], wpl_ids:
     return {int(w): only for w in wpl_ids.tolist()}
 
 
+def _wgs84_points(tables: dict, cur: dict, ok: dict) -> None:
+    """Convert the RD point of every current VBO, LIG and STA record (`cur`, of a good status:
+    `ok`) to WGS84 (`rd_to_wgs84`) that is not converted yet (`lon` NaN), in place.
+
+    PERF: the register's state keeps the converted points, so an update converts only the
+    points a delivery brings (the whole country's 9 million took 10 CPU s). Each point is
+    converted alone: one converted before is the one converted now."""
+    for k in PLACES:
+        t = tables[k]
+        rows = cur[k][ok[k]]
+        todo = rows[np.isnan(t["lon"][rows])]
+        if len(todo):
+            t["lon"][todo], t["lat"][todo] = rd_to_wgs84(t["x"][todo], t["y"][todo])
+
+
 def _address_points(tables: dict, cur: dict, ok: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(NUM ids, x, y), sorted by NUM id: the point of each address an addressable object (VBO,
-    LIG, STA) refers to, main addresses first (the lowest object identification among equals:
-    no rule depends on the order of the records)."""
-    refs_num, refs_x, refs_y, refs_rank, refs_obj = [], [], [], [], []
-    for rank_base, k in enumerate(("VBO", "LIG", "STA")):
+    """(NUM ids, lon, lat), sorted by NUM id: the point of each address an addressable object
+    (VBO, LIG, STA) refers to (`_wgs84_points`), main addresses first (the lowest object
+    identification among equals: no rule depends on the order of the records)."""
+    refs_num, refs_lon, refs_lat, refs_rank, refs_obj = [], [], [], [], []
+    for rank_base, k in enumerate(PLACES):
         t = tables[k]
         rows = cur[k][ok[k]]
         if len(rows) == 0:
             continue
         side_start = np.concatenate([[0], np.cumsum(t["side_n"])])
         refs_num.append(t["main"][rows])
-        refs_x.append(t["x"][rows])
-        refs_y.append(t["y"][rows])
+        refs_lon.append(t["lon"][rows])
+        refs_lat.append(t["lat"][rows])
         refs_rank.append(np.full(len(rows), rank_base, dtype=np.int32))
         refs_obj.append(t["id"][rows])
         n_side = t["side_n"][rows]
         if n_side.sum():
             idx = np.concatenate([np.arange(side_start[r], side_start[r + 1]) for r in rows[n_side > 0]])
             refs_num.append(t["side"][idx])
-            refs_x.append(np.repeat(t["x"][rows], n_side))
-            refs_y.append(np.repeat(t["y"][rows], n_side))
+            refs_lon.append(np.repeat(t["lon"][rows], n_side))
+            refs_lat.append(np.repeat(t["lat"][rows], n_side))
             refs_rank.append(np.full(len(idx), 3 + rank_base, dtype=np.int32))
             refs_obj.append(np.repeat(t["id"][rows], n_side))
     if not refs_num:
         return np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.float64)
     rn = np.concatenate(refs_num)
-    rx, ry = np.concatenate(refs_x), np.concatenate(refs_y)
+    rlon, rlat = np.concatenate(refs_lon), np.concatenate(refs_lat)
     rr = np.concatenate(refs_rank)
     o = np.lexsort((np.concatenate(refs_obj), rr, rn))
-    rn, rx, ry = rn[o], rx[o], ry[o]
+    rn, rlon, rlat = rn[o], rlon[o], rlat[o]
     first = np.ones(len(rn), dtype=bool)
     first[1:] = rn[1:] != rn[:-1]
-    return rn[first], rx[first], ry[first]
+    return rn[first], rlon[first], rlat[first]
 
 
 def _issued_addresses(tables: dict, rows: np.ndarray, opr: tuple, wpl: tuple, rel: dict[int, int],
@@ -929,8 +955,11 @@ def _texts_of(texts: list[str], rows: np.ndarray, q: _QuotedBytes) -> np.ndarray
 def _distinct(texts: list[str], rows: np.ndarray, q: _QuotedBytes) -> tuple[np.ndarray, np.ndarray]:
     """(code of each of `rows`, the quoted text of each code): the texts of records `rows`
     of a text column, each distinct record quoted once."""
-    uniq, inverse = np.unique(rows, return_inverse=True)
-    return inverse.ravel(), _fixed([q[texts[r]] for r in uniq.tolist()])
+    # PERF: `np.unique(rows, return_inverse=True)` without its sort: the rows are < len(texts)
+    present = np.zeros(len(texts), dtype=bool)
+    present[rows] = True
+    code = np.cumsum(present, dtype=np.int64) - 1
+    return code[rows], _fixed([q[texts[r]] for r in np.flatnonzero(present).tolist()])
 
 
 @functools.cache

@@ -8,7 +8,9 @@ it, and writes the new index and the new state the same way. It holds:
   ligplaats, standplaats) every version that is valid on the register's date or will be later
   (a version that ended, or was marked inactive, can never be chosen again: only a delivery
   can change it, and a delivery carries the whole record), with the fields the join reads
-  (`engine.ingest.lvbag.Columns`): ``register-NUM.zst`` ...;
+  (`engine.ingest.lvbag.Columns`), and of each verblijfsobject, ligplaats and standplaats its
+  point converted to WGS84 once the join has used it (an update converts only the new points):
+  ``register-NUM.zst`` ...;
 - the GEM-WPL-RELATIE rows (``register-GWR.zst``), the municipality relation on any date;
 - the municipality reference as the build read it (``register-reference.json.zst``), so that an
   update names the municipalities exactly as the build did, without the file;
@@ -32,13 +34,16 @@ import numpy as np
 import orjson
 import zstandard
 
-from .lvbag import KINDS, LvbagResult
+from .lvbag import KINDS, PLACES, LvbagResult, unconverted
 from .municipalities import MunicipalityReference
 
 __all__ = ["Register", "RegisterError", "STATE_VERSION", "TEXT_COLUMNS"]
 
 #: The layout of the state's files; a state of another version is refused (rebuild from an extract).
-STATE_VERSION = 1
+#: 2: the VBO, LIG and STA records hold their WGS84 point (`lon`, `lat`; NaN: not converted yet).
+STATE_VERSION = 2
+#: The versions this engine reads: 1 lacks the WGS84 points (read as not converted yet).
+_READS = (1, STATE_VERSION)
 #: The columns of each type that hold texts (lists of str in memory).
 TEXT_COLUMNS = {"NUM": ("letter", "addition", "postcode"), "OPR": ("name",), "WPL": ("name",),
                 "VBO": (), "LIG": (), "STA": ()}
@@ -200,9 +205,10 @@ class Register:
                 f"{index_dir} was built from {manifest.get('source_name', '?')} ({fmt}) and holds no register "
                 "state: only an index built from the Kadaster's LVBAG extract can take mutation deliveries; "
                 "build one with python -m engine build lvbag-extract-nl.zip INDEX_DIR")
-        if meta.get("version") != STATE_VERSION:
-            raise RegisterError(f"{index_dir}: its register state has version {meta.get('version')!r}, this "
-                                f"engine reads version {STATE_VERSION}: build it again from an LVBAG extract")
+        version = meta.get("version")
+        if version not in _READS:
+            raise RegisterError(f"{index_dir}: its register state has version {version!r}, this engine reads "
+                                f"versions {', '.join(map(str, _READS))}: build it again from an LVBAG extract")
         try:
             tables, read = {}, {}
             for kind in KINDS:
@@ -212,6 +218,8 @@ class Register:
                     codes, values = t[col], _values(t.pop(f"{col}_values"), len(t[col]))
                     t[col] = _texts(codes, values)
                     cols[col] = (codes, values)
+                if version == 1 and kind in PLACES:
+                    t.update(unconverted(len(t["id"])))
                 tables[kind] = t
                 read[kind] = (len(t["id"]), cols)
             relation = read_arrays(index_dir / _RELATION_FILE)

@@ -240,6 +240,25 @@ class _Addresses:
                 f"{chr(65 + pc % 26)} {text[place]}")
 
 
+def _common(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions in `a` and in `b` of the keys both hold (each holds a key once), in the
+    order of the keys: `np.intersect1d(a, b, assume_unique=True, return_indices=True)[1:]`.
+
+    PERF: each sorted alone and the two merged by a search, not the two sorted together."""
+    oa, ob = np.argsort(a), np.argsort(b)
+    sa, sb = a[oa], b[ob]
+    pos = np.minimum(np.searchsorted(sa, sb), max(len(sa) - 1, 0))
+    both = (sa[pos] == sb) if len(sa) else np.zeros(len(sb), dtype=bool)
+    return oa[pos[both]], ob[both]
+
+
+def _others(taken: np.ndarray, n: int) -> np.ndarray:
+    """0 .. n - 1 but `taken`, in order."""
+    mask = np.ones(n, dtype=bool)
+    mask[taken] = False
+    return np.flatnonzero(mask)
+
+
 def address_changes(old_dir: Path, new: dict) -> dict:
     """Which addresses of the index in `old_dir` are not in the arrays `new` (disappeared),
     which are new (appeared) and which say something else (changed: street, place,
@@ -249,10 +268,12 @@ def address_changes(old_dir: Path, new: dict) -> dict:
     old = _Addresses({k: np.load(old_dir / f"{k}.npy", mmap_mode="r") for k in _COLUMNS}, vocab, add_keys)
     now = _Addresses({k: new[k] for k in _COLUMNS}, vocab, add_keys)
     text = list(vocab)
-    _, io, inn = np.intersect1d(old.key, now.key, assume_unique=True, return_indices=True)
-    gone = np.setdiff1d(np.arange(len(old.key)), io, assume_unique=True)
-    came = np.setdiff1d(np.arange(len(now.key)), inn, assume_unique=True)
-    differ = (old.says[io] != now.says[inn]).any(axis=1)
+    io, inn = _common(old.key, now.key)
+    gone = _others(io, len(old.key))
+    came = _others(inn, len(now.key))
+    differ = np.zeros(len(io), dtype=bool)
+    for a_col, b_col in zip(old.says.T, now.says.T, strict=True):   # PERF: a column at a time
+        differ |= a_col[io] != b_col[inn]
     a, b = io[differ], inn[differ]
     examples = {
         "appeared": [now.label(int(i), text) for i in came[:EXAMPLES]],

@@ -264,3 +264,45 @@ def test_real_delivery_on_the_doesburg_state_accounts_for_every_object(index):
         "  VBO: toevoeging 5,461, wijziging 5,457: 5,459 objects, 5,459 of them outside the area (0221) (not kept); "
         "versions added 0 (new objects 0), changed 0, removed 0\n"
         "  PND: toevoeging 45, wijziging 39: panden hold no address, not kept\n") in done.stderr
+
+
+def _as_state_version_1(index: Path) -> None:
+    """Rewrite the state of `index` as version 1 wrote it: no WGS84 points (`lon`, `lat`)."""
+    from engine.checksums import file_checksums
+    from engine.ingest.register import read_arrays, write_arrays
+
+    for kind in ("VBO", "LIG", "STA"):
+        path = index / f"register-{kind}.zst"
+        arrays = read_arrays(path)
+        assert {"lon", "lat"} <= set(arrays)
+        path.chmod(0o644)
+        write_arrays(path, {k: v for k, v in arrays.items() if k not in ("lon", "lat")})
+    manifest = json.loads((index / "manifest.json").read_text())
+    manifest["register"]["version"] = 1
+    manifest["files"] = file_checksums(index, manifest["files"])
+    (index / "manifest.json").chmod(0o644)
+    (index / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+
+
+def test_a_state_of_version_1_takes_a_delivery_and_gives_the_same_index(doesburg, deliveries, tmp_path):
+    """Guards the state's version 2 (the WGS84 point of each VBO, LIG and STA record kept, so an
+    update converts only the new ones): a state written before, without the points, is read
+    with them not converted yet, and the update gives the same index, byte for byte, and a
+    state of version 2; a version this engine does not know is refused, naming both."""
+    old = tmp_path / "v1"
+    shutil.copytree(doesburg, old)
+    _as_state_version_1(old)
+    day1 = str(delivery(deliveries, DAY0, DAY1))
+    for src, out in ((doesburg, tmp_path / "from-v2"), (old, tmp_path / "from-v1")):
+        done = run("update", str(src), day1, "--out", str(out))
+        assert done.returncode == 0, done.stderr
+    assert rt.same_arrays(tmp_path / "from-v1", tmp_path / "from-v2") == []
+    manifest = json.loads((tmp_path / "from-v1" / "manifest.json").read_text())
+    assert manifest["register"]["version"] == 2
+    manifest = json.loads((old / "manifest.json").read_text())
+    manifest["register"]["version"] = 99
+    (old / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    refused = run("update", str(old), day1, "--out", str(tmp_path / "never"))
+    assert refused.returncode == 1
+    assert "its register state has version 99, this engine reads versions 1, 2: build it again" in refused.stderr
+    assert not (tmp_path / "never").exists()
