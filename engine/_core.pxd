@@ -125,7 +125,8 @@ cdef struct Data:
     int32_t* block3         # the same for each three-character start (46,656 + 1), or NULL
     uint64_t* tok_key       # each token's first 8 bytes, big-endian, zero-padded (_tok_keys)
     uint64_t* pfx_bits      # a bit per start of PFX_MIN to PFX_MAX bytes of a token (_pfx_filter), or NULL
-    int32_t* pc_first       # the first postcode (pc_code) of each four digits 0..9999, then n_pc (_pc_firsts)
+    uint64_t* pc_rank       # where each four digits and first letter start in pc_code, and the
+                            # second letters registered (_score.pxi `_pc_ranks`)
     GroupNames* g_names     # each group's names, where they are in s_blob (_group_names)
     const int32_t* a_group
     const int32_t* a_number
@@ -214,7 +215,8 @@ cdef enum:
     # prefixes, and lists of an area's groups walked when a short word's scan is capped
     AREA_NAMES = 32
     AREA_WALKS = 128
-    PC_AREAS = 10000    # postcodes' four digits: 0..9999 (_pc_index)
+    PC_AREAS = 10000    # postcodes' four digits: 0..9999 (_pc_index) ...
+    PC_RANK_SLOTS = PC_AREAS * 26  # ... and a first letter (_score.pxi `_pc_ranks`)
     # the spatial index (_near.pxi): a k-d tree's leaves hold at most this many addresses ...
     NEAR_LEAF = 32
     NEAR_DEPTH_MAX = 30  # ... in a tree at most this deep (a stack of that many nodes a level)

@@ -507,8 +507,8 @@ cdef class Index:
         _fill_blocks(d)
         d.block3 = _block3(d)
         d.pfx_bits = _pfx_filter(d)
-        d.pc_first = _pc_firsts(d)
-        if d.pc_first == NULL:
+        d.pc_rank = _pc_ranks(d)
+        if d.pc_rank == NULL:
             raise MemoryError("no memory for the postcode table")
         if len(arrays["s_blob"]) >= 1 << 32:
             raise ValueError("the names table is larger than 4 GiB")
@@ -527,8 +527,8 @@ cdef class Index:
         self.d.pfx_bits = NULL
         free(self.d.tok_key)
         self.d.tok_key = NULL
-        free(self.d.pc_first)
-        self.d.pc_first = NULL
+        free(self.d.pc_rank)
+        self.d.pc_rank = NULL
         free(self.d.g_names)
         self.d.g_names = NULL
 
@@ -579,6 +579,8 @@ cdef class Index:
         self.d.rv_depth = depth
         if len(a["pc_start"]) != len(a["pc_code"]) + 1:
             raise ValueError("postcode offsets do not match their table")
+        if len(a["pc_code"]) > 1 and not bool((np.diff(a["pc_code"]) > 0).all()):
+            raise ValueError("the postcodes are not sorted and distinct")   # (_pc_ranks counts them)
         if (len(a["slip_start"]) != 2 * v + 1 or len(a["slip_work"]) != 2 * v
                 or len(a["slip_dist"]) != len(a["slip_tok"]) or _last(a["slip_start"]) != len(a["slip_tok"])):
             raise ValueError("the stored slips do not match the tokens")

@@ -56,10 +56,15 @@ cdef extern from *:
     void _copy "engine_copy"(char* dst, const char* src, size_t n) noexcept nogil
 
 
+cdef inline char* _w(char* o, const void* s, Py_ssize_t n) noexcept nogil:
+    """Copy n bytes to o (room made for them); return where the next byte goes."""
+    _copy(o, <const char*>s, <size_t>n)
+    return o + n
+
+
 cdef inline void _raw(Buf* b, const void* s, Py_ssize_t n) noexcept nogil:
     """Copy n bytes into a buffer with room made for them."""
-    _copy(b.p + b.n, <const char*>s, <size_t>n)
-    b.n += n
+    b.n = _w(b.p + b.n, s, n) - b.p
 
 
 cdef inline void _put(Buf* b, const char* s, Py_ssize_t n) noexcept nogil:
@@ -74,8 +79,9 @@ cdef inline void _puts(Buf* b, const char* s) noexcept nogil:
     _put(b, s, n)
 
 
-cdef inline void _raw_int(Buf* b, int64_t v) noexcept nogil:
-    """An integer in decimal, into a buffer with room made for it (20 bytes)."""
+cdef inline char* _w_int(char* o, int64_t v) noexcept nogil:
+    """An integer in decimal to o (room made for it: 20 bytes); return where the next byte
+    goes."""
     cdef char tmp[24]
     cdef int n = 0, i
     cdef bint neg = v < 0
@@ -91,8 +97,13 @@ cdef inline void _raw_int(Buf* b, int64_t v) noexcept nogil:
         tmp[n] = 45
         n += 1
     for i in range(n):
-        b.p[b.n + i] = tmp[n - 1 - i]
-    b.n += n
+        o[i] = tmp[n - 1 - i]
+    return o + n
+
+
+cdef inline void _raw_int(Buf* b, int64_t v) noexcept nogil:
+    """An integer in decimal, into a buffer with room made for it (20 bytes)."""
+    b.n = _w_int(b.p + b.n, v) - b.p
 
 
 cdef inline void _put_int(Buf* b, int64_t v) noexcept nogil:
@@ -100,22 +111,28 @@ cdef inline void _put_int(Buf* b, int64_t v) noexcept nogil:
         _raw_int(b, v)
 
 
-cdef inline void _raw_micro(Buf* b, int32_t v) noexcept nogil:
-    """Micro-degrees as a decimal with 6 places (52376053 -> 52.376053), into a buffer with
-    room made for it (20 bytes)."""
+cdef inline char* _w_micro(char* o, int32_t v) noexcept nogil:
+    """Micro-degrees as a decimal with 6 places (52376053 -> 52.376053) to o (room made for
+    it: 20 bytes); return where the next byte goes."""
     cdef int64_t x = v
     cdef int i
     if x < 0:
-        b.p[b.n] = 45
-        b.n += 1
+        o[0] = 45
+        o += 1
         x = -x
-    _raw_int(b, x // 1000000)
+    o = _w_int(o, x // 1000000)
     x = x % 1000000
-    b.p[b.n] = 46
+    o[0] = 46
     for i in range(6, 0, -1):
-        b.p[b.n + i] = <char>(48 + x % 10)
+        o[i] = <char>(48 + x % 10)
         x //= 10
-    b.n += 7
+    return o + 7
+
+
+cdef inline void _raw_micro(Buf* b, int32_t v) noexcept nogil:
+    """Micro-degrees as a decimal with 6 places, into a buffer with room made for it (20
+    bytes): `_w_micro`."""
+    b.n = _w_micro(b.p + b.n, v) - b.p
 
 
 cdef inline void _put_micro(Buf* b, int32_t v) noexcept nogil:
@@ -135,10 +152,10 @@ cdef inline void _put_str(Buf* b, const Data* d, int32_t sid) noexcept nogil:
     _put(b, p, n)
 
 
-cdef inline void _raw_postcode(Buf* b, int32_t code) noexcept nogil:
-    """A postcode ("1234 AB"), into a buffer with room made for it (7 bytes)."""
+cdef inline char* _w_postcode(char* pc, int32_t code) noexcept nogil:
+    """A postcode ("1234 AB") to pc (room made for it: 7 bytes); return where the next byte
+    goes."""
     cdef int digits = code // 676, r = code % 676
-    cdef char* pc = b.p + b.n
     pc[0] = <char>(48 + digits // 1000)
     pc[1] = <char>(48 + digits // 100 % 10)
     pc[2] = <char>(48 + digits // 10 % 10)
@@ -146,7 +163,12 @@ cdef inline void _raw_postcode(Buf* b, int32_t code) noexcept nogil:
     pc[4] = 32
     pc[5] = <char>(65 + r // 26)
     pc[6] = <char>(65 + r % 26)
-    b.n += 7
+    return pc + 7
+
+
+cdef inline void _raw_postcode(Buf* b, int32_t code) noexcept nogil:
+    """A postcode ("1234 AB"), into a buffer with room made for it (7 bytes)."""
+    b.n = _w_postcode(b.p + b.n, code) - b.p
 
 
 cdef inline void _put_postcode(Buf* b, int32_t code) noexcept nogil:
@@ -180,8 +202,10 @@ cdef extern from *:
     /* the fixed parts' bytes, at most (a hit with a letter and an addition) */
     #define J_FIXED (sizeof(J_STREET J_NUMBER J_NUMBER_END J_LETTER J_VALUE_END J_ADDITION J_VALUE_END \\
         J_POSTCODE J_LOCALITY J_MUNICIPALITY J_PROVINCE J_LINES J_LINE2 J_LOCATION J_LONGITUDE J_HIT_END))
-    /* a literal's bytes into a buffer with room made for them */
-    #define J_LIT(b, s) (memcpy((b)->p + (b)->n, (s), sizeof(s) - 1), (b)->n += sizeof(s) - 1)
+    /* a literal's bytes to o, with room made for them: where the next byte goes */
+    #define J_AT(o, s) (memcpy((o), (s), sizeof(s) - 1), (o) + sizeof(s) - 1)
+    /* ... and into a buffer with room made for them */
+    #define J_LIT(b, s) ((b)->n = J_AT((b)->p + (b)->n, (s)) - (b)->p)
     """
     const char* J_STREET
     const char* J_NUMBER
@@ -200,6 +224,7 @@ cdef extern from *:
     const char* J_HIT_END
     const char* J_HIGHLIGHTS
     Py_ssize_t J_FIXED
+    char* _lit_at "J_AT"(char* o, const char* s) noexcept nogil
     void _lit "J_LIT"(Buf* b, const char* s) noexcept nogil
 
 
@@ -267,6 +292,10 @@ cdef inline Py_ssize_t _hit_room(const Data* d, int32_t a) noexcept nogil:
             + 2 * (d.add_off[add + 1] - d.add_off[add]) + 6 * 20 + 8)
 
 
+# PERF (issue 39): a hit's JSON is written through a pointer of its own (`o`), kept in a
+# register, and b.n is set once at the end: written through b.p + b.n, every byte stored (a
+# char may alias anything) made the compiler load b.p and b.n again, and the hit's fields
+# with them (a block of flats: 100-160 hits of some 700 bytes each).
 cdef void _put_hit(Buf* b, const Data* d, int32_t a, const Piece* pieces, int npieces) noexcept nogil:
     cdef int32_t g = d.a_group[a]
     cdef const GroupNames* gn = &d.g_names[g]
@@ -274,62 +303,61 @@ cdef void _put_hit(Buf* b, const Data* d, int32_t a, const Piece* pieces, int np
     cdef int32_t add = d.a_addition[a]
     cdef int64_t ao = d.add_off[add]
     cdef Py_ssize_t alen = d.add_off[add + 1] - ao
-    cdef int32_t number = d.a_number[a], postcode = d.a_postcode[a]
+    cdef const char* addition = <const char*>d.add_blob + ao
+    cdef int32_t number = d.a_number[a], postcode = d.a_postcode[a], lat = d.a_lat[a], lon = d.a_lon[a]
     cdef Py_ssize_t nstreet = gn.len[0], nplace = gn.len[1], nmuni = gn.len[2], nprov = gn.len[3]
     cdef const char* street = <const char*>d.s_blob + gn.off[0]
     cdef const char* place = <const char*>d.s_blob + gn.off[1]
     cdef const char* muni = <const char*>d.s_blob + gn.off[2]
     cdef const char* prov = <const char*>d.s_blob + gn.off[3]
+    cdef char* o
     if _grow(b, _hit_room(d, a)) != 0:
         return
-    _lit(b, J_STREET)
-    _raw(b, street, nstreet)
-    _lit(b, J_NUMBER)
-    _raw_int(b, number)
-    _lit(b, J_NUMBER_END)
+    o = b.p + b.n
+    o = _lit_at(o, J_STREET)
+    o = _w(o, street, nstreet)
+    o = _lit_at(o, J_NUMBER)
+    o = _w_int(o, number)
+    o = _lit_at(o, J_NUMBER_END)
     if letter:
-        _lit(b, J_LETTER)
-        b.p[b.n] = letter
-        b.n += 1
-        _lit(b, J_VALUE_END)
+        o = _lit_at(o, J_LETTER)
+        o[0] = letter
+        o = _lit_at(o + 1, J_VALUE_END)
     if alen:
-        _lit(b, J_ADDITION)
-        _raw(b, d.add_blob + ao, alen)
-        _lit(b, J_VALUE_END)
-    _lit(b, J_POSTCODE)
-    _raw_postcode(b, postcode)
-    _lit(b, J_LOCALITY)
-    _raw(b, place, nplace)
-    _lit(b, J_MUNICIPALITY)
-    _raw(b, muni, nmuni)
-    _lit(b, J_PROVINCE)
-    _raw(b, prov, nprov)
-    _lit(b, J_LINES)
-    _raw(b, street, nstreet)
-    b.p[b.n] = 32
-    b.n += 1
-    _raw_int(b, number)
+        o = _lit_at(o, J_ADDITION)
+        o = _w(o, addition, alen)
+        o = _lit_at(o, J_VALUE_END)
+    o = _lit_at(o, J_POSTCODE)
+    o = _w_postcode(o, postcode)
+    o = _lit_at(o, J_LOCALITY)
+    o = _w(o, place, nplace)
+    o = _lit_at(o, J_MUNICIPALITY)
+    o = _w(o, muni, nmuni)
+    o = _lit_at(o, J_PROVINCE)
+    o = _w(o, prov, nprov)
+    o = _lit_at(o, J_LINES)
+    o = _w(o, street, nstreet)
+    o[0] = 32
+    o = _w_int(o + 1, number)
     if letter:
-        b.p[b.n] = letter
-        b.n += 1
+        o[0] = letter
+        o += 1
     if alen:
-        b.p[b.n] = 45
-        b.n += 1
-        _raw(b, d.add_blob + ao, alen)
-    _lit(b, J_LINE2)
-    _raw_postcode(b, postcode)
-    b.p[b.n] = 32
-    b.n += 1
-    _raw(b, place, nplace)
-    _lit(b, J_LOCATION)
-    _raw_micro(b, d.a_lat[a])
-    _lit(b, J_LONGITUDE)
-    _raw_micro(b, d.a_lon[a])
+        o[0] = 45
+        o = _w(o + 1, addition, alen)
+    o = _lit_at(o, J_LINE2)
+    o = _w_postcode(o, postcode)
+    o[0] = 32
+    o = _w(o + 1, place, nplace)
+    o = _lit_at(o, J_LOCATION)
+    o = _w_micro(o, lat)
+    o = _lit_at(o, J_LONGITUDE)
+    o = _w_micro(o, lon)
     if pieces == NULL:
-        _lit(b, J_HIT_END)
+        b.n = _lit_at(o, J_HIT_END) - b.p
         return
-    b.p[b.n] = 125
-    b.n += 1
+    o[0] = 125
+    b.n = o + 1 - b.p
     _put_highlights(b, pieces, npieces)
     _put(b, "}", 1)
 

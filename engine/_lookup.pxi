@@ -55,19 +55,57 @@ cdef object _lookup_arguments(postcode, number, letter, addition, int32_t* code,
     return add
 
 
+# PERF (issue 39): a postcode's addresses are mostly one run of one street's rows, every other
+# number (median 23 addresses over 34 rows; 96 % of the addresses in postcodes of at most 256
+# rows). Their number search read a_number row after row, each read waiting for the one
+# before, then the hit's fields another wait; the rows between the postcode's first and last
+# address are now fetched at once, numbers (and fields, for the JSON), when they are at most
+# this many.
+DEF POSTCODE_SPAN = 64
+
+
+cdef void _fetch_postcode(const Data* d, int lo, int hi, bint fields) noexcept nogil:
+    """Fetch the numbers the search reads (and with `fields` those the JSON reads) of the rows
+    between the first and last address of pc_addr[lo:hi], when there are at most
+    POSTCODE_SPAN."""
+    cdef int32_t a, first, last
+    _keep_calls()
+    if hi <= lo:
+        return
+    first = d.pc_addr[lo]
+    last = d.pc_addr[hi - 1]
+    if first > last or last - first >= POSTCODE_SPAN:
+        return
+    # a cache line holds 16 rows of an int32 column: one fetch each 16 rows and the last
+    a = first
+    while True:
+        _prefetch(&d.a_number[a])
+        if fields:
+            _prefetch(&d.a_group[a])
+            _prefetch(&d.a_addition[a])
+            _prefetch(&d.a_postcode[a])
+            _prefetch(&d.a_lat[a])
+            _prefetch(&d.a_lon[a])
+            _prefetch(&d.a_letter[a])
+        if a == last:
+            break
+        a = a + 16 if a + 16 < last else last
+
+
 cdef int _lookup_rows(const Data* d, int32_t code, int number, int letter, const char* want, int wlen,
-                      int32_t* out, int cap) noexcept nogil:
+                      int32_t* out, int cap, bint fields) noexcept nogil:
     """The address rows of postcode `code` and house `number`, in the order of the register
     (pc_addr: by row, which is by street, then letter, then addition), narrowed by the letter
     (0: any) and the lower-case addition `want` (NULL: any) when given (case-insensitive): the
     first `cap` of them into `out`; return how many there are (more than cap: call again with
-    room for all)."""
+    room for all). With `fields`, what their JSON reads is fetched too (`_fetch_postcode`)."""
     cdef int p = _pc_index(d, code), hi, i, k, alen, n = 0
     cdef int32_t a, add_id
     cdef const uint8_t* A
     if p >= d.n_pc or d.pc_code[p] != code:
         return 0
     hi = d.pc_start[p + 1]
+    _fetch_postcode(d, d.pc_start[p], hi, fields)
     i = _lower_bound_number(d, d.pc_start[p], hi, number, True)
     while i < hi:
         a = d.pc_addr[i]
@@ -98,6 +136,14 @@ cdef int _lookup_rows(const Data* d, int32_t code, int number, int letter, const
 DEF LOOKUP_ROWS = 64
 
 
+# PERF (issue 39): a body that fits in this many bytes (a hit takes about 700, a reverse's
+# five about 3,500) is written on the stack, in the same section without the GIL as the search,
+# then copied into a bytes object of its size: the body of a look-up or a reverse was written
+# in a section of its own (the GIL taken and given back once more) into a bytes object made as
+# large as it could be and cut to size after (a realloc).
+DEF SMALL_BODY = 16384
+
+
 cdef object _lookup(Index index, postcode, number, letter, addition, bint as_json):
     """The address rows of a look-up (`Index.lookup_ids`), or their body {"hits":[...]} as
     JSON bytes (`Index.lookup_json`)."""
@@ -107,18 +153,26 @@ cdef object _lookup(Index index, postcode, number, letter, addition, bint as_jso
     cdef int32_t* many = NULL
     cdef const int32_t* got = rows
     cdef const char* want = NULL
+    cdef char small[SMALL_BODY]
+    cdef Buf b
+    b.n = -1
     add = _lookup_arguments(postcode, number, letter, addition, &code, &n_number, &L)
     if add is not None:
         want = <const char*>(<bytes>add)
         wlen = len(<bytes>add)
     index._enter()
     try:
-        n = _lookup_rows(&index.d, code, n_number, L, want, wlen, rows, LOOKUP_ROWS)
+        with nogil:
+            n = _lookup_rows(&index.d, code, n_number, L, want, wlen, rows, LOOKUP_ROWS, as_json)
+            if as_json and n <= LOOKUP_ROWS:
+                _small_json(&b, small, &index.d, rows, n, NULL, 0)
+        if b.n >= 0:
+            return PyBytes_FromStringAndSize(small, b.n)
         if n > LOOKUP_ROWS:
             many = <int32_t*>malloc(n * sizeof(int32_t))
             if many == NULL:
                 raise MemoryError()
-            _lookup_rows(&index.d, code, n_number, L, want, wlen, many, n)
+            _lookup_rows(&index.d, code, n_number, L, want, wlen, many, n, as_json)
             got = many
         if as_json:
             return _hits_json(&index.d, got, n, NULL, 0)
@@ -144,42 +198,70 @@ cdef extern from "Python.h":
     int _cut_bytes "_PyBytes_Resize"(PyObject** o, Py_ssize_t n)
 
 
-cdef bytes _hits_json(const Data* d, const int32_t* rows, int n, const double* metres, int limit):
+cdef Py_ssize_t _hits_room(const Data* d, const int32_t* rows, int n) noexcept nogil:
+    """The bytes the body of these rows (`_write_hits`) takes at most; what the hits read is
+    fetched first, for all of them at once (as `_render` does)."""
+    cdef Py_ssize_t room = HITS_ROOM
+    cdef int i
+    _fetch_hits(d, <const int*>rows, n if n <= MAXLIMIT else MAXLIMIT)
+    for i in range(n):
+        room += _hit_room(d, rows[i]) + HIT_EXTRA_ROOM
+    return room
+
+
+cdef void _write_hits(Buf* b, const Data* d, const int32_t* rows, int n, const double* metres,
+                      int limit) noexcept nogil:
     """The body {"hits":[...]} of these rows (with "limit" when limit > 0), each hit with its
-    "distance" in metres when `metres` is given (one decimal)."""
-    cdef Buf b
+    "distance" in metres when `metres` is given (one decimal), into b (room made for it:
+    `_hits_room`)."""
     cdef int i
     cdef int64_t tenths
-    cdef PyObject* raw
-    # PERF: what the hits read is fetched for all of them at once (as `_render` does)
-    _fetch_hits(d, <const int*>rows, n if n <= MAXLIMIT else MAXLIMIT)
-    b.cap = HITS_ROOM
+    _puts(b, "{\"hits\":[")
     for i in range(n):
-        b.cap += _hit_room(d, rows[i]) + HIT_EXTRA_ROOM
+        if i:
+            _put(b, ",", 1)
+        _put_hit(b, d, rows[i], NULL, 0)
+        if metres != NULL:
+            b.n -= 1   # the hit's closing brace
+            _puts(b, ",\"distance\":")
+            tenths = _tenths(metres[i])
+            _put_int(b, tenths // 10)
+            _put(b, ".", 1)
+            _put_int(b, tenths % 10)
+            _put(b, "}", 1)
+    _put(b, "]", 1)
+    if limit > 0:
+        _puts(b, ",\"limit\":")
+        _put_int(b, limit)
+    _put(b, "}", 1)
+
+
+cdef void _small_json(Buf* b, char* small, const Data* d, const int32_t* rows, int n,
+                      const double* metres, int limit) noexcept nogil:
+    """The body (`_write_hits`) into `small` (SMALL_BODY bytes), b.n its length; b.n = -1
+    when it may not fit."""
+    b.n = -1
+    if _hits_room(d, rows, n) > SMALL_BODY:
+        return
+    b.p = small
+    b.n = 0
+    b.cap = SMALL_BODY
+    _write_hits(b, d, rows, n, metres, limit)
+
+
+cdef bytes _hits_json(const Data* d, const int32_t* rows, int n, const double* metres, int limit):
+    """The body (`_write_hits`) as a bytes object, written into it in place (a body of any
+    length: a block of flats)."""
+    cdef Buf b
+    cdef PyObject* raw
+    b.cap = _hits_room(d, rows, n)
     raw = _new_bytes(NULL, b.cap)
     if raw == NULL:
         raise MemoryError()
     b.p = _bytes_data(raw)
     b.n = 0
     with nogil:
-        _puts(&b, "{\"hits\":[")
-        for i in range(n):
-            if i:
-                _put(&b, ",", 1)
-            _put_hit(&b, d, rows[i], NULL, 0)
-            if metres != NULL:
-                b.n -= 1   # the hit's closing brace
-                _puts(&b, ",\"distance\":")
-                tenths = _tenths(metres[i])
-                _put_int(&b, tenths // 10)
-                _put(&b, ".", 1)
-                _put_int(&b, tenths % 10)
-                _put(&b, "}", 1)
-        _put(&b, "]", 1)
-        if limit > 0:
-            _puts(&b, ",\"limit\":")
-            _put_int(&b, limit)
-        _put(&b, "}", 1)
+        _write_hits(&b, d, rows, n, metres, limit)
     if _cut_bytes(&raw, b.n) < 0:   # raw is released then
         raise MemoryError()
     out = <bytes>raw
@@ -241,6 +323,8 @@ cdef object _reverse(Index index, lat, lon, limit, radius, AreaSpec area, bint a
     cdef const Area* a = &area.a if area is not None else &none
     cdef double metres[MAXLIMIT]
     cdef int i
+    cdef char small[SMALL_BODY]
+    cdef Buf b
     none.on = 0
     metres[0] = 0
     if _near_arguments(index, lat, lon, limit, radius, &r):
@@ -251,6 +335,11 @@ cdef object _reverse(Index index, lat, lon, limit, radius, AreaSpec area, bint a
             _nearest(&index.d, a, &r)
             for i in range(r.n):
                 metres[i] = sqrt(r.d2[i]) * METRES_PER_MICRODEGREE
+            b.n = -1
+            if as_json:
+                _small_json(&b, small, &index.d, r.addr, r.n, metres, r.k)
+        if b.n >= 0:
+            return PyBytes_FromStringAndSize(small, b.n)
         if as_json:
             return _hits_json(&index.d, r.addr, r.n, metres, r.k)
         return [(r.addr[i], _tenths(metres[i]) / 10.0) for i in range(r.n)]

@@ -73,6 +73,21 @@ cdef inline void _near_add(Nearest* r, double d2, int32_t a) noexcept nogil:
         r.n += 1
 
 
+cdef void _fetch_points(const Data* d, int64_t lo, int64_t hi) noexcept nogil:
+    """Fetch the points and rows of the addresses rv_*[lo:hi]."""
+    cdef int64_t i = lo
+    _keep_calls()
+    while i < hi:
+        _prefetch(d.rv_lat + i)
+        _prefetch(d.rv_lon + i)
+        _prefetch(d.rv_addr + i)
+        i += 16
+    if hi > lo:
+        _prefetch(d.rv_lat + hi - 1)
+        _prefetch(d.rv_lon + hi - 1)
+        _prefetch(d.rv_addr + hi - 1)
+
+
 cdef int _nearest(const Data* d, const Area* area, Nearest* r) noexcept nogil:
     """Find the r.k nearest addresses of the point (r.y, r.x) within r.max_d2, in the area
     (when on): depth first, the nearer child first, leaving every node whose box is farther
@@ -126,21 +141,21 @@ cdef int _nearest(const Data* d, const Area* area, Nearest* r) noexcept nogil:
         stack[top + 1] = near
         top += 2
         # PERF (issue 39): fetch what the nearer child reads next while this step ends: its
-        # children's boxes and theirs (two levels down), or, a leaf, its addresses' points
+        # children's boxes and theirs (two levels down), or, when those are leaves, their
+        # addresses (two leaves side by side in rv_*); and when the children are leaves, both
+        # leaves' addresses (fetched a step before, unless this was a farther child)
         if near < first_leaf:
             _prefetch(d.rv_box + 4 * (2 * near + 1))
             _prefetch(d.rv_box + 4 * (2 * near + 2) + 3)
             if 2 * near + 1 < first_leaf:
                 _prefetch(d.rv_box + 4 * (4 * near + 3))
                 _prefetch(d.rv_box + 4 * (4 * near + 6) + 3)
+            else:
+                j = 2 * near + 1 - first_leaf
+                _fetch_points(d, _node_start(j, n, d.rv_depth), _node_start(j + 2, n, d.rv_depth))
         else:
-            j = near - first_leaf
-            lo = _node_start(j, n, d.rv_depth)
-            hi = _node_start(j + 1, n, d.rv_depth)
-            _prefetch(d.rv_lat + lo)
-            _prefetch(d.rv_lat + hi - 1)
-            _prefetch(d.rv_lon + lo)
-            _prefetch(d.rv_lon + hi - 1)
+            j = left - first_leaf
+            _fetch_points(d, _node_start(j, n, d.rv_depth), _node_start(j + 2, n, d.rv_depth))
     return r.n
 
 

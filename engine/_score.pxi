@@ -435,32 +435,43 @@ cdef void _pool_add(Search* s, int32_t g, float score, float text_pen, int inter
 
 
 # PERF (issue 39): a postcode's place in pc_code (460,000 codes) was a binary search of 19
-# steps, the last ones cache misses; the table of where each four digits start (40 KB, made
-# when the index opens) leaves a search among that area's few letters (at most 676).
-cdef int32_t* _pc_firsts(const Data* d) noexcept nogil:
-    """d.pc_first: the first index of pc_code at or above each digits * 676 (0..9999), then
-    n_pc; NULL when out of memory (the caller raises)."""
-    cdef int32_t* t = <int32_t*>malloc((PC_AREAS + 1) * sizeof(int32_t))
+# steps, the last ones cache misses; then a table of where each four digits start (40 KB) left
+# a search among that area's letters (up to 676: three or four misses, each waiting for the
+# one before). Now one word per four digits and first letter (2 MB, made when the index opens)
+# holds where they start in pc_code, above PC_RANK_BITS, and a bit per second letter that is
+# registered: a postcode's place is that start plus the bits below its own, one read.
+DEF PC_RANK_BITS = 26
+
+
+cdef uint64_t* _pc_ranks(const Data* d) noexcept nogil:
+    """d.pc_rank: for each slot k = digits * 26 + first letter (a code // 26), the first index of
+    pc_code at or above k * 26, shifted up PC_RANK_BITS, with bit r set when k * 26 + r is in
+    pc_code (strictly rising: `Index._check`); NULL when out of memory (the caller raises)."""
+    cdef uint64_t* t = <uint64_t*>calloc(PC_RANK_SLOTS, sizeof(uint64_t))
     cdef int k, p = 0
     if t == NULL:
         return NULL
-    for k in range(PC_AREAS):
-        while p < d.n_pc and d.pc_code[p] < k * 676:
+    for k in range(PC_RANK_SLOTS):
+        while p < d.n_pc and d.pc_code[p] < k * 26:
             p += 1
-        t[k] = p
-    t[PC_AREAS] = d.n_pc
+        t[k] = <uint64_t>p << PC_RANK_BITS
+        while p < d.n_pc and d.pc_code[p] < k * 26 + 26:
+            t[k] |= (<uint64_t>1) << (d.pc_code[p] - k * 26)
+            p += 1
     return t
 
 
 cdef inline int _pc_index(const Data* d, int code) noexcept nogil:
     """The first index of pc_code whose code is not below `code` (n_pc when none is)."""
     cdef int k
+    cdef uint64_t w
     if code < 0:
         return 0
-    k = code // 676
-    if k >= PC_AREAS:
-        return _lower_bound(d.pc_code, d.pc_first[PC_AREAS - 1], d.n_pc, code)
-    return _lower_bound(d.pc_code, d.pc_first[k], d.pc_first[k + 1], code)
+    k = code // 26
+    if k >= PC_RANK_SLOTS:
+        return _lower_bound(d.pc_code, <int>(d.pc_rank[PC_RANK_SLOTS - 1] >> PC_RANK_BITS), d.n_pc, code)
+    w = d.pc_rank[k]
+    return <int>(w >> PC_RANK_BITS) + _popcount(w & (((<uint64_t>1) << (code - k * 26)) - 1))
 
 
 cdef inline int _pc_find(const Data* d, const char* digits, const char* letters) noexcept nogil:

@@ -203,6 +203,21 @@ def test_a_broken_index_fails_clearly(sample_index_dir, tmp_path, damage):
         engine.AddressIndex.open(broken)
 
 
+def test_postcodes_out_of_order_fail_clearly(sample_index_dir, tmp_path):
+    """Guards `_pc_ranks`: a postcode's place is counted in a table made when the index opens,
+    right only when pc_code rises strictly; an index whose postcodes do not is refused."""
+    broken = tmp_path / "broken"
+    shutil.copytree(sample_index_dir, broken)
+    codes = np.load(broken / "pc_code.npy")
+    codes[[0, 1]] = codes[[1, 0]]
+    np.save(broken / "pc_code.npy", codes)
+    m = json.loads((broken / "manifest.json").read_text())   # (the file as if the build wrote it)
+    m["files"].update(engine.checksums.file_checksums(broken, ["pc_code.npy"]))
+    (broken / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(engine.IndexOpenError, match="postcodes are not sorted and distinct"):
+        engine.AddressIndex.open(broken)
+
+
 def test_open_a_missing_directory(tmp_path):
     with pytest.raises(engine.IndexOpenError, match="no index"):
         engine.AddressIndex.open(tmp_path / "nothing")
