@@ -329,6 +329,18 @@ cdef struct TypoMemo:
     int count
 
 
+cdef struct SoundMemo:
+    char text[UNFOLD_MAX]  # the folded word ...
+    int n
+    int a               # ... the entries of the tokens sorted by sound key whose key is its
+    int k               # (_typo.pxi `_sound_entries`: the first, and how many or MAXR + 1) ...
+    int m               # ... the key of it still being typed, of m letters, and the letters
+    uint32_t follow     # it may go on with (`_sound_key`) ...
+    int nspan           # ... and the spans of the entries of the keys that start so and go
+    int32_t lo[26]      # on as it may (`_key_spans`; none past SOUND_WALK_MAX keys)
+    int32_t hi[26]
+
+
 cdef enum:
     # the trace of a search (Index.trace, _retry.pxi `_trace_reading`): a record per reading,
     # none when off
@@ -480,6 +492,8 @@ cdef struct Search:
     int nslipmemo       # the words whose prefix slips this query found (_typo.pxi
     TypoMemo slipmemo[MEMO_MAX]  # `_word_slips`): each found once, for every token and
     int32_t slipmemo_tid[MEMO_MAX * MAXSLIP]  # reading of it (`start` counts in MAXSLIPs)
+    int nsoundmemo      # the words whose sound-alikes this query looked up (_typo.pxi
+    SoundMemo soundmemo[MEMO_MAX]  # `_sound_look`): each looked up once, for every pass and reading
     int spent           # SPENT_* bits of the current reading
     int stage           # ST_* of the readings being made, for the trace
     int parse_mode      # the mode of the last `_parse`, for the trace
