@@ -158,6 +158,8 @@ cdef struct Data:
     const uint8_t* snd_blob       # every token's sound key (_typo.pxi `_sound_key`), sorted ...
     const int64_t* snd_off
     const int32_t* snd_tok        # ... and the token of each
+    int32_t* snd_first2           # where the keys of each first two letters start among them
+                                  # (_typo.pxi `_snd_firsts`, made at open)
     const int32_t* pc_code
     const int32_t* pc_start
     const int32_t* pc_addr
@@ -217,6 +219,7 @@ cdef enum:
     AREA_WALKS = 128
     PC_AREAS = 10000    # postcodes' four digits: 0..9999 (_pc_index) ...
     PC_RANK_SLOTS = PC_AREAS * 26  # ... and a first letter (_score.pxi `_pc_ranks`)
+    SND_FIRST2 = 1 << 14  # the slots of the sound keys' first two bytes (7 bits each, _snd_firsts)
     # the spatial index (_near.pxi): a k-d tree's leaves hold at most this many addresses ...
     NEAR_LEAF = 32
     NEAR_DEPTH_MAX = 30  # ... in a tree at most this deep (a stack of that many nodes a level)
