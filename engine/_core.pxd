@@ -4,13 +4,15 @@
 
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
+from engine._register cimport ADDITION_MAX, NUMBER_MAX
+
 
 cdef enum:
     FOLD_MAX = 0x2500
     FOLD_W = 4
     MAX_Q = 128          # code points accepted in a query
-    ADDITION_TYPED = 4   # folded letters and digits a hyphen glues to a number ("12-GA07"),
-                         # fewer of them letters ("12-BSB"; "1672-Laan" stays apart)
+    ADDITION_TYPED = ADDITION_MAX  # folded letters and digits a hyphen glues to a number
+                         # ("12-GA07"), fewer of them letters ("12-BSB"; "1672-Laan" stays apart)
     QBUF = 128 * 4 + 8   # folded bytes
 
 
@@ -28,6 +30,7 @@ cdef enum:
     MAXI = 8           # interpretations
     POOL = 64          # best groups kept
     MAXLIMIT = 10
+    DEFAULT_LIMIT = 5    # the contract's limit when none is given
     SCAN_BUDGET = 20000  # postings scanned for the rarest word when other words filter
     SCAN_ALONE = 2000    # ... and when it is the only word (build.py SHORT_PREFIX_MIN)
     EXACT_CAP = 128      # groups of the complete word taken before a short-prefix list

@@ -94,6 +94,8 @@ TWO_SLIP_TYPED = SIZES["TWO_SLIP_TYPED"]  # ... and be typed this short with the
 MAX_SLIP = SIZES["MAXSLIP"]            # tokens a word still being typed starts, one slip undone
 POOL_SIZE = SIZES["POOL"]              # best groups kept (at most)
 MAX_LIMIT = SIZES["MAXLIMIT"]
+DEFAULT_LIMIT = SIZES["DEFAULT_LIMIT"]
+NUMBER_MAX = SIZES["NUMBER_MAX"]       # a house number runs from 1 to this (the register)
 MAX_CANDIDATES = POOL_SIZE * MAX_LIMIT + 64
 SCAN_BUDGET = SIZES["SCAN_BUDGET"]     # postings scanned for the rarest word when other words filter
 SCAN_ALONE = SIZES["SCAN_ALONE"]       # ... and when it is the only word (build.py SHORT_PREFIX_MIN)
@@ -517,13 +519,13 @@ class ReferenceIndex:
 
     # ---- the entry point: the engine's readings, replayed
 
-    def search_ids(self, q: str, *, limit: int = 5, lat: float | None = None,
+    def search_ids(self, q: str, *, limit: int = DEFAULT_LIMIT, lat: float | None = None,
                    lon: float | None = None) -> list[int]:
         """The address row ids of the twin's own search of the engine's readings of q (which
         `Index.search_ids` must equal; the engine checks the arguments)."""
         return self.replay(q, limit=limit, lat=lat, lon=lon).ids
 
-    def replay(self, q: str, *, limit: int = 5, lat: float | None = None,
+    def replay(self, q: str, *, limit: int = DEFAULT_LIMIT, lat: float | None = None,
                lon: float | None = None) -> Replay:
         """Score every reading the engine tried for q, in its order, with the twin's code."""
         trace = self.engine.trace(q, limit=limit, lat=lat, lon=lon)
@@ -1032,7 +1034,7 @@ class ReferenceIndex:
             return out
         # numbers that start with the typed digits, one more digit at a time, in run order
         scale, digits = 10, 1
-        while number * scale <= 99999 and len(out) < want:
+        while number * scale <= NUMBER_MAX and len(out) < want:
             pos = bisect_left(range(hi), number * scale, lo, hi, key=number_at)
             while pos < hi and len(out) < want and number_at(pos) < number * scale + scale:
                 addr = addr_at(pos)

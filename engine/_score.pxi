@@ -323,7 +323,7 @@ cdef inline bint _may_hold(const Search* s, const Interp* it, uint32_t numbers) 
     if it.nparts > 0 or s.pc_strict == 2:
         return False      # the number as typed only
     # the numbers that start with the typed digits, block by block (as `_addresses`)
-    while number * scale <= 99999:
+    while number * scale <= NUMBER_MAX:
         if number * scale <= top and (number + 1) * scale > bottom:
             return True
         scale *= 10
@@ -378,7 +378,7 @@ cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, 
         return n
     scale = 10
     digits = 1
-    while number * scale <= 99999 and n < want:
+    while number * scale <= NUMBER_MAX and n < want:
         lo2 = _lower_bound_number(d, lo, hi, <int>(number * scale), is_pc)
         i = lo2
         while i < hi and n < want and d.a_number[_addr_at(d, i, is_pc)] < number * scale + scale:
