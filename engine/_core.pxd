@@ -161,6 +161,8 @@ cdef struct Data:
     const uint8_t* snd_blob       # every token's sound key (_typo.pxi `_sound_key`), sorted ...
     const int64_t* snd_off
     const int32_t* snd_tok        # ... and the token of each
+    int32_t* snd_first2           # where the keys of each first two letters start among them
+                                  # (_typo.pxi `_snd_firsts`, made at open)
     const int32_t* pc_code
     const int32_t* pc_start
     const int32_t* pc_addr
@@ -220,6 +222,7 @@ cdef enum:
     AREA_WALKS = 128
     PC_AREAS = 10000    # postcodes' four digits: 0..9999 (_pc_index) ...
     PC_RANK_SLOTS = PC_AREAS * 26  # ... and a first letter (_score.pxi `_pc_ranks`)
+    SND_FIRST2 = 1 << 14  # the slots of the sound keys' first two bytes (7 bits each, _snd_firsts)
     # the spatial index (_near.pxi): a k-d tree's leaves hold at most this many addresses ...
     NEAR_LEAF = 32
     NEAR_DEPTH_MAX = 30  # ... in a tree at most this deep (a stack of that many nodes a level)
@@ -330,6 +333,18 @@ cdef struct TypoMemo:
     int maxd            # ... looked up within this many slips ...
     int start           # ... found memo_tid[start:start + count]
     int count
+
+
+cdef struct SoundMemo:
+    char text[UNFOLD_MAX]  # the folded word ...
+    int n
+    int a               # ... the entries of the tokens sorted by sound key whose key is its
+    int k               # (_typo.pxi `_sound_entries`: the first, and how many or MAXR + 1) ...
+    int m               # ... the key of it still being typed, of m letters, and the letters
+    uint32_t follow     # it may go on with (`_sound_key`) ...
+    int nspan           # ... and the spans of the entries of the keys that start so and go
+    int32_t lo[26]      # on as it may (`_key_spans`; none past SOUND_WALK_MAX keys)
+    int32_t hi[26]
 
 
 cdef enum:
@@ -483,6 +498,8 @@ cdef struct Search:
     int nslipmemo       # the words whose prefix slips this query found (_typo.pxi
     TypoMemo slipmemo[MEMO_MAX]  # `_word_slips`): each found once, for every token and
     int32_t slipmemo_tid[MEMO_MAX * MAXSLIP]  # reading of it (`start` counts in MAXSLIPs)
+    int nsoundmemo      # the words whose sound-alikes this query looked up (_typo.pxi
+    SoundMemo soundmemo[MEMO_MAX]  # `_sound_look`): each looked up once, for every pass and reading
     int spent           # SPENT_* bits of the current reading
     int stage           # ST_* of the readings being made, for the trace
     int parse_mode      # the mode of the last `_parse`, for the trace

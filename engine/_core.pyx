@@ -511,6 +511,9 @@ cdef class Index:
         d.pc_rank = _pc_ranks(d)
         if d.pc_rank == NULL:
             raise MemoryError("no memory for the postcode table")
+        d.snd_first2 = _snd_firsts(d)
+        if d.snd_first2 == NULL:
+            raise MemoryError("no memory for the sound keys' table")
         if len(arrays["s_blob"]) >= 1 << 32:
             raise ValueError("the names table is larger than 4 GiB")
         d.g_names = _group_names(d)
@@ -530,6 +533,8 @@ cdef class Index:
         self.d.tok_key = NULL
         free(self.d.pc_rank)
         self.d.pc_rank = NULL
+        free(self.d.snd_first2)
+        self.d.snd_first2 = NULL
         free(self.d.g_names)
         self.d.g_names = NULL
 

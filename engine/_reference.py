@@ -182,6 +182,14 @@ class Word:
     slips: bool = False         # the typo ranges are tokens the word starts with a slip undone
     sound_done: bool = False    # its sound-alikes were looked up: they stay beside its slips
 
+    def as_typed(self, tid: int) -> bool:
+        """Does the word match token tid as typed (through a range of its own, not a typo's)?"""
+        return any(not r.typo and r.lo <= tid < r.hi for r in self.ranges)
+
+    def in_typo(self, tid: int) -> bool:
+        """Does one of the word's typo ranges hold token tid?"""
+        return any(r.typo and r.holds(tid) for r in self.ranges)
+
 
 @dataclass
 class Interp:
@@ -686,7 +694,7 @@ class ReferenceIndex:
             for tid in range(lo, hi):
                 if len(word.ranges) >= MAX_RANGES:
                     break
-                if any(r.typo and r.holds(tid) for r in word.ranges):
+                if word.in_typo(tid):
                     continue
                 tlen = len(self.vocab[tid])
                 base = TYPO_PEN if tlen == len(v) else prefix_cost(TYPO_PEN, len(v), tlen)
@@ -719,7 +727,7 @@ class ReferenceIndex:
         key = sound_key(text)
         if key:
             found = sorted((k, t) for t, k in enumerate(keys) if k == key)
-            new = [t for _k, t in found if not self._as_typed(word, t)]
+            new = [t for _k, t in found if not word.as_typed(t)]
             if len(new) <= MAX_RANGES and len(found) <= SOUND_WALK_MAX:
                 for _k, tid in found:
                     added += self._push_sound(word, tid, SOUND_PEN)
@@ -729,8 +737,7 @@ class ReferenceIndex:
                      and (not follow or k[len(key):len(key) + 1] in tuple(follow))]
             if len(found) > SOUND_WALK_MAX:
                 return added
-            ids = [t for t in found if not self._as_typed(word, t)
-                   and not any(r.typo and r.holds(t) for r in word.ranges)]
+            ids = [t for t in found if not word.as_typed(t) and not word.in_typo(t)]
             runs: list[list[int]] = []
             for t in ids:               # (in token order)
                 if runs and runs[-1][1] == t:
@@ -747,14 +754,8 @@ class ReferenceIndex:
                 added += 1
         return added
 
-    @staticmethod
-    def _as_typed(word: Word, tid: int) -> bool:
-        return any(not r.typo and r.lo <= tid < r.hi for r in word.ranges)
-
     def _push_sound(self, word: Word, tid: int, base: np.float32) -> int:
-        if len(word.ranges) >= MAX_RANGES or self._as_typed(word, tid):
-            return 0
-        if any(r.typo and r.holds(tid) for r in word.ranges):
+        if len(word.ranges) >= MAX_RANGES or word.as_typed(tid) or word.in_typo(tid):
             return 0
         word.ranges.append(Range(tid, tid + 1, base, True))
         word.cost += self.range_cost(tid, tid + 1)

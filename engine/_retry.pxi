@@ -40,6 +40,7 @@ cdef inline void _reset_work(Search* s) noexcept nogil:
     s.nmemo = 0
     s.memo_used = 0
     s.nslipmemo = 0
+    s.nsoundmemo = 0
     s.left_out = 0
     s.near_glue = -1
 
