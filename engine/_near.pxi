@@ -88,30 +88,59 @@ cdef void _fetch_points(const Data* d, int64_t lo, int64_t hi) noexcept nogil:
         _prefetch(d.rv_addr + hi - 1)
 
 
+# PERF (issue 39): below the levels that stay cached, each level of the way down waits for its
+# boxes (a cache miss); the boxes of the nearer child's descendants NEAR_AHEAD levels down are
+# fetched a step ahead, each level of them one run of rv_box (node v's descendants s levels
+# down are nodes ((v + 1) << s) - 1 onwards, side by side), so that several levels' misses
+# overlap where one level's did.
+DEF NEAR_AHEAD = 3
+
+
+cdef void _fetch_below(const Data* d, int64_t node, int first_leaf) noexcept nogil:
+    """Fetch the boxes of node's descendants 1 to NEAR_AHEAD levels down, those that exist;
+    when its children are leaves, their addresses too (two leaves side by side in rv_*)."""
+    cdef int64_t lo = node, hi = node, i, n = d.n_addr
+    cdef int _level
+    _keep_calls()
+    if 2 * node + 1 >= first_leaf:
+        i = 2 * node + 1 - first_leaf
+        _fetch_points(d, _node_start(i, n, d.rv_depth), _node_start(i + 2, n, d.rv_depth))
+    for _level in range(NEAR_AHEAD):
+        lo = 2 * lo + 1
+        hi = 2 * hi + 2
+        if lo > 2 * <int64_t>first_leaf:
+            return
+        i = lo
+        while i <= hi:
+            _prefetch(d.rv_box + 4 * i)
+            i += 4
+        _prefetch(d.rv_box + 4 * hi + 3)
+
+
 cdef int _nearest(const Data* d, const Area* area, Nearest* r) noexcept nogil:
     """Find the r.k nearest addresses of the point (r.y, r.x) within r.max_d2, in the area
     (when on): depth first, the nearer child first, leaving every node whose box is farther
     than the k-th nearest found (or the radius). Return how many were found."""
     cdef int stack[NEAR_DEPTH_MAX * 2 + 4]
-    cdef int top = 0, node, first_leaf, left, right, near, far
+    cdef double stack_d2[NEAR_DEPTH_MAX * 2 + 4]   # each node's box distance, from its push
+    cdef int top = 0, node, first_leaf, left, right
     cdef int64_t lo, hi, i, j, n = d.n_addr
-    cdef double dy, dx, d2, c = r.cos_lat
-    cdef const int32_t* box
+    cdef double dy, dx, d2, dl, dr, c = r.cos_lat
     r.n = 0
     r.seen = 0
     if n == 0:
         return 0
     first_leaf = (1 << d.rv_depth) - 1
-    stack[top] = 0
-    top += 1
+    if area.on and not _box_meets(d.rv_box, area):
+        return 0
+    stack[0] = 0
+    stack_d2[0] = _box_d2(d.rv_box, r.y, r.x, c)
+    top = 1
     while top > 0:
         top -= 1
         node = stack[top]
-        box = d.rv_box + 4 * node
-        d2 = _box_d2(box, r.y, r.x, c)
+        d2 = stack_d2[top]
         if d2 > r.max_d2 or (r.n == r.k and d2 > r.d2[r.k - 1]):
-            continue
-        if area.on and not _box_meets(box, area):
             continue
         if node >= first_leaf:
             j = node - first_leaf
@@ -130,29 +159,33 @@ cdef int _nearest(const Data* d, const Area* area, Nearest* r) noexcept nogil:
             continue
         left = 2 * node + 1
         right = left + 1
-        if _box_d2(d.rv_box + 4 * left, r.y, r.x, c) <= _box_d2(d.rv_box + 4 * right, r.y, r.x, c):
-            near = left
-            far = right
+        dl = _box_d2(d.rv_box + 4 * left, r.y, r.x, c)
+        dr = _box_d2(d.rv_box + 4 * right, r.y, r.x, c)
+        # the farther child waits below the nearer one; a child outside the area is left
+        if dl <= dr:
+            if not area.on or _box_meets(d.rv_box + 4 * right, area):
+                stack[top] = right
+                stack_d2[top] = dr
+                top += 1
+            if not area.on or _box_meets(d.rv_box + 4 * left, area):
+                stack[top] = left
+                stack_d2[top] = dl
+                top += 1
         else:
-            near = right
-            far = left
-        # the farther child waits below the nearer one
-        stack[top] = far
-        stack[top + 1] = near
-        top += 2
-        # PERF (issue 39): fetch what the nearer child reads next while this step ends: its
-        # children's boxes and theirs (two levels down), or, when those are leaves, their
-        # addresses (two leaves side by side in rv_*); and when the children are leaves, both
-        # leaves' addresses (fetched a step before, unless this was a farther child)
-        if near < first_leaf:
-            _prefetch(d.rv_box + 4 * (2 * near + 1))
-            _prefetch(d.rv_box + 4 * (2 * near + 2) + 3)
-            if 2 * near + 1 < first_leaf:
-                _prefetch(d.rv_box + 4 * (4 * near + 3))
-                _prefetch(d.rv_box + 4 * (4 * near + 6) + 3)
-            else:
-                j = 2 * near + 1 - first_leaf
-                _fetch_points(d, _node_start(j, n, d.rv_depth), _node_start(j + 2, n, d.rv_depth))
+            if not area.on or _box_meets(d.rv_box + 4 * left, area):
+                stack[top] = left
+                stack_d2[top] = dl
+                top += 1
+            if not area.on or _box_meets(d.rv_box + 4 * right, area):
+                stack[top] = right
+                stack_d2[top] = dr
+                top += 1
+        # PERF (issue 39): what the node on top reads next (`_fetch_below`), while this step
+        # ends; when this node's children are leaves, both leaves' addresses (fetched a step
+        # before, unless this was a farther child)
+        if left < first_leaf:
+            if top > 0:
+                _fetch_below(d, stack[top - 1], first_leaf)
         else:
             j = left - first_leaf
             _fetch_points(d, _node_start(j, n, d.rv_depth), _node_start(j + 2, n, d.rv_depth))
