@@ -48,14 +48,20 @@ _Names = str | list[str] | None            # area names: one str (commas between
 _Box = str | tuple[float, float, float, float] | None   # minlon, minlat, maxlon, maxlat
 
 __all__ = ["AddressIndex", "IndexOpenError", "IndexClosedError", "QueryError", "FORMAT_VERSION", "__version__",
-           "Hit", "Match", "MAX_QUERY_LENGTH", "MAX_LIMIT", "read_plain_query", "release_page_cache",
+           "Hit", "Match", "MAX_QUERY_LENGTH", "MAX_LIMIT", "DEFAULT_LIMIT", "MAX_HOUSE_NUMBER",
+           "MAX_ADDITION_LENGTH", "read_plain_query", "release_page_cache",
            "register_date", "AREA_PARAMETERS", "COORDINATE_BOUNDS", "read_house_number", "read_plain_lookup",
            "read_plain_reverse"]
 
 # what a query may be (QueryError beyond): q of at most MAX_QUERY_LENGTH code points, limit from
-# 1 to MAX_LIMIT (the service states the same limits by reading these)
+# 1 to MAX_LIMIT (DEFAULT_LIMIT when none is given), a house number from 1 to MAX_HOUSE_NUMBER
+# and an addition of 1 to MAX_ADDITION_LENGTH letters and digits (the register's rules); the
+# service states the same limits by reading these
 MAX_QUERY_LENGTH: int = SIZES["MAX_Q"]
 MAX_LIMIT: int = SIZES["MAXLIMIT"]
+DEFAULT_LIMIT: int = SIZES["DEFAULT_LIMIT"]
+MAX_HOUSE_NUMBER: int = SIZES["NUMBER_MAX"]
+MAX_ADDITION_LENGTH: int = SIZES["ADDITION_MAX"]
 
 try:  # NOTE: one source, pyproject.toml's version, read from the installed package's metadata
     __version__ = _metadata.version("nl-address-autocomplete")
@@ -260,7 +266,7 @@ class AddressIndex(Index):
         its addresses are. None for an index built from a CSV."""
         return register_date(self.manifest)
 
-    def suggest(self, q: str, *, limit: int = 5, lat: float | None = None,
+    def suggest(self, q: str, *, limit: int = DEFAULT_LIMIT, lat: float | None = None,
                 lon: float | None = None, municipality: _Names = None, locality: _Names = None,
                 province: _Names = None, postcode: _Names = None, bbox: _Box = None) -> list[Hit]:
         """Return the hits for `q`, best first, as typed `Hit` objects (`engine.hits`).
@@ -273,7 +279,7 @@ class AddressIndex(Index):
         scored, found = _search_scored(self, q, limit, lat, lon, area)
         return make_hits(self, q, scored, found)
 
-    def search_scored(self, q: str, *, limit: int = 5, lat: float | None = None,
+    def search_scored(self, q: str, *, limit: int = DEFAULT_LIMIT, lat: float | None = None,
                       lon: float | None = None) -> list[tuple[int, float]]:
         """Return (address id, score) of each hit for `q`, best first: `search_ids` with the
         ranking score of each (`Hit.score`)."""
@@ -286,13 +292,13 @@ class AddressIndex(Index):
         additions), narrowed by `letter` and `addition` when given (any case); [] when none.
 
         `postcode` as people type it (``"1012LG"``, ``"1012 lg"``); `number` an integer from 1
-        to 99999. No fuzziness: a malformed postcode, number, letter or addition is a
+        to MAX_HOUSE_NUMBER. No fuzziness: a malformed postcode, number, letter or addition is a
         `QueryError` naming the parameter. Each hit has score 0 and found ``"lookup"``."""
         query = f"{postcode} {number}"
         return make_hits(self, query, [(a, 0.0) for a in self.lookup_ids(
             postcode, number, letter=letter, addition=addition)], "lookup")
 
-    def reverse(self, lat: float, lon: float, *, limit: int = 5, radius: float | None = None,
+    def reverse(self, lat: float, lon: float, *, limit: int = DEFAULT_LIMIT, radius: float | None = None,
                 municipality: _Names = None, locality: _Names = None, province: _Names = None,
                 postcode: _Names = None, bbox: _Box = None) -> list[Hit]:
         """Return the `limit` addresses nearest to the point (WGS84 degrees), nearest first

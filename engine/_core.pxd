@@ -4,13 +4,15 @@
 
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
+from engine._register cimport ADDITION_MAX, NUMBER_MAX
+
 
 cdef enum:
     FOLD_MAX = 0x2500
     FOLD_W = 4
     MAX_Q = 128          # code points accepted in a query
-    ADDITION_TYPED = 4   # folded letters and digits a hyphen glues to a number ("12-GA07"),
-                         # fewer of them letters ("12-BSB"; "1672-Laan" stays apart)
+    ADDITION_TYPED = ADDITION_MAX  # folded letters and digits a hyphen glues to a number
+                         # ("12-GA07"), fewer of them letters ("12-BSB"; "1672-Laan" stays apart)
     QBUF = 128 * 4 + 8   # folded bytes
 
 
@@ -28,6 +30,7 @@ cdef enum:
     MAXI = 8           # interpretations
     POOL = 64          # best groups kept
     MAXLIMIT = 10
+    DEFAULT_LIMIT = 5    # the contract's limit when none is given
     SCAN_BUDGET = 20000  # postings scanned for the rarest word when other words filter
     SCAN_ALONE = 2000    # ... and when it is the only word (build.py SHORT_PREFIX_MIN)
     EXACT_CAP = 128      # groups of the complete word taken before a short-prefix list
@@ -158,6 +161,8 @@ cdef struct Data:
     const uint8_t* snd_blob       # every token's sound key (_typo.pxi `_sound_key`), sorted ...
     const int64_t* snd_off
     const int32_t* snd_tok        # ... and the token of each
+    int32_t* snd_first2           # where the keys of each first two letters start among them
+                                  # (_typo.pxi `_snd_firsts`, made at open)
     const int32_t* pc_code
     const int32_t* pc_start
     const int32_t* pc_addr
@@ -217,6 +222,7 @@ cdef enum:
     AREA_WALKS = 128
     PC_AREAS = 10000    # postcodes' four digits: 0..9999 (_pc_index) ...
     PC_RANK_SLOTS = PC_AREAS * 26  # ... and a first letter (_score.pxi `_pc_ranks`)
+    SND_FIRST2 = 1 << 14  # the slots of the sound keys' first two bytes (7 bits each, _snd_firsts)
     # the spatial index (_near.pxi): a k-d tree's leaves hold at most this many addresses ...
     NEAR_LEAF = 32
     NEAR_DEPTH_MAX = 30  # ... in a tree at most this deep (a stack of that many nodes a level)
@@ -327,6 +333,18 @@ cdef struct TypoMemo:
     int maxd            # ... looked up within this many slips ...
     int start           # ... found memo_tid[start:start + count]
     int count
+
+
+cdef struct SoundMemo:
+    char text[UNFOLD_MAX]  # the folded word ...
+    int n
+    int a               # ... the entries of the tokens sorted by sound key whose key is its
+    int k               # (_typo.pxi `_sound_entries`: the first, and how many or MAXR + 1) ...
+    int m               # ... the key of it still being typed, of m letters, and the letters
+    uint32_t follow     # it may go on with (`_sound_key`) ...
+    int nspan           # ... and the spans of the entries of the keys that start so and go
+    int32_t lo[26]      # on as it may (`_key_spans`; none past SOUND_WALK_MAX keys)
+    int32_t hi[26]
 
 
 cdef enum:
@@ -480,6 +498,8 @@ cdef struct Search:
     int nslipmemo       # the words whose prefix slips this query found (_typo.pxi
     TypoMemo slipmemo[MEMO_MAX]  # `_word_slips`): each found once, for every token and
     int32_t slipmemo_tid[MEMO_MAX * MAXSLIP]  # reading of it (`start` counts in MAXSLIPs)
+    int nsoundmemo      # the words whose sound-alikes this query looked up (_typo.pxi
+    SoundMemo soundmemo[MEMO_MAX]  # `_sound_look`): each looked up once, for every pass and reading
     int spent           # SPENT_* bits of the current reading
     int stage           # ST_* of the readings being made, for the trace
     int parse_mode      # the mode of the last `_parse`, for the trace

@@ -67,7 +67,7 @@ from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
 from libc.math cimport M_PI, cos, log, sqrt
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
-from libc.string cimport memchr, memcmp, memcpy, memset
+from libc.string cimport memchr, memcmp, memcpy, memset, strlen
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 import functools
@@ -147,7 +147,8 @@ include "_near.pxi"
 SIZES = {
     "MAX_Q": MAX_Q, "QBUF": QBUF, "FOLD_W": FOLD_W, "MAXT": MAXT, "MAXR": MAXR,
     "MAXSLIP": MAXSLIP, "POOL": POOL,
-    "MAXLIMIT": MAXLIMIT, "SCAN_BUDGET": SCAN_BUDGET, "SCAN_ALONE": SCAN_ALONE,
+    "MAXLIMIT": MAXLIMIT, "DEFAULT_LIMIT": DEFAULT_LIMIT, "NUMBER_MAX": NUMBER_MAX, "ADDITION_MAX": ADDITION_MAX,
+    "SCAN_BUDGET": SCAN_BUDGET, "SCAN_ALONE": SCAN_ALONE,
     "EXACT_CAP": EXACT_CAP, "TOKEN_CAP_MIN": TOKEN_CAP_MIN, "PC_PREFIX_CAP": PC_PREFIX_CAP,
     "MAXP": MAXP, "MAXI": MAXI, "MAX_CONSIDER": MAX_CONSIDER, "SAME_NUMBER_CAP": SAME_NUMBER_CAP,
     "DROP_MAX_TOKENS": DROP_MAX_TOKENS, "RESPACE_TRIES": RESPACE_TRIES,
@@ -510,6 +511,9 @@ cdef class Index:
         d.pc_rank = _pc_ranks(d)
         if d.pc_rank == NULL:
             raise MemoryError("no memory for the postcode table")
+        d.snd_first2 = _snd_firsts(d)
+        if d.snd_first2 == NULL:
+            raise MemoryError("no memory for the sound keys' table")
         if len(arrays["s_blob"]) >= 1 << 32:
             raise ValueError("the names table is larger than 4 GiB")
         d.g_names = _group_names(d)
@@ -529,6 +533,8 @@ cdef class Index:
         self.d.tok_key = NULL
         free(self.d.pc_rank)
         self.d.pc_rank = NULL
+        free(self.d.snd_first2)
+        self.d.snd_first2 = NULL
         free(self.d.g_names)
         self.d.g_names = NULL
 
@@ -686,7 +692,7 @@ cdef class Index:
             self._names = _AreaNames(self._arrays, functools.partial(_name_of, self))
         return _make_area(self._arrays, self._names, municipality, locality, province, postcode, bbox)
 
-    def suggest_json(self, q, *, limit=5, lat=None, lon=None, highlight=False, municipality=None,
+    def suggest_json(self, q, *, limit=DEFAULT_LIMIT, lat=None, lon=None, highlight=False, municipality=None,
                      locality=None, province=None, postcode=None, bbox=None):
         """Return the response body of the contract for query `q` as JSON bytes; with
         `highlight` (a bool), each hit also holds ``highlights``: per line of its ``lines`` the
@@ -728,7 +734,7 @@ cdef class Index:
             free(s)
             self._leave()
 
-    def trace(self, q, *, limit=5, lat=None, lon=None, area=None):
+    def trace(self, q, *, limit=DEFAULT_LIMIT, lat=None, lon=None, area=None):
         """What the search read for query q, reading by reading (for the twin, tests and tools).
 
         A dict: `ids` (as `search_ids`), `stored` (a one-word query answered from the stored
@@ -738,7 +744,7 @@ cdef class Index:
         ids = self._run(q, limit, lat, lon, area, out)
         return {"ids": ids, **out}
 
-    def search_ids(self, q, *, limit=5, lat=None, lon=None, area=None):
+    def search_ids(self, q, *, limit=DEFAULT_LIMIT, lat=None, lon=None, area=None):
         """Return the address row ids of the hits (for tests and tools); `area`: an AreaSpec
         of this index (`area`), or None."""
         return self._run(q, limit, lat, lon, area, None)
@@ -752,13 +758,13 @@ cdef class Index:
         """Return the body {"hits":[...]} of `lookup_ids` as JSON bytes."""
         return _lookup(self, postcode, number, letter, addition, True)
 
-    def reverse_ids(self, lat, lon, *, limit=5, radius=None, area=None):
+    def reverse_ids(self, lat, lon, *, limit=DEFAULT_LIMIT, radius=None, area=None):
         """Return [(address row, metres to a tenth), ...] of the `limit` addresses nearest to
         the point, nearest first (ties: by row), within `radius` metres when given, inside
         `area` (an AreaSpec of this index, or None)."""
         return _reverse(self, lat, lon, limit, radius, area, False)
 
-    def reverse_json(self, lat, lon, *, limit=5, radius=None, municipality=None, locality=None,
+    def reverse_json(self, lat, lon, *, limit=DEFAULT_LIMIT, radius=None, municipality=None, locality=None,
                      province=None, postcode=None, bbox=None):
         """Return the body {"hits":[...],"limit":N} of `reverse_ids` as JSON bytes, each hit
         with its "distance" in metres; with any of the area arguments (`area`), only
@@ -997,10 +1003,6 @@ def check_arguments(q, limit, lat, lon):
 # bytes that are not UTF-8, a raw byte above 0x7F, more than MAX_Q code points, and a q that is
 # not all printable (str.isprintable), as the Python shortcut did.
 cdef enum:
-    PLAIN_HEAD_LEN = 14             # len(b"country=NLD&q=")
-    PLAIN_COUNTRY_LEN = 12          # len(b"country=NLD&")
-    PLAIN_LIMIT_LEN = 7             # len(b"&limit=")
-    PLAIN_DEFAULT_LIMIT = 5         # the contract's limit when none is given
     PLAIN_MAX_BYTES = 4 * MAX_Q     # MAX_Q code points of UTF-8 at most
 
 
@@ -1030,11 +1032,25 @@ cdef inline int _canonical(const unsigned char* p, Py_ssize_t i, Py_ssize_t end,
     return v
 
 
+cdef inline Py_ssize_t _after(const unsigned char* p, Py_ssize_t at, Py_ssize_t n, const char* text) noexcept nogil:
+    """Where p[at:n] goes on after `text` (NUL-terminated), when it starts with it; else -1."""
+    cdef Py_ssize_t k = <Py_ssize_t>strlen(text)
+    if n - at < k or memcmp(p + at, text, k) != 0:
+        return -1
+    return at + k
+
+
+cdef inline Py_ssize_t _value_end(const unsigned char* p, Py_ssize_t at, Py_ssize_t n) noexcept nogil:
+    """Where the parameter value starting at p[at] ends: the next "&", or n."""
+    while at < n and p[at] != 38:  # "&"
+        at += 1
+    return at
+
+
 cdef inline int _plain_limit(const unsigned char* p, Py_ssize_t at, Py_ssize_t n) noexcept nogil:
     """The limit of a plain query string whose rest p[at:n] is `&limit=N`; 0 if it is not."""
-    if n - at <= PLAIN_LIMIT_LEN or memcmp(p + at, b"&limit=", PLAIN_LIMIT_LEN) != 0:
-        return 0
-    return _canonical(p, at + PLAIN_LIMIT_LEN, n, MAXLIMIT)
+    at = _after(p, at, n, b"&limit=")
+    return _canonical(p, at, n, MAXLIMIT) if at >= 0 else 0
 
 
 def read_plain_query(bytes raw not None):
@@ -1045,15 +1061,14 @@ def read_plain_query(bytes raw not None):
     other spelling gives None: `q=damrak&country=NLD`, `country=NLD&q=damrak&limit=05`.
     """
     cdef const unsigned char* p = <const unsigned char*>raw
-    cdef Py_ssize_t n = len(raw), i = PLAIN_HEAD_LEN, end = PLAIN_HEAD_LEN, k = 0
-    cdef int limit = PLAIN_DEFAULT_LIMIT, hi, lo
+    cdef Py_ssize_t n = len(raw), i = _after(p, 0, n, b"country=NLD&q="), end, k = 0
+    cdef int limit = DEFAULT_LIMIT, hi, lo
     cdef unsigned char c
     cdef bint ascii = True
     cdef unsigned char buf[PLAIN_MAX_BYTES]
-    if n < PLAIN_HEAD_LEN or memcmp(p, b"country=NLD&q=", PLAIN_HEAD_LEN) != 0:
+    if i < 0:
         return None
-    while end < n and p[end] != 38:  # "&"
-        end += 1
+    end = _value_end(p, i, n)
     if end < n:  # the rest is `&limit=N`, N from 1 to MAXLIMIT in canonical digits, or not plain
         limit = _plain_limit(p, end, n)
         if not limit:
@@ -1129,20 +1144,8 @@ cdef enum:
 
 def read_house_number(bytes raw not None):
     """The house number `raw` writes canonically (ASCII digits, no sign, no leading zero), from
-    1 to NUMBER_MAX (99999); 0 if it writes none. The service's rule for `number` (issue 39)."""
+    1 to NUMBER_MAX (engine/_register.pxd); 0 if it writes none. The service's rule for `number` (issue 39)."""
     return _canonical(<const unsigned char*>raw, 0, len(raw), NUMBER_MAX)
-
-
-cdef inline Py_ssize_t _field(const unsigned char* p, Py_ssize_t at, Py_ssize_t n, const char* name,
-                              Py_ssize_t name_len) noexcept nogil:
-    """Where the value of `name=` starting at p[at] ends (the next "&" or n); -1 if p[at:] does
-    not start with `name=`."""
-    if n - at < name_len or memcmp(p + at, name, name_len) != 0:
-        return -1
-    at += name_len
-    while at < n and p[at] != 38:  # "&"
-        at += 1
-    return at
 
 
 cdef object _plain_coordinate(const unsigned char* p, Py_ssize_t i, Py_ssize_t end, double bound):
@@ -1179,17 +1182,17 @@ def read_plain_lookup(bytes raw not None):
     """Return (postcode, number) of a postcode query string in the plain spelling, or None
     (see above): `country=NLD&postcode=1012+LG&number=1` gives ("1012 LG", 1)."""
     cdef const unsigned char* p = <const unsigned char*>raw
-    cdef Py_ssize_t n = len(raw), at = PLAIN_COUNTRY_LEN, end, k
+    cdef Py_ssize_t n = len(raw), at = _after(p, 0, n, b"country=NLD&postcode="), end, k
     cdef unsigned char c
     cdef char buf[PLAIN_POSTCODE_MAX]
     cdef int number
-    if n < PLAIN_COUNTRY_LEN or memcmp(p, b"country=NLD&", PLAIN_COUNTRY_LEN) != 0:
+    if at < 0:
         return None
-    end = _field(p, at, n, b"postcode=", 9)
-    if end < 0 or end == n or end - at - 9 > PLAIN_POSTCODE_MAX:
+    end = _value_end(p, at, n)
+    if end == n or end - at > PLAIN_POSTCODE_MAX:
         return None
     k = 0
-    for at in range(at + 9, end):
+    for at in range(at, end):
         c = p[at]
         if c == 43:  # "+"
             c = 32
@@ -1197,11 +1200,8 @@ def read_plain_lookup(bytes raw not None):
             return None
         buf[k] = c
         k += 1
-    at = end + 1
-    end = _field(p, at, n, b"number=", 7)
-    if end != n:
-        return None
-    number = _canonical(p, at + 7, n, NUMBER_MAX)
+    at = _after(p, end, n, b"&number=")
+    number = _canonical(p, at, n, NUMBER_MAX) if at >= 0 else 0
     if not number:
         return None
     return PyUnicode_DecodeASCII(buf, k, NULL), number
@@ -1211,19 +1211,19 @@ def read_plain_reverse(bytes raw not None):
     """Return (lat, lon, limit) of a reverse query string in the plain spelling, or None (see
     above): `country=NLD&lat=52.37&lon=4.89&limit=3` gives (52.37, 4.89, 3)."""
     cdef const unsigned char* p = <const unsigned char*>raw
-    cdef Py_ssize_t n = len(raw), at = PLAIN_COUNTRY_LEN, end
-    cdef int limit = PLAIN_DEFAULT_LIMIT
-    if n < PLAIN_COUNTRY_LEN or memcmp(p, b"country=NLD&", PLAIN_COUNTRY_LEN) != 0:
+    cdef Py_ssize_t n = len(raw), at = _after(p, 0, n, b"country=NLD&lat="), end
+    cdef int limit = DEFAULT_LIMIT
+    if at < 0:
         return None
-    end = _field(p, at, n, b"lat=", 4)
-    if end < 0 or end == n:
+    end = _value_end(p, at, n)
+    if end == n:
         return None
-    lat = _plain_coordinate(p, at + 4, end, LAT_MAX)
-    at = end + 1
-    end = _field(p, at, n, b"lon=", 4)
-    if lat is None or end < 0:
+    lat = _plain_coordinate(p, at, end, LAT_MAX)
+    at = _after(p, end, n, b"&lon=")
+    if lat is None or at < 0:
         return None
-    lon = _plain_coordinate(p, at + 4, end, LON_MAX)
+    end = _value_end(p, at, n)
+    lon = _plain_coordinate(p, at, end, LON_MAX)
     if lon is None:
         return None
     if end < n:

@@ -35,6 +35,8 @@ from libc.string cimport memchr, memcmp, memcpy
 
 cimport numpy as cnp
 
+from engine._register cimport ADDITION_MAX, NUMBER_MAX
+
 cnp.import_array()
 
 # Required header columns, in the order of the slots below.
@@ -149,7 +151,7 @@ cdef bint valid_utf8(const unsigned char* p, Py_ssize_t n) noexcept nogil:
 
 
 cdef int house_number(Field f) noexcept nogil:
-    """1..99999 from digits only (leading zeros allowed), else -1."""
+    """1..NUMBER_MAX from digits only (leading zeros allowed), else -1."""
     cdef Py_ssize_t i
     cdef int v = 0
     if f.n == 0:
@@ -158,7 +160,7 @@ cdef int house_number(Field f) noexcept nogil:
         if not is_digit(f.p[i]):
             return -1
         v = v * 10 + (f.p[i] - c'0')
-        if v > 99999:
+        if v > NUMBER_MAX:
             return -1
     return v if v >= 1 else -1
 
@@ -179,9 +181,9 @@ cdef int32_t postcode_code(Field f) noexcept nogil:
 
 
 cdef bint valid_addition(Field f) noexcept nogil:
-    """Empty is handled by the caller; here 1..4 ASCII letters/digits."""
+    """Empty is handled by the caller; here 1..ADDITION_MAX ASCII letters/digits."""
     cdef Py_ssize_t i
-    if f.n < 1 or f.n > 4:
+    if f.n < 1 or f.n > ADDITION_MAX:
         return False
     for i in range(f.n):
         if not (is_alpha(f.p[i]) or is_digit(f.p[i])):
@@ -740,7 +742,7 @@ cdef class Parser:
         if r == R_PROVINCE:
             return "missing province"
         if r == R_NUMBER:
-            return f"house number out of range 1..99999: {self._raw(S_NUMBER)}"
+            return f"house number out of range 1..{NUMBER_MAX}: {self._raw(S_NUMBER)}"
         if r == R_LETTER:
             return f"malformed house letter: {self._raw(S_LETTER)}"
         if r == R_ADDITION:

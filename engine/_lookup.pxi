@@ -5,12 +5,10 @@
 # QueryError naming the parameter (as the HTTP service does):
 #   postcode  a str: four digits (not starting with 0), then two letters, in any case, with
 #             spaces or none between and around them ("1012LG", "1012 lg", " 1012  LG ")
-#   number    an integer (numbers.Integral, not bool) from 1 to 99999
+#   number    an integer (numbers.Integral, not bool) from 1 to NUMBER_MAX (engine/_register.pxd)
 #   letter    None (any), or a str of one letter A-Z in any case
-#   addition  None (any), or a str of 1 to 4 letters and digits A-Z, 0-9 in any case
+#   addition  None (any), or a str of 1 to ADDITION_MAX letters and digits A-Z, 0-9 in any case
 #   radius    None (none), or a real number of metres above 0 (finite)
-DEF NUMBER_MAX = 99999
-DEF ADDITION_MAX = 4
 
 
 def _name_of(Index index, int32_t sid):

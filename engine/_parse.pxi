@@ -126,7 +126,7 @@ cdef bint _addition_prefix(const Data* d, const char* w, int n) noexcept nogil:
 
 cdef inline bint _number_like(const Tok* t) noexcept nogil:
     """Could this token be a house number (with letters glued on)?"""
-    return 0 < t.digits <= 5 and 1 <= t.value <= 99999 and t.len - t.digits <= 4
+    return 0 < t.digits <= 5 and 1 <= t.value <= NUMBER_MAX and t.len - t.digits <= 4
 
 
 cdef int _area_tok(const Search* s, bint lone) noexcept nogil:
@@ -214,7 +214,7 @@ cdef inline void _area_reading(Search* s, int mode, int* consumed, int* area_lo,
 
 cdef inline int _number_candidates(Search* s, int* consumed, int* numcand, int* all_known) noexcept nogil:
     """The house-number candidates (at most 3) into numcand, returning how many: digits (1..5
-    of them, value 1..99999) with at most 4 letters glued. A word that only says a number
+    of them, value 1..NUMBER_MAX) with at most 4 letters glued. A word that only says a number
     follows, after another word and before the number ("kerkstraat no 5", "herestraat nr.
     12"), is consumed first: it is no word of a name ("no" starts Noordwijk). all_known is
     cleared when a numeric token is no word of any name."""

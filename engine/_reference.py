@@ -94,6 +94,8 @@ TWO_SLIP_TYPED = SIZES["TWO_SLIP_TYPED"]  # ... and be typed this short with the
 MAX_SLIP = SIZES["MAXSLIP"]            # tokens a word still being typed starts, one slip undone
 POOL_SIZE = SIZES["POOL"]              # best groups kept (at most)
 MAX_LIMIT = SIZES["MAXLIMIT"]
+DEFAULT_LIMIT = SIZES["DEFAULT_LIMIT"]
+NUMBER_MAX = SIZES["NUMBER_MAX"]       # a house number runs from 1 to this (the register)
 MAX_CANDIDATES = POOL_SIZE * MAX_LIMIT + 64
 SCAN_BUDGET = SIZES["SCAN_BUDGET"]     # postings scanned for the rarest word when other words filter
 SCAN_ALONE = SIZES["SCAN_ALONE"]       # ... and when it is the only word (build.py SHORT_PREFIX_MIN)
@@ -179,6 +181,14 @@ class Word:
     typo_done: int = 0          # the furthest look for slips so far (1, then 2: the last)
     slips: bool = False         # the typo ranges are tokens the word starts with a slip undone
     sound_done: bool = False    # its sound-alikes were looked up: they stay beside its slips
+
+    def as_typed(self, tid: int) -> bool:
+        """Does the word match token tid as typed (through a range of its own, not a typo's)?"""
+        return any(not r.typo and r.lo <= tid < r.hi for r in self.ranges)
+
+    def in_typo(self, tid: int) -> bool:
+        """Does one of the word's typo ranges hold token tid?"""
+        return any(r.typo and r.holds(tid) for r in self.ranges)
 
 
 @dataclass
@@ -509,13 +519,13 @@ class ReferenceIndex:
 
     # ---- the entry point: the engine's readings, replayed
 
-    def search_ids(self, q: str, *, limit: int = 5, lat: float | None = None,
+    def search_ids(self, q: str, *, limit: int = DEFAULT_LIMIT, lat: float | None = None,
                    lon: float | None = None) -> list[int]:
         """The address row ids of the twin's own search of the engine's readings of q (which
         `Index.search_ids` must equal; the engine checks the arguments)."""
         return self.replay(q, limit=limit, lat=lat, lon=lon).ids
 
-    def replay(self, q: str, *, limit: int = 5, lat: float | None = None,
+    def replay(self, q: str, *, limit: int = DEFAULT_LIMIT, lat: float | None = None,
                lon: float | None = None) -> Replay:
         """Score every reading the engine tried for q, in its order, with the twin's code."""
         trace = self.engine.trace(q, limit=limit, lat=lat, lon=lon)
@@ -684,7 +694,7 @@ class ReferenceIndex:
             for tid in range(lo, hi):
                 if len(word.ranges) >= MAX_RANGES:
                     break
-                if any(r.typo and r.holds(tid) for r in word.ranges):
+                if word.in_typo(tid):
                     continue
                 tlen = len(self.vocab[tid])
                 base = TYPO_PEN if tlen == len(v) else prefix_cost(TYPO_PEN, len(v), tlen)
@@ -717,7 +727,7 @@ class ReferenceIndex:
         key = sound_key(text)
         if key:
             found = sorted((k, t) for t, k in enumerate(keys) if k == key)
-            new = [t for _k, t in found if not self._as_typed(word, t)]
+            new = [t for _k, t in found if not word.as_typed(t)]
             if len(new) <= MAX_RANGES and len(found) <= SOUND_WALK_MAX:
                 for _k, tid in found:
                     added += self._push_sound(word, tid, SOUND_PEN)
@@ -727,8 +737,7 @@ class ReferenceIndex:
                      and (not follow or k[len(key):len(key) + 1] in tuple(follow))]
             if len(found) > SOUND_WALK_MAX:
                 return added
-            ids = [t for t in found if not self._as_typed(word, t)
-                   and not any(r.typo and r.holds(t) for r in word.ranges)]
+            ids = [t for t in found if not word.as_typed(t) and not word.in_typo(t)]
             runs: list[list[int]] = []
             for t in ids:               # (in token order)
                 if runs and runs[-1][1] == t:
@@ -745,14 +754,8 @@ class ReferenceIndex:
                 added += 1
         return added
 
-    @staticmethod
-    def _as_typed(word: Word, tid: int) -> bool:
-        return any(not r.typo and r.lo <= tid < r.hi for r in word.ranges)
-
     def _push_sound(self, word: Word, tid: int, base: np.float32) -> int:
-        if len(word.ranges) >= MAX_RANGES or self._as_typed(word, tid):
-            return 0
-        if any(r.typo and r.holds(tid) for r in word.ranges):
+        if len(word.ranges) >= MAX_RANGES or word.as_typed(tid) or word.in_typo(tid):
             return 0
         word.ranges.append(Range(tid, tid + 1, base, True))
         word.cost += self.range_cost(tid, tid + 1)
@@ -1031,7 +1034,7 @@ class ReferenceIndex:
             return out
         # numbers that start with the typed digits, one more digit at a time, in run order
         scale, digits = 10, 1
-        while number * scale <= 99999 and len(out) < want:
+        while number * scale <= NUMBER_MAX and len(out) < want:
             pos = bisect_left(range(hi), number * scale, lo, hi, key=number_at)
             while pos < hi and len(out) < want and number_at(pos) < number * scale + scale:
                 addr = addr_at(pos)

@@ -40,6 +40,7 @@ cdef inline void _reset_work(Search* s) noexcept nogil:
     s.nmemo = 0
     s.memo_used = 0
     s.nslipmemo = 0
+    s.nsoundmemo = 0
     s.left_out = 0
     s.near_glue = -1
 
@@ -1226,7 +1227,7 @@ cdef bint _postcode_slips(const Data* d, Search* s, const Tok* saved, const int*
     cdef int nums[MAXT]
     for i in range(n):
         if (drop[i] == 0 and not (k <= i <= last) and saved[i].digits > 0
-                and saved[i].digits <= 5 and 1 <= saved[i].value <= 99999):
+                and saved[i].digits <= 5 and 1 <= saved[i].value <= NUMBER_MAX):
             nums[nnum] = saved[i].value
             nnum += 1
     if at + 6 > QBUF:

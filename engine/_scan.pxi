@@ -308,12 +308,7 @@ cdef bint _variant_list(const Data* d, Search* s, int ii, int wi, uint64_t need)
 
 cdef inline float _tok_pen(const Data* d, Search* s, int wi, int r, int32_t t) noexcept nogil:
     """The least penalty of word wi on token t reached through its range r (kinds add more)."""
-    cdef Word* w = &s.word[wi]
-    if w.typo[r]:
-        return _typo_pen(w, r, s.tok[wi].len, _tok_len(d, t))
-    if t == w.exact:
-        return 0
-    return _prefix_cost(w.base[r], s.tok[wi].len, _tok_len(d, t))
+    return _range_pen(&s.word[wi], r, s.tok[wi].len, t, _tok_len(d, t), 0)
 
 
 cdef float _min_pen(Search* s, Interp* it, int driver) noexcept nogil:

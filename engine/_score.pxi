@@ -23,6 +23,21 @@ cdef inline float _typo_pen(const Word* w, int k, int typed, int tlen) noexcept 
     return w.base[k]
 
 
+cdef inline float _range_pen(const Word* w, int k, int typed, int32_t t, int tlen,
+                             uint8_t kind) noexcept nogil:
+    """The penalty of a word of `typed` letters on token t (of tlen letters, a group token of
+    `kind`, 0: any) through its range k, before what the kind adds: a typo range's
+    (`_typo_pen`), none for the whole word, else a prefix's (`_prefix_cost`); -1 where it only
+    starts an alias of at most ALIAS_WHOLE_LEN letters (such an alias is matched whole)."""
+    if w.typo[k]:
+        return _typo_pen(w, k, typed, tlen)
+    if t == w.exact:
+        return 0
+    if kind & K_ALIAS and tlen <= ALIAS_WHOLE_LEN:
+        return -1
+    return _prefix_cost(w.base[k], typed, tlen)
+
+
 cdef inline float _match_word(const Data* d, Search* s, int wi, const TokRec* rec) noexcept nogil:
     """Penalty for word wi matching the group token of `rec`, or -1 when it does not match."""
     return _match_range(d, s, wi, rec, NULL)
@@ -45,14 +60,9 @@ cdef inline float _match_range(const Data* d, Search* s, int wi, const TokRec* r
             if k < 0:
                 continue
         if w.lo[k] <= t < w.hi[k]:
-            if w.typo[k]:
-                p = _typo_pen(w, k, s.tok[wi].len, tlen)
-            elif t == w.exact:
-                p = 0
-            elif kind & K_ALIAS and tlen <= ALIAS_WHOLE_LEN:
+            p = _range_pen(w, k, s.tok[wi].len, t, tlen, kind)
+            if p < 0:
                 continue
-            else:
-                p = _prefix_cost(w.base[k], s.tok[wi].len, tlen)
             if kind & K_ALIAS:
                 p += STREET_ALIAS_PEN if (kind & K_KIND) == K_STREET else ALIAS_PEN
             if (kind & K_KIND) == K_MUNICIPALITY:
@@ -313,7 +323,7 @@ cdef inline bint _may_hold(const Search* s, const Interp* it, uint32_t numbers) 
     if it.nparts > 0 or s.pc_strict == 2:
         return False      # the number as typed only
     # the numbers that start with the typed digits, block by block (as `_addresses`)
-    while number * scale <= 99999:
+    while number * scale <= NUMBER_MAX:
         if number * scale <= top and (number + 1) * scale > bottom:
             return True
         scale *= 10
@@ -368,7 +378,7 @@ cdef int _addresses(const Data* d, Search* s, const Interp* it, int lo, int hi, 
         return n
     scale = 10
     digits = 1
-    while number * scale <= 99999 and n < want:
+    while number * scale <= NUMBER_MAX and n < want:
         lo2 = _lower_bound_number(d, lo, hi, <int>(number * scale), is_pc)
         i = lo2
         while i < hi and n < want and d.a_number[_addr_at(d, i, is_pc)] < number * scale + scale:

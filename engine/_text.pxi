@@ -586,23 +586,40 @@ def _may_start_word(Index index, bytes w):
     return _may_start(&index.d, w, len(w))
 
 
+cdef inline int _blob_cmp(const uint8_t* blob, const int64_t* off, int i, const char* w,
+                          int n) noexcept nogil:
+    """String i of a blob (blob[off[i]:off[i+1]]) against w[:n]: < 0, 0 or > 0, in byte order."""
+    cdef int64_t o = off[i]
+    cdef int m = <int>(off[i + 1] - o)
+    cdef int c = memcmp(blob + o, w, m if m < n else n)
+    return c if c != 0 else m - n
+
+
 cdef int _blob_lower_bound(const uint8_t* blob, const int64_t* off, int count, const char* w,
                            int n) noexcept nogil:
     """The first of `count` byte-sorted strings (blob[off[i]:off[i+1]]) not below w[:n]."""
-    cdef int a = 0, b = count, mid, m, c
-    cdef int64_t o
+    cdef int a = 0, b = count, mid
     while a < b:
         mid = (a + b) >> 1
-        o = off[mid]
-        m = <int>(off[mid + 1] - o)
-        c = memcmp(blob + o, w, m if m < n else n)
-        if c == 0:
-            c = m - n
-        if c < 0:
+        if _blob_cmp(blob, off, mid, w, n) < 0:
             a = mid + 1
         else:
             b = mid
     return a
+
+
+cdef int _blob_gallop(const uint8_t* blob, const int64_t* off, int lo, int count, const char* w,
+                      int n) noexcept nogil:
+    """`_blob_lower_bound` among the strings [lo, count) (those before lo are below w[:n]), found
+    from lo by steps that double, then halving the last: a few reads near lo when it is near."""
+    cdef int hi = lo, step = 1
+    while hi < count and _blob_cmp(blob, off, hi, w, n) < 0:
+        lo = hi + 1
+        hi = lo + step
+        step <<= 1
+    if hi > count:
+        hi = count
+    return lo + _blob_lower_bound(blob, off + lo, hi - lo, w, n)
 
 
 cdef inline int _blob_find(const uint8_t* blob, const int64_t* off, int count, const char* w,

@@ -1108,11 +1108,13 @@ cdef int _sound_ranges(const Data* d, Search* s, int ti) noexcept nogil:
 # sound-alikes (issue 40): the tokens that sound as the typed word does (`_sound_key`), found in
 # the index's tokens sorted by their keys (snd_blob/snd_off/snd_tok)
 
-cdef int _sound_entries(const Data* d, const Word* w, const char* key, int m, int* first) noexcept nogil:
-    """The entries of the tokens sorted by sound key whose key is key[:m]: the first (into
-    first) and how many; MAXR + 1 when more than MAXR of them are tokens the word does not match
-    as typed (`_as_typed`), or more than SOUND_WALK_MAX have it."""
-    cdef int a = _blob_lower_bound(d.snd_blob, d.snd_off, d.n_tok, key, m), b = a, new = 0
+cdef int _sound_entries(const Data* d, const Word* w, const char* key, int m, int a,
+                        int* first) noexcept nogil:
+    """The entries of the tokens sorted by sound key whose key is key[:m], from a (the first
+    not below it): the first (into first) and how many; MAXR + 1 when more than MAXR of them
+    are tokens the word does not match as typed (`_as_typed`), or more than SOUND_WALK_MAX have
+    it."""
+    cdef int b = a, new = 0
     cdef int64_t o
     first[0] = a
     while b < d.n_tok:
@@ -1155,24 +1157,21 @@ cdef inline int64_t _next_bit(const uint64_t* bits, int64_t nbits, int64_t i, bi
     return i if i < nbits else nbits
 
 
-cdef int _key_spans(const Data* d, const char* key, int m, uint32_t follow, int* lo, int* hi) noexcept nogil:
-    """The entries of the tokens sorted by sound key whose key starts with key[:m], as spans
-    [lo[i], hi[i]) of those entries (room for 26); how many spans. One span, of every key that
-    starts so, while they are at most SOUND_WALK_MAX (the walk keeps those that go on with a
-    letter of `follow`, `_goes_on`); more, and within it the span of each letter of `follow`
-    (bit i: letter a + i; 0: with anything, or nothing), those the word may go on as.
+cdef int _key_spans(const Data* d, const char* key, int m, uint32_t follow, int a, int end,
+                    int32_t* lo, int32_t* hi) noexcept nogil:
+    """The entries of the tokens sorted by sound key whose key starts with key[:m] (the entries
+    [a, end): `_key_start`), as spans [lo[i], hi[i]) of those entries (room for 26); how many
+    spans. One span, of every key that starts so, while they are at most SOUND_WALK_MAX (the
+    walk keeps those that go on with a letter of `follow`, `_goes_on`); more, and within it the
+    span of each letter of `follow` (bit i: letter a + i; 0: with anything, or nothing), those
+    the word may go on as.
 
-    PERF: a span is found by halving (the first key past those that start with a text is the
-    first that starts with it with its last letter the next), never walked: "hac" starts the
-    keys of 6,719 tokens ("a..."), of which the 1,158 that go on with g, k or s are the ones it
-    may mean (Sybrands Acker); the spans of the letters are halved within the first span."""
+    PERF: a span is found by halving, never walked: "hac" starts the keys of 6,719 tokens
+    ("a..."), of which the 1,158 that go on with g, k or s are the ones it may mean (Sybrands
+    Acker); the spans of the letters are halved within the first span."""
     cdef char past[UNFOLD_MAX + 1]
-    cdef int c, a, end, n = 0
+    cdef int c, n = 0
     memcpy(past, key, m)
-    a = _blob_lower_bound(d.snd_blob, d.snd_off, d.n_tok, past, m)
-    past[m - 1] += 1
-    end = _blob_lower_bound(d.snd_blob, d.snd_off, d.n_tok, past, m)
-    past[m - 1] -= 1
     if follow == 0 or end - a <= SOUND_WALK_MAX:
         lo[0] = a
         hi[0] = end
@@ -1187,32 +1186,124 @@ cdef int _key_spans(const Data* d, const char* key, int m, uint32_t follow, int*
     return n
 
 
-cdef int _sound_runs(const Data* d, Word* w, const char* key, int m, uint32_t follow,
-                     float base) noexcept nogil:
+cdef inline int _snd_code(const char* key, int m) noexcept nogil:
+    """The slot of a sound key's first two bytes in d.snd_first2 (0 for none; a key of one byte
+    has a second of 0, which sorts first), -1 for a byte past 127 (no key has one)."""
+    cdef int b0 = <uint8_t>key[0] if m > 0 else 0, b1 = <uint8_t>key[1] if m > 1 else 0
+    return -1 if b0 > 127 or b1 > 127 else (b0 << 7) | b1
+
+
+cdef int32_t* _snd_firsts(const Data* d) noexcept nogil:
+    """d.snd_first2: for each slot of two bytes (`_snd_code`), the first entry of the tokens
+    sorted by sound key whose key's slot is not below it (SND_FIRST2 + 1 of them); NULL when
+    out of memory (the caller raises)."""
+    cdef int32_t* t = <int32_t*>malloc((SND_FIRST2 + 1) * sizeof(int32_t))
+    cdef int x, e = 0, c
+    if t == NULL:
+        return NULL
+    for x in range(SND_FIRST2 + 1):
+        while e < d.n_tok:
+            c = _snd_code(<const char*>(d.snd_blob + d.snd_off[e]), <int>(d.snd_off[e + 1] - d.snd_off[e]))
+            if c < 0 or c >= x:
+                break
+            e += 1
+        t[x] = e
+    return t
+
+
+cdef int _snd_lower_bound(const Data* d, const char* key, int m) noexcept nogil:
+    """The first entry of the tokens sorted by sound key whose key is not below key[:m].
+
+    PERF: halved among the keys of its first two letters only (`_snd_firsts`: of the 116,187
+    keys of w40, 191 a slot on average, 3,026 at most), not among all of them, where most
+    steps were a cache miss, one after the other."""
+    cdef int c = _snd_code(key, m), a
+    if c < 0:
+        return _blob_lower_bound(d.snd_blob, d.snd_off, d.n_tok, key, m)
+    a = d.snd_first2[c]
+    if m < 2:
+        return a        # the keys of slot c are key itself: those past are above it
+    return a + _blob_lower_bound(d.snd_blob, d.snd_off + a, d.snd_first2[c + 1] - a, key, m)
+
+
+cdef int _key_start(const Data* d, const char* key, int m, int* end) noexcept nogil:
+    """The entries of the tokens sorted by sound key whose key starts with key[:m] (m > 0):
+    the first, and the first past them into end (the first key that starts with key[:m] with
+    its last letter the next; PERF: found from the first in steps that double, most keys of a
+    word being typed being a few)."""
+    cdef char past[UNFOLD_MAX]
+    cdef int a = _snd_lower_bound(d, key, m)
+    memcpy(past, key, m)
+    past[m - 1] += 1
+    end[0] = _blob_gallop(d.snd_blob, d.snd_off, a, d.n_tok, past, m)
+    return a
+
+
+cdef const SoundMemo* _sound_look(const Data* d, Search* s, int ti, SoundMemo* spare) noexcept nogil:
+    """Where the sound-alikes of word ti (letters only, at most UNFOLD_MAX) are among the tokens
+    sorted by sound key (SoundMemo): looked up once a query per word (into `spare` when the
+    memo is full). What it finds depends on the word alone (its prefix ranges too).
+
+    PERF: each pass after the first and each reading after the first looked them up again,
+    three halvings of the 116,187 keys a word, most steps a cache miss (perf: a fifth of the
+    slowest garbage, pasted lists of slipped street names). The whole key is halved within the
+    keys that start with the key of the word still being typed, which it starts (nearly always)."""
+    cdef Word* w = &s.word[ti]
+    cdef Tok* t = &s.tok[ti]
+    cdef const char* p = s.q + t.start
+    cdef char key[UNFOLD_MAX]
+    cdef char start[UNFOLD_MAX]
+    cdef SoundMemo* e
+    cdef int i, m, a = 0, end = 0, walk = 0
+    for i in range(s.nsoundmemo):
+        e = &s.soundmemo[i]
+        if e.n == t.len and memcmp(e.text, p, t.len) == 0:
+            return e
+    e = spare
+    if s.nsoundmemo < MEMO_MAX:
+        e = &s.soundmemo[s.nsoundmemo]
+        s.nsoundmemo += 1
+    memcpy(e.text, p, t.len)
+    e.n = t.len
+    e.nspan = 0
+    e.m = _sound_key(p, t.len, False, start, &e.follow)
+    if e.m > 0:
+        a = _key_start(d, start, e.m, &end)
+        e.nspan = _key_spans(d, start, e.m, e.follow, a, end, e.lo, e.hi)
+        for i in range(e.nspan):
+            walk += e.hi[i] - e.lo[i]
+        if walk > SOUND_WALK_MAX:
+            e.nspan = 0
+    e.k = MAXR + 1
+    m = _sound_key(p, t.len, True, key, NULL)
+    if m > 0:
+        if e.m == 0 or m < e.m or memcmp(key, start, e.m) != 0:
+            a = _snd_lower_bound(d, key, m)
+        else:
+            a += _blob_lower_bound(d.snd_blob, d.snd_off + a, end - a, key, m)
+        e.k = _sound_entries(d, w, key, m, a, &e.a)
+    return e
+
+
+cdef int _sound_runs(const Data* d, Word* w, const SoundMemo* e, float base) noexcept nogil:
     """Add to word w, as runs of neighbouring tokens (TYPO_RUN of penalty `base`, and a prefix's
-    at the match), the tokens whose sound key starts with key[:m] and goes on with a letter of
-    `follow` (`_key_spans`, `_goes_on`), that the word neither matches as typed nor has among
-    its (sorted) typo ranges: only when at most SOUND_WALK_MAX keys are so (PERF: "myn" starts the keys of
-    the 36 words that start "mijn", which the word matches already, and of 35 others) and the
-    tokens make at most SOUND_RUNS_MAX runs. Return how many runs it added.
+    at the match), the tokens whose sound key starts with the key of the word still being typed
+    and goes on with a letter of its `follow` (e.nspan spans, `_key_spans`, and `_goes_on`), that
+    the word neither matches as typed nor has among its (sorted) typo ranges: only when at most
+    SOUND_WALK_MAX keys are so (PERF: "myn" starts the keys of the 36 words that start "mijn",
+    which the word matches already, and of 35 others; `_sound_look`) and the tokens make at
+    most SOUND_RUNS_MAX runs. Return how many runs it added.
 
     Runs, not tokens: the tokens that start with a sound are few runs of the alphabet ("mollen"
     sounds as the 316 tokens that start with molen, one run; "westhe" as 382 that start with
     weste or westh), which as single tokens were too many for a word's ranges. PERF: the tokens
     are put in order by a bitmap over their span, not a sort."""
-    cdef int span_lo[26]
-    cdef int span_hi[26]
-    cdef int nspan, k, b, walk = 0, runs = 0, added = 0
+    cdef int k, b, runs = 0, added = 0
     cdef int32_t tid, lo = -1, hi = -1
     cdef int64_t i, j, nbits
     cdef uint64_t* bits
-    nspan = _key_spans(d, key, m, follow, span_lo, span_hi)
-    for k in range(nspan):
-        walk += span_hi[k] - span_lo[k]
-    if walk > SOUND_WALK_MAX:
-        return 0
-    for k in range(nspan):
-        for b in range(span_lo[k], span_hi[k]):
+    for k in range(e.nspan):
+        for b in range(e.lo[k], e.hi[k]):
             tid = d.snd_tok[b]
             if lo < 0 or tid < lo:
                 lo = tid
@@ -1224,10 +1315,10 @@ cdef int _sound_runs(const Data* d, Word* w, const char* key, int m, uint32_t fo
     bits = <uint64_t*>calloc((nbits >> 6) + 1, sizeof(uint64_t))
     if bits == NULL:
         return 0
-    for k in range(nspan):
-        for b in range(span_lo[k], span_hi[k]):
+    for k in range(e.nspan):
+        for b in range(e.lo[k], e.hi[k]):
             tid = d.snd_tok[b]
-            if _goes_on(d, b, m, follow) and not _as_typed(w, tid) and _typo_at(w, w.nr, tid) < 0:
+            if _goes_on(d, b, e.m, e.follow) and not _as_typed(w, tid) and _typo_at(w, w.nr, tid) < 0:
                 bits[(tid - lo) >> 6] |= (<uint64_t>1) << ((tid - lo) & 63)
     i = _next_bit(bits, nbits, 0, True)
     while i < nbits:
@@ -1286,22 +1377,17 @@ cdef int _add_sounds(const Data* d, Search* s, int ti) noexcept nogil:
     typed. Return how many ranges it added."""
     cdef Word* w = &s.word[ti]
     cdef Tok* t = &s.tok[ti]
-    cdef const char* p = s.q + t.start
-    cdef char key[UNFOLD_MAX]
-    cdef int m, a, j, k, added = 0
-    cdef uint32_t follow
-    if t.digits > 0 or t.len > UNFOLD_MAX or _typed_len(p, t.len) < SOUND_MIN:
+    cdef SoundMemo spare
+    cdef const SoundMemo* e
+    cdef int j, added = 0
+    if t.digits > 0 or t.len > UNFOLD_MAX or _typed_len(s.q + t.start, t.len) < SOUND_MIN:
         return 0
-    m = _sound_key(p, t.len, True, key, NULL)
-    if m > 0:
-        k = _sound_entries(d, w, key, m, &a)
-        if k <= MAXR:
-            for j in range(a, a + k):
-                added += _push_sound(d, w, d.snd_tok[j], SOUND_PEN, TYPO_WHOLE)
+    e = _sound_look(d, s, ti, &spare)
+    if e.k <= MAXR:
+        for j in range(e.a, e.a + e.k):
+            added += _push_sound(d, w, d.snd_tok[j], SOUND_PEN, TYPO_WHOLE)
     _sort_typo_ranges(w)
-    m = _sound_key(p, t.len, False, key, &follow)
-    if m > 0:
-        added += _sound_runs(d, w, key, m, follow, SOUND_PEN)
+    added += _sound_runs(d, w, e, SOUND_PEN)
     _sort_typo_ranges(w)
     return added
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import orjson
 
+from engine import COORDINATE_BOUNDS, MAX_ADDITION_LENGTH, MAX_HOUSE_NUMBER, MAX_LIMIT
 from server.cors import ALLOW_HEADERS, ALLOW_METHODS, MAX_AGE
 from server.errors import CODES
 from server.params import AREA_PARAMETERS, DEFAULT_LIMIT, MAX_QUERY_CODE_POINTS
@@ -30,10 +31,15 @@ def _point(lat: str, lon: str) -> dict:
         "type": "object",
         "required": [lat, lon],
         "properties": {
-            lat: {"type": "number", "minimum": -90, "maximum": 90},
-            lon: {"type": "number", "minimum": -180, "maximum": 180},
+            lat: _coordinate("lat"),
+            lon: _coordinate("lon"),
         },
     }
+
+
+def _coordinate(name: str) -> dict[str, Any]:
+    """A latitude or longitude within the engine's bounds."""
+    return {"type": "number", "minimum": -COORDINATE_BOUNDS[name], "maximum": COORDINATE_BOUNDS[name]}
 
 
 def _query(name: str, description: str, schema: dict[str, Any], *, required: bool = False) -> dict[str, Any]:
@@ -154,8 +160,8 @@ def _limited(hit: str) -> dict[str, Any]:
         "type": "object",
         "required": ["hits", "limit"],
         "properties": {
-            "hits": {"type": "array", "maxItems": 10, "items": {"$ref": f"#/components/schemas/{hit}"}},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 10},
+            "hits": {"type": "array", "maxItems": MAX_LIMIT, "items": {"$ref": f"#/components/schemas/{hit}"}},
+            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
         },
     }
 
@@ -170,7 +176,7 @@ def build_spec() -> dict[str, Any]:
                 "additionalProperties": False,
                 "properties": {
                     "type": {"const": "NLD_HOUSE_NUMBER"},
-                    "value": {"type": "integer", "minimum": 1, "maximum": 99999},
+                    "value": {"type": "integer", "minimum": 1, "maximum": MAX_HOUSE_NUMBER},
                 },
             },
             {
@@ -265,9 +271,9 @@ def build_spec() -> dict[str, Any]:
             "name": "limit",
             "in": "query",
             "required": False,
-            "description": "How many addresses at most, written as a plain decimal `1`..`10` "
+            "description": f"How many addresses at most, written as a plain decimal `1`..`{MAX_LIMIT}` "
             "(`05`, `5.0`, `1e1`, ` 5` are 400 `invalid_parameter`).",
-            "schema": {"type": "integer", "minimum": 1, "maximum": 10, "default": DEFAULT_LIMIT},
+            "schema": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
         },
         {
             "name": "highlight",
@@ -435,13 +441,15 @@ def build_spec() -> dict[str, Any]:
                                "(`1012LG`, `1012 lg`).",
                                {"type": "string", "pattern": "^ *[1-9][0-9]{3} *[A-Za-z] *[A-Za-z] *$"},
                                required=True),
-                        _query("number", "The house number, a plain decimal `1`..`99999` (no sign, "
-                               "no leading zero).", {"type": "integer", "minimum": 1, "maximum": 99999},
+                        _query("number", f"The house number, a plain decimal `1`..`{MAX_HOUSE_NUMBER}` (no "
+                               "sign, no leading zero).",
+                               {"type": "integer", "minimum": 1, "maximum": MAX_HOUSE_NUMBER},
                                required=True),
                         _query("letter", "Only this house letter (one letter A-Z, any case).",
                                {"type": "string", "pattern": "^[A-Za-z]$"}),
-                        _query("addition", "Only this addition (1 to 4 letters and digits, any case).",
-                               {"type": "string", "pattern": "^[A-Za-z0-9]{1,4}$"}),
+                        _query("addition", f"Only this addition (1 to {MAX_ADDITION_LENGTH} letters and digits, "
+                               "any case).",
+                               {"type": "string", "pattern": f"^[A-Za-z0-9]{{1,{MAX_ADDITION_LENGTH}}}$"}),
                     ],
                     "responses": {
                         **address_responses,
@@ -465,9 +473,9 @@ def build_spec() -> dict[str, Any]:
                     "parameters": [
                         parameters[0],
                         _query("lat", "Latitude, WGS84 degrees, a decimal number.",
-                               {"type": "number", "minimum": -90, "maximum": 90}, required=True),
+                               _coordinate("lat"), required=True),
                         _query("lon", "Longitude, WGS84 degrees, a decimal number.",
-                               {"type": "number", "minimum": -180, "maximum": 180}, required=True),
+                               _coordinate("lon"), required=True),
                         parameters[2],
                         _query("radius", "Only addresses within this many metres (a decimal number "
                                "above 0).", {"type": "number", "exclusiveMinimum": 0}),

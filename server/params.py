@@ -53,7 +53,7 @@ import engine
 from server.errors import ApiError
 
 MAX_QUERY_CODE_POINTS = engine.MAX_QUERY_LENGTH   # the engine's limits, not restated here
-DEFAULT_LIMIT = 5
+DEFAULT_LIMIT = engine.DEFAULT_LIMIT
 _NAMES = {
     b"country": "country",
     b"q": "q",
@@ -68,7 +68,7 @@ _AREA_NAMES = {name.encode(): name for name in AREA_PARAMETERS}
 _NAMES.update(_AREA_NAMES)
 _LOOKUP_NAMES = {name.encode(): name for name in ("country", "postcode", "number", "letter", "addition")}
 _REVERSE_NAMES = {name.encode(): name for name in ("country", "lat", "lon", "limit", "radius")} | _AREA_NAMES
-#: house numbers as the register has them: 1 to 99999, canonical digits (rule 5's spelling);
+#: house numbers as the register has them: 1 to engine.MAX_HOUSE_NUMBER, canonical digits (rule 5's spelling);
 #: 0 for anything else (the engine's rule, read in C)
 _house_number = engine.read_house_number
 _BOOLEANS = {b"true": True, b"false": False}
@@ -256,7 +256,7 @@ def _required(found: dict[str, bytes], name: str) -> bytes:
 
 def parse_lookup(raw: bytes) -> Lookup:
     """Validate the query string of ``/v1/address/postcode``: ``country``, ``postcode`` and
-    ``number`` (1 to 99999, canonical digits), optionally ``letter`` and ``addition``; the
+    ``number`` (1 to ``engine.MAX_HOUSE_NUMBER``, canonical digits), optionally ``letter`` and ``addition``; the
     engine checks the postcode, letter and addition (``engine.AddressIndex.lookup``)."""
     # PERF: the plain spelling (``country=NLD&postcode=..&number=..``, as the widget and
     # ``urlencode`` write it) is read in C (``engine.read_plain_lookup``), as ``parse_query``'s
@@ -276,7 +276,7 @@ def _lookup_general(raw: bytes) -> Lookup:
     postcode = _decode(raw_postcode, "postcode")
     number = _house_number(_decode(raw_number, "number").encode())
     if not number:
-        raise _invalid("number", "number must be a house number from 1 to 99999")
+        raise _invalid("number", f"number must be a house number from 1 to {engine.MAX_HOUSE_NUMBER}")
     letter, addition = found.get("letter"), found.get("addition")
     return Lookup(postcode, number,
                   None if letter is None else _decode(letter, "letter"),

@@ -54,17 +54,17 @@ class Index(Protocol):
 
     manifest: dict[str, Any]
 
-    def suggest_json(self, q: str, *, limit: int = 5, lat: float | None = None, lon: float | None = None,
+    def suggest_json(self, q: str, *, limit: int = ..., lat: float | None = None, lon: float | None = None,
                      highlight: bool = False) -> bytes: ...
 
     def suggest(
-        self, q: str, *, limit: int = 5, lat: float | None = None, lon: float | None = None
+        self, q: str, *, limit: int = ..., lat: float | None = None, lon: float | None = None
     ) -> dict[str, Any]: ...
 
     def lookup_json(self, postcode: str, number: int, *, letter: str | None = None,
                     addition: str | None = None) -> bytes: ...
 
-    def reverse_json(self, lat: float, lon: float, *, limit: int = 5, radius: float | None = None,
+    def reverse_json(self, lat: float, lon: float, *, limit: int = ..., radius: float | None = None,
                      **area: str) -> bytes: ...
 
 

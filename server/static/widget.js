@@ -54,6 +54,25 @@
     if (at < chars.length) parent.appendChild(document.createTextNode(chars.slice(at).join("")));
   }
 
+  // the status line under an input: `text`, marked as an error or not
+  function showNote(note, text, isError) {
+    note.textContent = text;
+    note.classList.toggle("nla-error", !!isError);
+  }
+
+  // the fields of `form` marked data-nl="<component type>" (or "latitude", "longitude") get
+  // the chosen hit's values; those it has none for are emptied
+  function fillForm(form, hit) {
+    var values = { latitude: hit.location.latitude, longitude: hit.location.longitude };
+    hit.components.forEach(function (c) {
+      values[c.type] = c.value;
+    });
+    form.querySelectorAll("[data-nl]").forEach(function (field) {
+      var name = field.getAttribute("data-nl");
+      field.value = name in values ? String(values[name]) : "";
+    });
+  }
+
   function describeError(status, body) {
     if (status === 0) return "the address service cannot be reached";
     var code = body && body.code ? body.code : "error";
@@ -121,8 +140,7 @@
     var inFlight = null; // its AbortController
 
     function setNote(text, isError) {
-      note.textContent = text;
-      note.classList.toggle("nla-error", !!isError);
+      showNote(note, text, isError);
     }
 
     function open(yes) {
@@ -178,16 +196,7 @@
     }
 
     function fill(hit) {
-      var form = input.form;
-      if (!form) return;
-      var values = { latitude: hit.location.latitude, longitude: hit.location.longitude };
-      hit.components.forEach(function (c) {
-        values[c.type] = c.value;
-      });
-      form.querySelectorAll("[data-nl]").forEach(function (field) {
-        var name = field.getAttribute("data-nl");
-        field.value = name in values ? String(values[name]) : "";
-      });
+      if (input.form) fillForm(input.form, hit);
     }
 
     function choose(index) {
@@ -335,22 +344,12 @@
     var asked = "";
 
     function setNote(text, isError) {
-      note.textContent = text;
-      note.classList.toggle("nla-error", !!isError);
+      showNote(note, text, isError);
     }
 
     function fill(hit) {
       var form = number.form || postcode.form;
-      if (form && hit) {
-        var values = { latitude: hit.location.latitude, longitude: hit.location.longitude };
-        hit.components.forEach(function (c) {
-          values[c.type] = c.value;
-        });
-        form.querySelectorAll("[data-nl]").forEach(function (field) {
-          var name = field.getAttribute("data-nl");
-          field.value = name in values ? String(values[name]) : "";
-        });
-      }
+      if (form && hit) fillForm(form, hit);
       if (hit) {
         if (opts.onChoose) opts.onChoose(hit);
         number.dispatchEvent(new CustomEvent("nl-address", { detail: hit, bubbles: true }));

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import re
 import threading
 import time
 from decimal import Decimal
@@ -249,3 +250,23 @@ def test_the_version_comes_from_the_package_metadata():
 
     pyproject = REPO / "pyproject.toml"
     assert engine.__version__ == tomllib.loads(pyproject.read_text())["project"]["version"]
+
+
+def test_the_limits_the_manual_states_are_the_engines():
+    """docs/guide/embedding.md writes each limit as `engine.NAME` (value): the value is the one
+    the engine holds, and the package exports every one named."""
+    text = (REPO / "docs" / "guide" / "embedding.md").read_text(encoding="utf-8")
+    stated = dict(re.findall(r"`engine\.([A-Z_]+)` \((\d+)", text))
+    assert set(stated) >= {"MAX_HOUSE_NUMBER", "MAX_ADDITION_LENGTH", "MAX_LIMIT", "DEFAULT_LIMIT",
+                           "MAX_QUERY_LENGTH"}
+    assert {name: int(value) for name, value in stated.items()} == {name: getattr(engine, name) for name in stated}
+    assert set(stated) <= set(engine.__all__)
+
+
+def test_the_defaults_are_the_stated_ones(sample_index):
+    assert sample_index.suggest_json("kerkstraat").endswith(b'"limit":%d}' % engine.DEFAULT_LIMIT)
+    with pytest.raises(engine.QueryError, match=f"from 1 to {engine.MAX_HOUSE_NUMBER}$"):
+        sample_index.lookup("1012 LG", engine.MAX_HOUSE_NUMBER + 1)
+    assert sample_index.lookup("1012 LG", engine.MAX_HOUSE_NUMBER) == []
+    with pytest.raises(engine.QueryError, match=f"1 to {engine.MAX_ADDITION_LENGTH} letters"):
+        sample_index.lookup("1012 LG", 1, addition="a" * (engine.MAX_ADDITION_LENGTH + 1))
