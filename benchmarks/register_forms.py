@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO))
 
 from engine.ingest.lvbag import KINDS  # noqa: E402
 from engine.ingest.register import TEXT_COLUMNS, Register  # noqa: E402
+from engine.ingest.texts import TextColumn  # noqa: E402
 
 CHANGES = 5_000
 
@@ -73,7 +74,7 @@ def sqlite_write(reg: Register, out: Path) -> None:
         if "side" in t:
             cols.append("side")
         con.execute(f"CREATE TABLE {kind} ({', '.join(cols)})")
-        data = [t[k].tolist() if isinstance(t[k], np.ndarray) else t[k] for k in cols if k != "side"]
+        data = [t[k].tolist() for k in cols if k != "side"]
         if "side" in t:
             data.append(_side_texts(t))
         con.executemany(f"INSERT INTO {kind} VALUES ({', '.join('?' * len(cols))})", zip(*data, strict=True))
@@ -92,7 +93,7 @@ def sqlite_read(out: Path) -> dict:
         t = {}
         for name, col in zip(names, cols, strict=True):
             if name in TEXT_COLUMNS[kind]:
-                t[name] = list(col)
+                t[name] = TextColumn.of(list(col))
             elif name == "side":
                 parts = [s.split(",") if s else [] for s in col]
                 t["side_n"] = np.array([len(p) for p in parts], dtype=np.int32)
@@ -126,8 +127,8 @@ def parquet_write(reg: Register, out: Path) -> None:
                 cols[k] = pa.LargeListArray.from_arrays(pa.array(start), pa.array(v))
             elif k == "side_n":
                 continue
-            elif isinstance(v, list):
-                cols[k] = pa.array(v, type=pa.string()).dictionary_encode()
+            elif isinstance(v, TextColumn):
+                cols[k] = pa.DictionaryArray.from_arrays(pa.array(v.codes), pa.array(v.values, type=pa.string()))
             else:
                 cols[k] = pa.array(v)
         pq.write_table(pa.table(cols), out / f"{kind}.parquet", compression="zstd")
@@ -142,8 +143,8 @@ def parquet_read(out: Path) -> dict:
         for name in table.column_names:
             col = table.column(name).combine_chunks()
             if name in TEXT_COLUMNS[kind]:
-                values = np.array(col.dictionary.to_pylist(), dtype=object)
-                t[name] = values[col.indices.to_numpy(zero_copy_only=False)].tolist()
+                t[name] = TextColumn(col.indices.to_numpy(zero_copy_only=False).astype(np.int32),
+                                     col.dictionary.to_pylist())
             elif name == "side":
                 offsets = col.offsets.to_numpy()
                 t["side_n"] = np.diff(offsets).astype(np.int32)

@@ -23,7 +23,6 @@ import contextlib
 import datetime as dt
 import functools
 import io
-import itertools
 import multiprocessing
 import os
 import re
@@ -43,6 +42,7 @@ from tqdm import tqdm
 from .. import _csv
 from .keys import fits3, pack3, unpack3
 from .municipalities import MunicipalityReference, former_names, load_reference
+from .texts import TextColumn
 
 __all__ = ["is_lvbag", "read_lvbag", "LEFT_OUT_REASONS"]
 
@@ -378,15 +378,17 @@ class Columns:
             self.a3.append(py)
 
     def arrays(self) -> dict:
-        """The table: numpy columns, and lists of the texts (letter, addition, postcode, name)."""
+        """The table: numpy columns, and the texts (letter, addition, postcode, name) as
+        `TextColumn`s."""
         out = {"id": _ids(self.ident), "vk": np.array(self.vk, dtype=np.int32),
                "begin": np.array(self.begin, dtype=np.int32), "end": np.array(self.end, dtype=np.int32),
                "inactive": np.array(self.inactive, dtype=bool), "status": np.array(self.status, dtype=np.uint8)}
         if self.kind == "NUM":
-            out.update(number=np.array(self.a1, dtype=np.int64), letter=self.a2, addition=self.a3,
-                       postcode=self.a4, wpl=_ids(self.a5, np.int32), opr=_ids(self.a6))
+            out.update(number=np.array(self.a1, dtype=np.int64), letter=TextColumn.of(self.a2),
+                       addition=TextColumn.of(self.a3), postcode=TextColumn.of(self.a4),
+                       wpl=_ids(self.a5, np.int32), opr=_ids(self.a6))
         elif self.kind in ("OPR", "WPL"):
-            out.update(name=self.a4, wpl=_ids(self.a5, np.int32))
+            out.update(name=TextColumn.of(self.a4), wpl=_ids(self.a5, np.int32))
         else:
             out.update(main=_ids(self.a1), side=_ids(self.a5), side_n=np.array(self.side_n, dtype=np.int32),
                        x=np.array(self.a2, dtype=np.float64), y=np.array(self.a3, dtype=np.float64))
@@ -555,6 +557,7 @@ def _current(t: dict, day: int) -> tuple[np.ndarray, int]:
 
 
 def _concat(parts: list[dict]) -> dict:
+    """The records of the tables `parts` (`Columns.arrays`), one after the other."""
     if not parts:
         return {}
     out = {}
@@ -562,7 +565,7 @@ def _concat(parts: list[dict]) -> dict:
         if isinstance(parts[0][k], np.ndarray):
             out[k] = np.concatenate([p[k] for p in parts])
         else:
-            out[k] = list(itertools.chain.from_iterable(p[k] for p in parts))
+            out[k] = TextColumn.concat([p[k] for p in parts])
     return out
 
 
@@ -703,13 +706,13 @@ def join(tables: dict, relation: dict, register_date: str, ref: MunicipalityRefe
     rel = _woonplaats_municipality(relation, day, area, wpl[0], where)
     _wgs84_points(tables, cur, ok)
     rn, rlon, rlat = _address_points(tables, cur, ok)
-    rows, ids, op, wp, gem, pos, named, unknown = _issued_addresses(
+    rows, ids, op, wp, gem, pos, pc, postcodes, named, unknown = _issued_addresses(
         tables, cur["NUM"][ok["NUM"]], opr, wpl, rel, rn, ref, by_type["NUM"], examples)
 
     lon, lat = rlon[pos], rlat[pos]
 
     gem_names = {g: ref.munis[named[f"{g:04d}"]] for g in set(gem.tolist())}
-    csv = _csv_pieces(tables, rows, ids, opr[1], op, wpl[1], wp, gem, lat, lon, gem_names)
+    csv = _csv_pieces(tables, rows, ids, opr[1], op, wpl[1], wp, gem, (pc, postcodes), lat, lon, gem_names)
     left_out = {r: sum(by_type[k][r] for k in KINDS) for r in LEFT_OUT_REASONS}
     return LvbagResult(csv=csv, line_ids=ids, extract_date=register_date, left_out=left_out,
                        left_out_by_type=by_type, skipped=[], examples=examples, files=0,
@@ -832,11 +835,12 @@ def _address_points(tables: dict, cur: dict, ok: dict) -> tuple[np.ndarray, np.n
 
 def _issued_addresses(tables: dict, rows: np.ndarray, opr: tuple, wpl: tuple, rel: dict[int, int],
                       rn: np.ndarray, ref: MunicipalityReference, counts: dict, examples: dict) -> tuple:
-    """(rows, ids, op, wp, gem, pos, named, unknown): of the current, issued nummeraanduidingen
-    `rows`, in the order of their identification, those with a street, a woonplaats, a
-    municipality the reference names, a postcode and a position; with the position of each in
-    `opr`, `wpl` (`_sorted_current`) and `rn` (`_address_points`), its municipality code, and
-    the reference's answer (`by_code`). Counts each one left out in `counts`, with `examples`."""
+    """(rows, ids, op, wp, gem, pos, pc, postcodes, named, unknown): of the current, issued
+    nummeraanduidingen `rows`, in the order of their identification, those with a street, a
+    woonplaats, a municipality the reference names, a postcode and a position; with the position
+    of each in `opr`, `wpl` (`_sorted_current`) and `rn` (`_address_points`), its municipality
+    code, the code of its postcode in `postcodes`, and the reference's answer (`by_code`). Counts
+    each one left out in `counts`, with `examples`."""
     t = tables["NUM"]
     rows = rows[np.argsort(t["id"][rows], kind="stable")]
     ids = t["id"][rows]
@@ -871,7 +875,7 @@ def _issued_addresses(tables: dict, rows: np.ndarray, opr: tuple, wpl: tuple, re
     keep = drop(gem < 0, "dangling_reference",
                 lambda i: f"woonplaats {wpl_code[i]:04d} has no municipality in GEM-WPL-RELATIE")
     rows, ids, op, wp, gem = rows[keep], ids[keep], op[keep], wp[keep], gem[keep]
-    pc, postcodes = text_codes(t["postcode"], rows)
+    pc, postcodes = t["postcode"].distinct(rows)   # NOTE: the one map of the postcodes (the CSV's too)
     blank = np.array([not p.strip() for p in postcodes], dtype=bool)
     keep = drop(blank[pc], "no_postcode", lambda i: "no postcode")
     rows, ids, op, wp, gem, pc = rows[keep], ids[keep], op[keep], wp[keep], gem[keep], pc[keep]
@@ -881,30 +885,33 @@ def _issued_addresses(tables: dict, rows: np.ndarray, opr: tuple, wpl: tuple, re
     unplaced = np.array([int(c) for c, m in named.items() if m < 0], dtype=np.int64)
     keep = drop(np.isin(gem, unplaced), "dangling_reference", lambda i: ref.why_not(
         f"{gem[i]:04d}", wpl_name[wpl_rows[wp[i]]], t["postcode"][rows[i]]))
-    rows, ids, op, wp, gem = rows[keep], ids[keep], op[keep], wp[keep], gem[keep]
+    rows, ids, op, wp, gem, pc = rows[keep], ids[keep], op[keep], wp[keep], gem[keep], pc[keep]
     pos = _lookup(ids, rn)
     keep = drop(pos < 0, "no_position", lambda i: "no current verblijfsobject, ligplaats or standplaats has it")
-    return rows[keep], ids[keep], op[keep], wp[keep], gem[keep], pos[keep], named, unknown
+    return rows[keep], ids[keep], op[keep], wp[keep], gem[keep], pos[keep], pc[keep], postcodes, named, unknown
 
 
 def _csv_pieces(tables: dict, rows: np.ndarray, ids: np.ndarray, opr_rows: np.ndarray, op: np.ndarray,
-                wpl_rows: np.ndarray, wp: np.ndarray, gem: np.ndarray, lat: np.ndarray, lon: np.ndarray,
-                gem_names: dict, step: int = 1 << 16):
+                wpl_rows: np.ndarray, wp: np.ndarray, gem: np.ndarray, postcodes: tuple, lat: np.ndarray,
+                lon: np.ndarray, gem_names: dict, step: int = 1 << 16):
     """The CSV of the addresses, a piece at a time (PERF: never the whole text in memory at once).
     Of each address its NUM record (`rows`), identification, OPR and WPL record, municipality
-    code and point.
+    code, postcode (its code, and the texts: `_issued_addresses`) and point.
 
     PERF: no Python code per address: each piece is a matrix of bytes, a row per address and
     the columns of its fields side by side, each field padded with NULs, which a mask drops at
-    the end (XML holds no NUL: `_QuotedBytes` checks). Each distinct text is quoted once (a
-    piece's letters, additions and postcodes, `text_codes`; every street, place, municipality
-    and former one), the numbers and coordinates are made from tables of digits (`_numbers`,
-    `_coordinates`). The sample's 642,000 lines: 0.8 CPU s instead of 2.9, the same bytes."""
+    the end (XML holds no NUL: `_QuotedBytes` checks). Each distinct text is quoted once (every
+    letter, addition, postcode, street, place, municipality and former one: `_quoted`), the
+    numbers and coordinates are made from tables of digits (`_numbers`, `_coordinates`). The
+    sample's 642,000 lines: 0.8 CPU s instead of 2.9, the same bytes."""
     t = tables["NUM"]
-    number, letter, addition, postcode = t["number"], t["letter"], t["addition"], t["postcode"]
+    number = t["number"]
     q = _QuotedBytes()
-    street_of, street = _distinct(tables["OPR"]["name"], opr_rows[op], q)
-    place_of, place = _distinct(tables["WPL"]["name"], wpl_rows[wp], q)
+    letter_of, letter = _quoted(t["letter"].distinct(rows), q)
+    addition_of, addition = _quoted(t["addition"].distinct(rows), q)
+    postcode_of, postcode = _quoted(postcodes, q)
+    street_of, street = _quoted(tables["OPR"]["name"].distinct(opr_rows[op]), q)
+    place_of, place = _quoted(tables["WPL"]["name"].distinct(wpl_rows[wp]), q)
     codes = sorted(gem_names)
     gem_of = np.searchsorted(np.array(codes, dtype=np.int64), gem)
     gem_text = _fixed([q[gem_names[g].name] + b";" + q[gem_names[g].province] for g in codes])
@@ -914,8 +921,8 @@ def _csv_pieces(tables: dict, rows: np.ndarray, ids: np.ndarray, opr_rows: np.nd
     for start in range(0, len(rows), step):
         sl = slice(start, start + step)
         r_ = rows[sl]
-        fields = [street[street_of[sl]], _numbers(number[r_]), _texts_of(letter, r_, q), _texts_of(addition, r_, q),
-                  _texts_of(postcode, r_, q), place[place_of[sl]], gem_text[gem_of[sl]],
+        fields = [street[street_of[sl]], _numbers(number[r_]), letter[letter_of[sl]], addition[addition_of[sl]],
+                  postcode[postcode_of[sl]], place[place_of[sl]], gem_text[gem_of[sl]],
                   _coordinates(lat[sl]), _coordinates(lon[sl]), former[former_of[sl]]]
         n = len(r_)
         cols = []
@@ -946,20 +953,11 @@ def _fixed(values: list[bytes]) -> np.ndarray:
     return np.array(values, dtype=f"S{max(1, max(map(len, values), default=1))}")
 
 
-def _texts_of(texts: list[str], rows: np.ndarray, q: _QuotedBytes) -> np.ndarray:
-    """The quoted text of each of records `rows` of a text column (`text_codes`)."""
-    codes, distinct = text_codes(texts, rows)
-    return _fixed([q[v] for v in distinct])[codes]
-
-
-def _distinct(texts: list[str], rows: np.ndarray, q: _QuotedBytes) -> tuple[np.ndarray, np.ndarray]:
-    """(code of each of `rows`, the quoted text of each code): the texts of records `rows`
-    of a text column, each distinct record quoted once."""
-    # PERF: `np.unique(rows, return_inverse=True)` without its sort: the rows are < len(texts)
-    present = np.zeros(len(texts), dtype=bool)
-    present[rows] = True
-    code = np.cumsum(present, dtype=np.int64) - 1
-    return code[rows], _fixed([q[texts[r]] for r in np.flatnonzero(present).tolist()])
+def _quoted(distinct: tuple[np.ndarray, list[str]], q: _QuotedBytes) -> tuple[np.ndarray, np.ndarray]:
+    """(code of each address, the quoted text of each code) of the texts `distinct`
+    (`TextColumn.distinct`), each quoted once."""
+    codes, texts = distinct
+    return codes, _fixed([q[v] for v in texts])
 
 
 @functools.cache
@@ -1012,7 +1010,7 @@ def _coordinates(values: np.ndarray) -> np.ndarray:
     return out.view(f"S{out.shape[1]}").ravel()
 
 
-def _code_place_postcode(gem: np.ndarray, wpl: np.ndarray, pc: np.ndarray, wpl_name: list[str],
+def _code_place_postcode(gem: np.ndarray, wpl: np.ndarray, pc: np.ndarray, wpl_name: TextColumn,
                          postcodes: list[str]) -> Counter:
     """How many addresses each (municipality code, woonplaats name, postcode) has, in the order
     each is first met; `pc` is the code of each address's postcode in `postcodes`.
@@ -1028,17 +1026,6 @@ def _code_place_postcode(gem: np.ndarray, wpl: np.ndarray, pc: np.ndarray, wpl_n
     for code, place, postcode, n in zip(codes, places, pcs, counts[order].tolist(), strict=True):
         out[f"{code:04d}", wpl_name[place], postcodes[postcode]] += n
     return out
-
-
-def text_codes(texts: list[str], rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """(the code of the text of each of records `rows` of a text column, the distinct texts in
-    the order first met).
-
-    PERF: maps of C functions, no Python per record (the whole country: 9 million postcodes)."""
-    values = list(map(texts.__getitem__, rows.tolist()))
-    distinct = list(dict.fromkeys(values))
-    index = {v: i for i, v in enumerate(distinct)}
-    return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values)), distinct
 
 
 def parse_result(res: LvbagResult) -> dict:

@@ -36,6 +36,7 @@ import zstandard
 
 from .lvbag import KINDS, PLACES, LvbagResult, unconverted
 from .municipalities import MunicipalityReference
+from .texts import TextColumn
 
 __all__ = ["Register", "RegisterError", "STATE_VERSION", "TEXT_COLUMNS"]
 
@@ -44,7 +45,7 @@ __all__ = ["Register", "RegisterError", "STATE_VERSION", "TEXT_COLUMNS"]
 STATE_VERSION = 2
 #: The versions this engine reads: 1 lacks the WGS84 points (read as not converted yet).
 _READS = (1, STATE_VERSION)
-#: The columns of each type that hold texts (lists of str in memory).
+#: The columns of each type that hold texts (`engine.ingest.texts.TextColumn` in memory).
 TEXT_COLUMNS = {"NUM": ("letter", "addition", "postcode"), "OPR": ("name",), "WPL": ("name",),
                 "VBO": (), "LIG": (), "STA": ()}
 _REFERENCE_FILE = "register-reference.json.zst"
@@ -105,15 +106,13 @@ def day_of(date: str) -> int:
     return int(date.replace("-", ""))
 
 
-def take(table: dict, rows: np.ndarray, *, texts: bool = True) -> dict:
+def take(table: dict, rows: np.ndarray) -> dict:
     """The records `rows` (indices, in that order) of a table; the secondary addresses of a
-    verblijfsobject, ligplaats or standplaats (`side`, `side_n` of each) go with their records.
-    Without `texts`, only the numpy columns."""
+    verblijfsobject, ligplaats or standplaats (`side`, `side_n` of each) go with their records."""
     out = {}
     for k, v in table.items():
-        if k == "side" or not (texts or isinstance(v, np.ndarray)):
-            continue
-        out[k] = v[rows] if isinstance(v, np.ndarray) else [v[i] for i in rows.tolist()]
+        if k != "side":
+            out[k] = v.take(rows) if isinstance(v, TextColumn) else v[rows]
     if "side" in table:
         start = np.concatenate([[0], np.cumsum(table["side_n"])])
         n = table["side_n"][rows]
@@ -138,9 +137,6 @@ class Register:
     reference: MunicipalityReference
     extract: dict = field(default_factory=dict)      # name, date, sha256 of the extract it began with
     deliveries: list[dict] = field(default_factory=list)  # each applied: name, from, to, date, sha256
-    # the text columns as read: per type its records then, and per column (codes, distinct values)
-    # (PERF: a delivery only appends records, engine.ingest.mutations.apply; `save` encodes only those)
-    _read: dict = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_result(cls, res: LvbagResult, *, name: str, sha256: str) -> Register:
@@ -161,12 +157,13 @@ class Register:
         for kind in KINDS:
             t = self.tables[kind]
             keep = live(t, day)
-            whole = len(keep) == len(t["id"])
-            arrays = {k: v for k, v in t.items() if isinstance(v, np.ndarray)} if whole else take(t, keep, texts=False)
+            if len(keep) < len(t["id"]):
+                t = take(t, keep)
+            arrays = {k: v for k, v in t.items() if not isinstance(v, TextColumn)}
             for col in TEXT_COLUMNS[kind]:
-                codes, values = self._codes(kind, col)
-                arrays[col] = codes if whole else codes[keep]
-                arrays[f"{col}_values"] = _blob(values, kind, col)
+                texts = t[col].compact()    # the values some record holds, no others
+                arrays[col] = texts.codes
+                arrays[f"{col}_values"] = _blob(texts.values, kind, col)
             write_arrays(directory / _file(kind), arrays)
             rows[kind] = len(arrays["id"])
         write_arrays(directory / _RELATION_FILE, self.relation)
@@ -176,22 +173,6 @@ class Register:
                 "deliveries": self.deliveries, "rows": rows, "relation_rows": len(self.relation["wpl"]),
                 "reference": self.reference.describe(),
                 "files": sorted([_file(k) for k in KINDS] + [_RELATION_FILE, _REFERENCE_FILE])}
-
-    def _codes(self, kind: str, col: str) -> tuple[np.ndarray, list[str]]:
-        """The code of each record's text in column `col` (int32), and the distinct texts."""
-        values = self.tables[kind][col]
-        read = self._read.get(kind)
-        if read is None or len(values) < read[0]:
-            return _categories(values)
-        n0, cols = read
-        codes0, known = cols[col]
-        seen = {v: i for i, v in enumerate(known)}
-        more, seen = _categories(values[n0:], seen)
-        # a check that the records read are still where they were (a delivery only appends)
-        probe = np.linspace(0, n0 - 1, num=min(n0, 64), dtype=np.int64)
-        if any(known[codes0[i]] != values[i] for i in probe.tolist()):
-            return _categories(values)
-        return np.concatenate([codes0, more]), list(seen)
 
     @classmethod
     def load(cls, index_dir: str | os.PathLike, manifest: dict) -> Register:
@@ -210,18 +191,15 @@ class Register:
             raise RegisterError(f"{index_dir}: its register state has version {version!r}, this engine reads "
                                 f"versions {', '.join(map(str, _READS))}: build it again from an LVBAG extract")
         try:
-            tables, read = {}, {}
+            tables = {}
             for kind in KINDS:
                 t = read_arrays(index_dir / _file(kind))
-                cols = {}
                 for col in TEXT_COLUMNS[kind]:
-                    codes, values = t[col], _values(t.pop(f"{col}_values"), len(t[col]))
-                    t[col] = _texts(codes, values)
-                    cols[col] = (codes, values)
+                    t[col] = TextColumn(t[col], _values(t.pop(f"{col}_values"), len(t[col])))
+                    t[col].check()
                 if version == 1 and kind in PLACES:
                     t.update(unconverted(len(t["id"])))
                 tables[kind] = t
-                read[kind] = (len(t["id"]), cols)
             relation = read_arrays(index_dir / _RELATION_FILE)
             reference = MunicipalityReference.from_dict(orjson.loads(
                 zstandard.ZstdDecompressor().decompress((index_dir / _REFERENCE_FILE).read_bytes())))
@@ -229,19 +207,7 @@ class Register:
             raise RegisterError(f"{index_dir}: its register state cannot be read ({e}): build it again from an "
                                 "LVBAG extract") from None
         return cls(date=meta["date"], tables=tables, relation=relation, area=list(meta.get("area", [])),
-                   reference=reference, extract=meta.get("extract", {}), deliveries=list(meta.get("deliveries", [])),
-                   _read=read)
-
-
-def _categories(values: list[str], seen: dict[str, int] | None = None) -> tuple[np.ndarray, list[str]]:
-    """A text column as the code of each value (int32) and its distinct values (those of `seen`,
-    a value -> code map to extend, first).
-
-    PERF: a column has few distinct values (the whole country: 9 million postcodes, 480,000
-    distinct); read back, every record shares the one str of its value."""
-    seen = {} if seen is None else seen
-    codes = np.fromiter((seen.setdefault(v, len(seen)) for v in values), dtype=np.int32, count=len(values))
-    return codes, list(seen)
+                   reference=reference, extract=meta.get("extract", {}), deliveries=list(meta.get("deliveries", [])))
 
 
 def _blob(values: list[str], kind: str, col: str) -> np.ndarray:
@@ -255,10 +221,3 @@ def _blob(values: list[str], kind: str, col: str) -> np.ndarray:
 def _values(blob: np.ndarray, n: int) -> list[str]:
     """The distinct texts `_blob` wrote (none for a column of no records)."""
     return blob.tobytes().decode().split("\0") if n else []
-
-
-def _texts(codes: np.ndarray, values: list[str]) -> list[str]:
-    """The text of each record: its code's value."""
-    if len(codes) and (codes.min() < 0 or codes.max() >= len(values)):
-        raise ValueError("a text column's codes do not fit its values")
-    return np.array(values, dtype=object)[codes].tolist() if len(codes) else []

@@ -182,7 +182,7 @@ def _report_addresses(changes: dict) -> None:
 # ------------------------------------------------------------------ the addresses, old and new
 
 _COLUMNS = ("a_group", "a_number", "a_letter", "a_addition", "a_postcode", "a_lat", "a_lon", "g_street",
-            "g_locality", "g_municipality", "g_province", "s_blob", "s_off", "add_blob", "add_off")
+            "g_locality", "g_municipality", "g_province", "s_blob", "s_off", "add_blob", "add_off", "pc_addr")
 
 
 def _texts(blob: np.ndarray, off: np.ndarray) -> list[str]:
@@ -192,9 +192,10 @@ def _texts(blob: np.ndarray, off: np.ndarray) -> list[str]:
 
 class _Addresses:
     """The addresses of one index as integers: a key per address (postcode, number, letter
-    and addition, case-insensitive: the index holds each key once) and what it says (street,
-    place, municipality, province, lat, lon, letter and addition as registered), the texts
-    numbered in `vocab`, which two indexes share."""
+    and addition, case-insensitive: the index holds each key once), the keys' order, and what
+    each says: its group's street, place, municipality and province (`group_says`), its lat,
+    lon, letter and addition as registered, the texts numbered in `vocab`, which two indexes
+    share."""
 
     def __init__(self, a: dict, vocab: dict[str, int], add_keys: dict[str, int]) -> None:
         names = np.array([vocab.setdefault(json.loads(f'"{s}"'), len(vocab)) for s in _texts(a["s_blob"], a["s_off"])],
@@ -202,25 +203,34 @@ class _Addresses:
         adds = _texts(a["add_blob"], a["add_off"])
         add_id = np.array([vocab.setdefault(x, len(vocab)) for x in adds], dtype=np.int32)
         add_key = np.array([add_keys.setdefault(x.upper(), len(add_keys)) for x in adds], dtype=np.int64)
-        g = np.asarray(a["a_group"])
-        # PERF: int32 throughout: what the whole country's 9 million addresses say fits in 288 MB
-        letter = np.asarray(a["a_letter"]).astype(np.int32)
-        upper = np.where((letter >= 97) & (letter <= 122), letter - 32, letter)
+        self.group = np.asarray(a["a_group"])
+        self.letter = np.asarray(a["a_letter"])
+        upper = np.where((self.letter >= 97) & (self.letter <= 122), self.letter - 32, self.letter)
         addition = np.asarray(a["a_addition"])
         # PERF: one 64-bit key (postcode < 2**23, number < 2**17, letter < 2**8, addition < 2**16)
         if len(add_keys) >= 1 << 16:
             raise ValueError("too many distinct additions to compare two indexes")
         u = np.uint64
-        self.key = ((np.asarray(a["a_postcode"]).astype(u) << u(41)) | (np.asarray(a["a_number"]).astype(u) << u(24))
-                    | (upper.astype(u) << u(16)) | add_key[addition].astype(u))
-        self.says = np.stack([names[np.asarray(a["g_street"])[g]], names[np.asarray(a["g_locality"])[g]],
-                              names[np.asarray(a["g_municipality"])[g]], names[np.asarray(a["g_province"])[g]],
-                              np.asarray(a["a_lat"]), np.asarray(a["a_lon"]), letter, add_id[addition]], axis=1)
         self.postcode, self.number = np.asarray(a["a_postcode"]), np.asarray(a["a_number"])
+        self.key = ((self.postcode.astype(u) << u(41)) | (self.number.astype(u) << u(24))
+                    | (upper.astype(u) << u(16)) | add_key[addition].astype(u))
+        # PERF: the addresses in the postcode index's order (by postcode and number) are nearly
+        # in the keys' order: a stable sort (a merge of runs) finishes them in a few passes
+        pc_addr = np.asarray(a["pc_addr"])
+        self.order = pc_addr[np.argsort(self.key[pc_addr], kind="stable")]
+        self.group_says = np.stack([names[np.asarray(a["g_street"])], names[np.asarray(a["g_locality"])],
+                                    names[np.asarray(a["g_municipality"])], names[np.asarray(a["g_province"])]],
+                                   axis=1)
+        self.lat, self.lon, self.addition = np.asarray(a["a_lat"]), np.asarray(a["a_lon"]), add_id[addition]
+
+    def says(self, i: int) -> list[int]:
+        """What address `i` says: street, place, municipality, province, lat, lon, letter, addition."""
+        return [*self.group_says[self.group[i]].tolist(), int(self.lat[i]), int(self.lon[i]), int(self.letter[i]),
+                int(self.addition[i])]
 
     def differences(self, i: int, other: _Addresses, j: int, text: list[str]) -> str:
         """What address `j` of `other` says otherwise than address `i` of this index."""
-        was, now = self.says[i].tolist(), other.says[j].tolist()
+        was, now = self.says(i), other.says(j)
         out = [f"{what} {text[a]!r} -> {text[b]!r}" for what, a, b in zip(
             ("street", "place", "municipality", "province"), was[:4], now[:4], strict=True) if a != b]
         if was[4:6] != now[4:6]:
@@ -233,20 +243,21 @@ class _Addresses:
 
     def label(self, i: int, text: list[str]) -> str:
         """'Kosterstraat 4, 6981CH Doesburg' for address `i`."""
-        street, place, _, _, _, _, letter, addition = self.says[i].tolist()
+        street, place, _, _, _, _, letter, addition = self.says(i)
         pc = int(self.postcode[i])
         suffix = (chr(letter) if letter else "") + (f"-{text[addition]}" if text[addition] else "")
         return (f"{text[street]} {self.number[i]}{suffix}, {pc // 676:04d}{chr(65 + pc % 676 // 26)}"
                 f"{chr(65 + pc % 26)} {text[place]}")
 
 
-def _common(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _common(a: _Addresses, b: _Addresses) -> tuple[np.ndarray, np.ndarray]:
     """The positions in `a` and in `b` of the keys both hold (each holds a key once), in the
-    order of the keys: `np.intersect1d(a, b, assume_unique=True, return_indices=True)[1:]`.
+    order of the keys: `np.intersect1d(a.key, b.key, assume_unique=True, return_indices=True)[1:]`.
 
-    PERF: each sorted alone and the two merged by a search, not the two sorted together."""
-    oa, ob = np.argsort(a), np.argsort(b)
-    sa, sb = a[oa], b[ob]
+    PERF: each in its keys' order (`_Addresses.order`), merged by a search, not the two sorted
+    together."""
+    oa, ob = a.order, b.order
+    sa, sb = a.key[oa], b.key[ob]
     pos = np.minimum(np.searchsorted(sa, sb), max(len(sa) - 1, 0))
     both = (sa[pos] == sb) if len(sa) else np.zeros(len(sb), dtype=bool)
     return oa[pos[both]], ob[both]
@@ -268,11 +279,15 @@ def address_changes(old_dir: Path, new: dict) -> dict:
     old = _Addresses({k: np.load(old_dir / f"{k}.npy", mmap_mode="r") for k in _COLUMNS}, vocab, add_keys)
     now = _Addresses({k: new[k] for k in _COLUMNS}, vocab, add_keys)
     text = list(vocab)
-    io, inn = _common(old.key, now.key)
+    io, inn = _common(old, now)
     gone = _others(io, len(old.key))
     came = _others(inn, len(now.key))
-    differ = np.zeros(len(io), dtype=bool)
-    for a_col, b_col in zip(old.says.T, now.says.T, strict=True):   # PERF: a column at a time
+    # PERF: the groups' four texts compared as one number per distinct four, a column at a time
+    _, says_id = np.unique(np.concatenate([old.group_says, now.group_says]), axis=0, return_inverse=True)
+    says_id = says_id.ravel()
+    differ = says_id[old.group[io]] != says_id[len(old.group_says) + now.group[inn]]
+    for a_col, b_col in ((old.lat, now.lat), (old.lon, now.lon), (old.letter, now.letter),
+                         (old.addition, now.addition)):
         differ |= a_col[io] != b_col[inn]
     a, b = io[differ], inn[differ]
     examples = {
