@@ -21,6 +21,7 @@ runs (this machine is shared).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import shutil
 import sqlite3
@@ -173,6 +174,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--forms", default="numpy,sqlite,parquet")
     args = ap.parse_args(argv)
+    forms = args.forms.split(",")
+    unknown = set(forms) - {"numpy", "sqlite", "parquet"}
+    if unknown:
+        ap.error(f"--forms: no such form {', '.join(sorted(unknown))} (numpy, sqlite, parquet)")
+    if "parquet" in forms and importlib.util.find_spec("pyarrow") is None:
+        ap.error("the parquet form needs pyarrow, which is not installed (pip install pyarrow), "
+                 "or leave it out: --forms numpy,sqlite")
     manifest = json.loads((args.index / "manifest.json").read_text())
     reg = Register.load(args.index, manifest)
     rows = {k: len(reg.tables[k]["id"]) for k in KINDS}
@@ -183,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="register-forms-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        for form in args.forms.split(","):
+        for form in forms:
             out = work / form
             write = {"numpy": numpy_write, "sqlite": sqlite_write, "parquet": parquet_write}[form]
 
