@@ -1479,7 +1479,7 @@ cdef void _passes(const Data* d, Search* s) noexcept nogil:
     cdef int i, nkept = 0
     cdef bint hopeless, defer, unmatched
     cdef uint64_t looked[NPASS]  # the trace's: per pass, the tokens whose slips were looked up
-    cdef Cand kept[POOL * MAXLIMIT + 64]  # what weak sound-alikes found (`_weak_sounds`)
+    cdef Cand* kept = NULL  # what weak sound-alikes found (`_weak_sounds`; PERF: rare, off the stack)
     s.spent = 0
     if _spent(s):
         # the query's work budget is spent: this reading is not scored (the readings before
@@ -1574,8 +1574,11 @@ cdef void _passes(const Data* d, Search* s) noexcept nogil:
                                 and not _spent(s)):
             break
         if pass_ == PASS_SOUND and s.ncand > 0:
-            nkept = s.ncand
-            memcpy(kept, s.cand, nkept * sizeof(Cand))
+            kept = <Cand*>malloc(s.ncand * sizeof(Cand))
+            if kept != NULL:
+                nkept = s.ncand
+                memcpy(kept, s.cand, nkept * sizeof(Cand))
+    free(kept)
     if s.trace != NULL:
         _trace_reading(s, looked, npass, scored, deferred)
     s.max_pass = max_pass
