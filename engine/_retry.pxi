@@ -1476,8 +1476,10 @@ cdef inline int _look(const Data* d, Search* s, int ti, int pass_) noexcept nogi
 cdef void _passes(const Data* d, Search* s) noexcept nogil:
     """Score the interpretations; when nothing is found, again with slips of a key allowed."""
     cdef int ii, wi, pass_, added, ti, max_pass = s.max_pass, npass = 0, scored = 0, deferred = 0
+    cdef int i, nkept = 0
     cdef bint hopeless, defer, unmatched
     cdef uint64_t looked[NPASS]  # the trace's: per pass, the tokens whose slips were looked up
+    cdef Cand* kept = NULL  # what weak sound-alikes found (`_weak_sounds`; PERF: rare, off the stack)
     s.spent = 0
     if _spent(s):
         # the query's work budget is spent: this reading is not scored (the readings before
@@ -1557,12 +1559,26 @@ cdef void _passes(const Data* d, Search* s) noexcept nogil:
                 if s.considered >= MAX_CONSIDER:
                     s.spent |= SPENT_CONSIDER
         _collect_text(d, s)
+        if nkept and _spent(s):
+            # a pass after weak sound-alikes that spent the work budget before it walked every
+            # group it was to keeps what they found beside its own (their groups are among its
+            # own, at the same score or better: "heerre 209a heer" found Heerenweg 209A as a
+            # sound-alike, then the slips' pass spent the budget on the groups of Heerenveen and
+            # Heerde and answered nothing)
+            for i in range(nkept):
+                _cand_add(s, kept[i].score, kept[i].addr, kept[i].key, kept[i].interp)
         # weak sound-alikes leave the slips to compete with them, unless the work budget is
         # spent: a pass after would find nothing and lose them ("hamsterdam 41 vels": the scan of
         # the groups of Amsterdam, a sound-alike of the word, spends it)
         if s.ncand > 0 and not (pass_ == PASS_SOUND and pass_ + 1 < s.max_pass and _weak_sounds(s)
                                 and not _spent(s)):
             break
+        if pass_ == PASS_SOUND and s.ncand > 0:
+            kept = <Cand*>malloc(s.ncand * sizeof(Cand))
+            if kept != NULL:
+                nkept = s.ncand
+                memcpy(kept, s.cand, nkept * sizeof(Cand))
+    free(kept)
     if s.trace != NULL:
         _trace_reading(s, looked, npass, scored, deferred)
     s.max_pass = max_pass

@@ -128,3 +128,25 @@ def test_a_group_of_many_words_counts_as_much_as_its_words(sample_index):
             checked += 1
     assert checked
     assert sizes["FREE_WORDS"] >= 5   # the public queries' answers: benchmarks/compare_builds.py
+
+
+# A word's sound-alikes may take in a big place ("gronninge": Groningen, about 2,100 groups of
+# the sample, beside Groningenlaan); its groups, walked whole, spent the budget. The budgets
+# below are the sample's scale of the whole country's 25,000 ("hengello 469 's-g": Hengelo).
+def test_a_big_place_among_the_sound_alikes_leaves_the_street_in_the_answer(sample_index, budget):
+    """Guards the pass after weak sound-alikes that spends the budget (engine/_retry.pxi
+    `_passes`): what the sound-alikes found stays, here Groningenlaan 2 in 's-Hertogenbosch."""
+    want = "Groningenlaan 2, 5224 KT 's-Hertogenbosch"
+    budget(15_000)
+    hits = sample_index.suggest("gronninge 2 's-h", limit=5)
+    assert [h.lines[0] + ", " + h.lines[1] for h in hits][:1] == [want]
+    budget(10**15)
+    assert sample_index.suggest("gronninge 2 's-h", limit=5)[0].lines[0] == "Groningenlaan 2"
+
+
+def test_every_sound_alike_token_gets_its_best_groups_walked_first(sample_index, budget):
+    """Guards the two rounds of a word's typo tokens (engine/_scan.pxi TYPO_SHARE): `hoost`
+    sounds like Oost, the token of many groups, and Oostwal; within a small budget Oostwal 41
+    is still among the answers."""
+    budget(3_000)
+    assert "Oostwal 41" in [h.lines[0] for h in sample_index.suggest("hoost 41 's-h", limit=5)]
