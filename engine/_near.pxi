@@ -117,6 +117,17 @@ cdef void _fetch_below(const Data* d, int64_t node, int first_leaf) noexcept nog
         _prefetch(d.rv_box + 4 * hi + 3)
 
 
+cdef inline int _push_near(const Data* d, const Area* area, int* stack, double* stack_d2, int top,
+                           int node, double d2) noexcept nogil:
+    """Push `node`, its box d2 away, on the stack of `_nearest`, unless its box lies outside the
+    area (when on); return the new top."""
+    if area.on and not _box_meets(d.rv_box + 4 * node, area):
+        return top
+    stack[top] = node
+    stack_d2[top] = d2
+    return top + 1
+
+
 cdef int _nearest(const Data* d, const Area* area, Nearest* r) noexcept nogil:
     """Find the r.k nearest addresses of the point (r.y, r.x) within r.max_d2, in the area
     (when on): depth first, the nearer child first, leaving every node whose box is farther
@@ -131,11 +142,7 @@ cdef int _nearest(const Data* d, const Area* area, Nearest* r) noexcept nogil:
     if n == 0:
         return 0
     first_leaf = (1 << d.rv_depth) - 1
-    if area.on and not _box_meets(d.rv_box, area):
-        return 0
-    stack[0] = 0
-    stack_d2[0] = _box_d2(d.rv_box, r.y, r.x, c)
-    top = 1
+    top = _push_near(d, area, stack, stack_d2, 0, 0, _box_d2(d.rv_box, r.y, r.x, c))
     while top > 0:
         top -= 1
         node = stack[top]
@@ -163,23 +170,11 @@ cdef int _nearest(const Data* d, const Area* area, Nearest* r) noexcept nogil:
         dr = _box_d2(d.rv_box + 4 * right, r.y, r.x, c)
         # the farther child waits below the nearer one; a child outside the area is left
         if dl <= dr:
-            if not area.on or _box_meets(d.rv_box + 4 * right, area):
-                stack[top] = right
-                stack_d2[top] = dr
-                top += 1
-            if not area.on or _box_meets(d.rv_box + 4 * left, area):
-                stack[top] = left
-                stack_d2[top] = dl
-                top += 1
+            top = _push_near(d, area, stack, stack_d2, top, right, dr)
+            top = _push_near(d, area, stack, stack_d2, top, left, dl)
         else:
-            if not area.on or _box_meets(d.rv_box + 4 * left, area):
-                stack[top] = left
-                stack_d2[top] = dl
-                top += 1
-            if not area.on or _box_meets(d.rv_box + 4 * right, area):
-                stack[top] = right
-                stack_d2[top] = dr
-                top += 1
+            top = _push_near(d, area, stack, stack_d2, top, left, dl)
+            top = _push_near(d, area, stack, stack_d2, top, right, dr)
         # PERF (issue 39): what the node on top reads next (`_fetch_below`), while this step
         # ends; when this node's children are leaves, both leaves' addresses (fetched a step
         # before, unless this was a farther child)
