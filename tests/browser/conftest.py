@@ -41,7 +41,7 @@ pytestmark = pytest.mark.slow
 # NOTE: the server tests' helper, imported as they import it (pytest puts their directory on the
 # path only when it collects them)
 sys.path.insert(0, str(REPO / "tests" / "server"))
-from liveserver import Live, free_port  # noqa: E402
+from liveserver import Live  # noqa: E402
 
 
 def cli(keystore: Path, *args: str) -> str:
@@ -114,8 +114,9 @@ class _Quiet(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def serve(handler: type[http.server.BaseHTTPRequestHandler], port: int) -> http.server.ThreadingHTTPServer:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+def serve(handler: type[http.server.BaseHTTPRequestHandler]) -> http.server.ThreadingHTTPServer:
+    """Serve ``handler`` on a loopback port the system picks, bound before anyone is told of it."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd
@@ -148,11 +149,13 @@ def snippet_page(api: str, key: str) -> bytes:
 
 
 class Pages:
-    """Loopback origins other than the server's, serving a shop's form that embeds the widget."""
+    """Loopback origins other than the server's, serving a shop's form that embeds the widget.
 
-    def __init__(self, ports: list[int]) -> None:
-        self.ports = ports
-        self.origins = [f"http://127.0.0.1:{port}" for port in ports]
+    The ports are bound here, before the server's keys name their origins: a port only chosen
+    here and bound later could be taken by another process in between.
+    """
+
+    def __init__(self, count: int = 2) -> None:
         self.keys: dict[str, str] = {}
         pages = self
 
@@ -165,7 +168,9 @@ class Pages:
                 self.send(200, snippet_page(pages.api, pages.keys[name]), "text/html; charset=utf-8")
 
         self.api = ""
-        self._servers = [serve(Handler, port) for port in ports]
+        self._servers = [serve(Handler) for _ in range(count)]
+        self.ports = [httpd.server_address[1] for httpd in self._servers]
+        self.origins = [f"http://127.0.0.1:{port}" for port in self.ports]
 
     def stop(self) -> None:
         for httpd in self._servers:
@@ -177,8 +182,6 @@ class Proxy:
     """The server behind a loopback proxy that holds back the answers to ``slow`` queries."""
 
     def __init__(self, upstream: int, delay: float = 1.5) -> None:
-        self.port = free_port()
-        self.origin = f"http://127.0.0.1:{self.port}"
         self.slow: set[str] = set()
         self.delay = delay
         self.held: list[str] = []
@@ -209,7 +212,9 @@ class Proxy:
                 except OSError:
                     pass  # the browser gave up on this answer (aborted)
 
-        self._httpd = serve(Handler, self.port)
+        self._httpd = serve(Handler)
+        self.port = self._httpd.server_address[1]
+        self.origin = f"http://127.0.0.1:{self.port}"
 
     def stop(self) -> None:
         self._httpd.shutdown()
@@ -217,13 +222,15 @@ class Proxy:
 
 
 @pytest.fixture(scope="session")
-def page_ports() -> list[int]:
-    return [free_port(), free_port()]
+def page_servers():
+    second = Pages()
+    yield second
+    second.stop()
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory, sample_index_dir, page_ports):
-    srv = Server(tmp_path_factory.mktemp("browser-server"), sample_index_dir, page_ports)
+def server(tmp_path_factory, sample_index_dir, page_servers):
+    srv = Server(tmp_path_factory.mktemp("browser-server"), sample_index_dir, page_servers.ports)
     yield srv
     srv.stop()
     log = srv.log.read_text()
@@ -231,11 +238,9 @@ def server(tmp_path_factory, sample_index_dir, page_ports):
 
 
 @pytest.fixture(scope="session")
-def pages(server, page_ports):
-    second = Pages(page_ports)
-    second.api = server.origin
-    yield second
-    second.stop()
+def pages(server, page_servers):
+    page_servers.api = server.origin
+    return page_servers
 
 
 @pytest.fixture(scope="session")
