@@ -11,6 +11,11 @@ from server.cors import ALLOW_HEADERS, ALLOW_METHODS, MAX_AGE
 from server.errors import CODES
 from server.params import AREA_PARAMETERS, DEFAULT_LIMIT, MAX_QUERY_CODE_POINTS
 
+#: A whole postcode as `/v1/address/postcode` takes it (the engine's rule, `AddressIndex.lookup`:
+#: four digits not starting with 0 and two letters, any case, spaces anywhere). The widget's
+#: postcode mode reads it too (server/pages.py), to ask only for a whole postcode.
+POSTCODE_PATTERN = "^ *" + " *".join(["[1-9]", "[0-9]", "[0-9]", "[0-9]", "[A-Za-z]", "[A-Za-z]"]) + " *$"
+
 COMPONENT_TYPES = [
     "NLD_PUBLIC_SPACE",
     "NLD_HOUSE_NUMBER",
@@ -437,9 +442,9 @@ def build_spec() -> dict[str, Any]:
                     "parameters": [
                         parameters[0],
                         _query("postcode", "The postcode as people type it: 4 digits (not starting "
-                               "with 0) and 2 letters, any case, spaces anywhere around or between "
-                               "(`1012LG`, `1012 lg`).",
-                               {"type": "string", "pattern": "^ *[1-9][0-9]{3} *[A-Za-z] *[A-Za-z] *$"},
+                               "with 0) and 2 letters, any case, spaces anywhere (`1012LG`, "
+                               "`1012 lg`).",
+                               {"type": "string", "pattern": POSTCODE_PATTERN},
                                required=True),
                         _query("number", f"The house number, a plain decimal `1`..`{MAX_HOUSE_NUMBER}` (no "
                                "sign, no leading zero).",

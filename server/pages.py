@@ -20,8 +20,10 @@ from importlib.resources import files
 
 import orjson
 
+import engine
 from server.auth import Authenticator
 from server.keys import PUBLISHABLE, SAME_ORIGIN, KeyRecord, hash_key, new_key
+from server.openapi import POSTCODE_PATTERN
 from server.resources import Missing, Static
 
 #: path -> (file in server/static, content type)
@@ -46,6 +48,10 @@ WIDGET_HEADERS = {
     "Cache-Control": "public, max-age=300",
 }
 DEMO_KEY_NAME = "demo"
+#: What the widget's postcode mode asks only once the form holds it, filled into widget.js in
+#: place of WIDGET_RULES_MARK when it is served: the rules are the service's, not restated there.
+WIDGET_RULES = {"postcode": POSTCODE_PATTERN, "numberMax": engine.MAX_HOUSE_NUMBER}
+WIDGET_RULES_MARK = b"/* WIDGET_RULES */ null"
 
 
 def page_routes() -> dict[str, Static]:
@@ -54,8 +60,18 @@ def page_routes() -> dict[str, Static]:
     routes = {}
     for path, (name, content_type) in FILES.items():
         headers = WIDGET_HEADERS if name.startswith("widget.") else PAGE_HEADERS
-        routes[path] = Static(static.joinpath(name).read_bytes(), content_type, headers)
+        body = static.joinpath(name).read_bytes()
+        if name == "widget.js":
+            body = with_rules(body)
+        routes[path] = Static(body, content_type, headers)
     return routes
+
+
+def with_rules(script: bytes) -> bytes:
+    """widget.js with WIDGET_RULES in place of its one WIDGET_RULES_MARK."""
+    if script.count(WIDGET_RULES_MARK) != 1:
+        raise RuntimeError(f"server/static/widget.js must hold {WIDGET_RULES_MARK.decode()} once")
+    return script.replace(WIDGET_RULES_MARK, orjson.dumps(WIDGET_RULES))
 
 
 def demo_key_route(auth: Authenticator, rate: float, client_rate: float) -> Static | Missing:

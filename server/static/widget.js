@@ -314,8 +314,15 @@
     };
   }
 
-  var POSTCODE = /^\s*[1-9][0-9]{3}\s*[A-Za-z]\s*[A-Za-z]\s*$/;
-  var NUMBER = /^\s*[1-9][0-9]{0,4}\s*$/;
+  // What /v1/address/postcode takes: the server fills these in when it serves this file
+  // (server/pages.py WIDGET_RULES: the OpenAPI document's postcode pattern, the engine's
+  // highest house number), so that the postcode mode asks only for a whole postcode and number.
+  var RULES = /* WIDGET_RULES */ null;
+  var POSTCODE = new RegExp(RULES.postcode);
+
+  function isNumber(text) {
+    return /^[1-9][0-9]*$/.test(text) && Number(text) <= RULES.numberMax;
+  }
 
   /**
    * The postcode mode: `postcode` and `number` are two inputs of one form. Options as attach's
@@ -375,7 +382,7 @@
     function ask() {
       var pc = postcode.value.replace(/\s+/g, "").toUpperCase();
       var nr = number.value.trim();
-      if (!POSTCODE.test(postcode.value) || !NUMBER.test(number.value)) {
+      if (!POSTCODE.test(postcode.value.replace(/\s+/g, " ")) || !isNumber(nr)) {
         asked = "";
         seq++;
         if (inFlight) inFlight.abort();

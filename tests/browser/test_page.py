@@ -340,6 +340,17 @@ def test_postcode_and_number_fill_in_street_and_place_and_offer_the_additions(br
     wait(browser, lambda: note.text == "No address with this postcode and number")
     assert not select.is_displayed()
 
+    # beyond the register's highest house number (the server's rule, filled into widget.js) the
+    # form is not complete: nothing is asked, the note is cleared
+    number.send_keys("9")
+    wait(browser, lambda: note.text == "")
+    assert not select.is_displayed()
+    number.send_keys(*[Keys.BACKSPACE] * 6, "1")
+    postcode.send_keys(Keys.BACKSPACE)   # "9745 c": not a whole postcode
+    wait(browser, lambda: note.text == "")
+    postcode.send_keys("C")
+    wait(browser, lambda: note.text == "5 addresses here: 9745 CC Groningen; choose the letter or addition")
+
 
 def test_the_addresses_at_a_location_nearest_first(browser, server):
     open_page(browser, server.origin + "/")

@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 from openapi_spec_validator import validate
 
+import engine
 from server.keys import PUBLISHABLE
 from server.openapi import build_spec
 
@@ -158,3 +159,33 @@ def test_the_page_and_the_widget_are_documented_and_served(client):
         assert resp.headers["content-type"].split(";")[0] == media
         assert "200" in SPEC["paths"][path]["get"]["responses"]
     check(client.simulate_get("/demo-key"), "/demo-key")  # no demo key configured: the 404
+
+
+def test_the_widget_is_served_with_the_rules_of_the_postcode_question(client):
+    """widget.js's postcode mode asks only for a whole postcode and number: the server fills in
+    the document's postcode pattern and the engine's highest house number (server/pages.py)."""
+    from server.pages import WIDGET_RULES_MARK
+
+    body = client.simulate_get("/widget.js").content
+    assert WIDGET_RULES_MARK not in body
+    lookup = SPEC["paths"]["/v1/address/postcode"]["get"]["parameters"]
+    schema = {p["name"]: p["schema"] for p in lookup}
+    rules = json.dumps({"postcode": schema["postcode"]["pattern"], "numberMax": schema["number"]["maximum"]},
+                       separators=(",", ":"))
+    assert f"var RULES = {rules};".encode() in body
+
+
+@pytest.mark.parametrize("text", ["1012LG", "1012 lg", " 1012  LG ", "9999zz", "1012 L G", "1000AA",
+                                  "0123AB", "1012L", "1012LGX", "101LG", "1012 1G", "10 12LG", "1012-LG", "", "    "])
+def test_the_postcode_pattern_is_what_the_engine_takes(index, text):
+    """The document's postcode pattern (and so the widget's) and the engine's look-up agree."""
+    import re
+
+    from server.openapi import POSTCODE_PATTERN
+
+    try:
+        index.lookup(text, 1)
+        taken = True
+    except engine.QueryError:
+        taken = False
+    assert taken == bool(re.fullmatch(POSTCODE_PATTERN, text)), text
