@@ -589,6 +589,12 @@ cdef void _read(const Data* d, Search* s) noexcept nogil:
         _passes(d, s)
 
 
+cdef inline bint _is_word(const char* w, int n, const char* word) noexcept nogil:
+    """Is w[:n] the NUL-terminated `word` (a literal: its length is measured, not written beside
+    it)?"""
+    return n == <int>strlen(word) and memcmp(w, word, n) == 0
+
+
 cdef int32_t _typed_province(const Data* d, Search* s, const Tok* t, const int* drop, int n) noexcept nogil:
     """The province that the region words left out name (the last that names one), or -1:
     "bergen limburg", "oosterhout nb", "hoorn noord-holland"."""
@@ -602,10 +608,10 @@ cdef int32_t _typed_province(const Data* d, Search* s, const Tok* t, const int* 
             continue
         if d.region_prov[j] >= 0:
             p = d.region_prov[j]
-        elif t[i].len == 7 and memcmp(s.q + t[i].start, b"holland", 7) == 0 and i > 0 and drop[i - 1] == 2:
-            if t[i - 1].len == 5 and memcmp(s.q + t[i - 1].start, b"noord", 5) == 0:
+        elif _is_word(s.q + t[i].start, t[i].len, b"holland") and i > 0 and drop[i - 1] == 2:
+            if _is_word(s.q + t[i - 1].start, t[i - 1].len, b"noord"):
                 p = d.prov_nh
-            elif t[i - 1].len == 4 and memcmp(s.q + t[i - 1].start, b"zuid", 4) == 0:
+            elif _is_word(s.q + t[i - 1].start, t[i - 1].len, b"zuid"):
                 p = d.prov_zh
     return p
 
@@ -919,7 +925,7 @@ cdef inline bint _postcode_at(const Tok* t, const int* drop, int n, int k) noexc
 cdef inline bint _huis(const char* w, int n) noexcept nogil:
     """Is w[:n] "hs" or "huis" (folded), which people type for the register's addition H, the
     whole house or its ground floor ("damrak 11 hs", "11-huis"; `_drop_retry`, `Search.huis`)?"""
-    return (n == 2 and w[0] == 104 and w[1] == 115) or (n == 4 and memcmp(w, b"huis", 4) == 0)
+    return _is_word(w, n, b"hs") or _is_word(w, n, b"huis")
 
 
 cdef inline bint _floor_word(const char* q, const Tok* t) noexcept nogil:
@@ -933,18 +939,22 @@ cdef int _ordinal(const char* w, int n) noexcept nogil:
     cdef int i = _list_index(_ordinal_ptr, _ordinal_len, _n_ordinal, w, n), v = 0, k = 0
     if i >= 0:
         return i + 1
-    if n == 2 and w[0] == 105 and (w[1] == 105 or w[1] == 118):
-        return 2 if w[1] == 105 else 4
-    if n == 3 and memcmp(w, b"iii", 3) == 0:
+    if _is_word(w, n, b"ii"):
+        return 2
+    if _is_word(w, n, b"iii"):
         return 3
+    if _is_word(w, n, b"iv"):
+        return 4
     while k < n and k < 3 and 48 <= w[k] <= 57:
         v = v * 10 + w[k] - 48
         k += 1
     if k == 0 or k > 2 or v == 0:
         return 0
-    if (n - k == 1 and w[k] == 101) or (n - k == 3 and memcmp(w + k, b"ste", 3) == 0) or (n - k == 2 and (
-            memcmp(w + k, b"de", 2) == 0 or memcmp(w + k, b"st", 2) == 0 or memcmp(w + k, b"nd", 2) == 0
-            or memcmp(w + k, b"rd", 2) == 0 or memcmp(w + k, b"th", 2) == 0)):
+    # the ordinal's ending: 1e, 1ste, 2de; 1st, 2nd, 3rd, 4th
+    w += k
+    n -= k
+    if (_is_word(w, n, b"e") or _is_word(w, n, b"ste") or _is_word(w, n, b"de") or _is_word(w, n, b"st")
+            or _is_word(w, n, b"nd") or _is_word(w, n, b"rd") or _is_word(w, n, b"th")):
         return v
     return 0
 
