@@ -494,6 +494,12 @@ cdef inline bint _walk_range_capped(const Data* d, Search* s, int ii, int best, 
     return True
 
 
+cdef inline bint _in_two_rounds(const Data* d, const Word* w, int r, int64_t budget) noexcept nogil:
+    """Is range r of word w (of a scan in typo mode) walked in two rounds by `_scan_text`: a
+    typo range whose postings are all walked, within the scan's budget?"""
+    return w.typo[r] and d.v_post_start[w.hi[r]] - d.v_post_start[w.lo[r]] <= budget
+
+
 cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
     """Walk the postings of the rarest word of interpretation ii and score every group."""
     cdef Interp* it = &s.interp[ii]
@@ -535,7 +541,7 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
         # best groups too; it is the prefix range after the word's own (`_word_ranges`)
         if total > budget and 0 < r < w.first_typo and _variant_list(d, s, ii, best, need):
             continue
-        if w.typo[r] and total <= budget:
+        if _in_two_rounds(d, w, r, budget):
             # the first round of the typo tokens (TYPO_SHARE)
             shared = True
             if not _walk_range(d, s, ii, best, r, need, 0, TYPO_SHARE):
@@ -547,8 +553,7 @@ cdef void _scan_text(const Data* d, Search* s, int ii) noexcept nogil:
     if shared:
         # ... and the rest of them
         for r in range(w.first_typo, w.nr):
-            if (d.v_post_start[w.hi[r]] - d.v_post_start[w.lo[r]] <= budget
-                    and not _walk_range(d, s, ii, best, r, need, TYPO_SHARE, -1)):
+            if _in_two_rounds(d, w, r, budget) and not _walk_range(d, s, ii, best, r, need, TYPO_SHARE, -1):
                 return
     if s.within.on and s.capped and s.within.nwalk:
         _walk_area(d, s, ii)
