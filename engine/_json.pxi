@@ -368,7 +368,7 @@ cdef void _fetch_hits(const Data* d, const int* hits, int n) noexcept nogil:
     cold query overlap instead of following one another field by field (a fifth of the time
     of a query with two slips was its rendering)."""
     cdef int i
-    cdef int32_t a, g
+    cdef int32_t a
     _keep_calls()
     for i in range(n):
         a = hits[i]
@@ -383,11 +383,15 @@ cdef void _fetch_hits(const Data* d, const int* hits, int n) noexcept nogil:
         _prefetch(&d.g_names[d.a_group[hits[i]]])
         _prefetch(&d.add_off[d.a_addition[hits[i]]])
     for i in range(n):
-        g = d.a_group[hits[i]]
-        _prefetch(d.s_blob + d.g_names[g].off[0])
-        _prefetch(d.s_blob + d.g_names[g].off[1])
-        _prefetch(d.s_blob + d.g_names[g].off[2])
-        _prefetch(d.s_blob + d.g_names[g].off[3])
+        _fetch_names(d, d.a_group[hits[i]])
+
+
+cdef inline void _fetch_names(const Data* d, int32_t g) noexcept nogil:
+    """Fetch the text of group g's names (`_group_names`: what a hit's JSON copies)."""
+    _prefetch(d.s_blob + d.g_names[g].off[0])
+    _prefetch(d.s_blob + d.g_names[g].off[1])
+    _prefetch(d.s_blob + d.g_names[g].off[2])
+    _prefetch(d.s_blob + d.g_names[g].off[3])
 
 
 cdef int _render(const Data* d, const int* hits, int n, int limit, Buf* b, const Explained* ex) noexcept nogil:

@@ -72,6 +72,10 @@ cdef void _fetch_postcode(const Data* d, int lo, int hi, bint fields) noexcept n
         return
     first = d.pc_addr[lo]
     last = d.pc_addr[hi - 1]
+    if fields:
+        # the names of the first address's street (the postcode's, mostly), two reads further
+        # on (the group, its names' offsets), while the number is searched for
+        _fetch_names(d, d.a_group[first])
     if first > last or last - first >= POSTCODE_SPAN:
         return
     # a cache line holds 16 rows of an int32 column: one fetch each 16 rows and the last
