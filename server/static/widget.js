@@ -382,7 +382,7 @@
     function ask() {
       var pc = postcode.value.replace(/\s+/g, "").toUpperCase();
       var nr = number.value.trim();
-      if (!POSTCODE.test(postcode.value.replace(/\s+/g, " ")) || !isNumber(nr)) {
+      if (!POSTCODE.test(pc) || !isNumber(nr)) {
         asked = "";
         seq++;
         if (inFlight) inFlight.abort();

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import jsonschema
 import pytest
@@ -10,7 +11,7 @@ from openapi_spec_validator import validate
 
 import engine
 from server.keys import PUBLISHABLE
-from server.openapi import build_spec
+from server.openapi import POSTCODE_PATTERN, build_spec
 
 SPEC = build_spec()
 
@@ -179,10 +180,6 @@ def test_the_widget_is_served_with_the_rules_of_the_postcode_question(client):
                                   "0123AB", "1012L", "1012LGX", "101LG", "1012 1G", "10 12LG", "1012-LG", "", "    "])
 def test_the_postcode_pattern_is_what_the_engine_takes(index, text):
     """The document's postcode pattern (and so the widget's) and the engine's look-up agree."""
-    import re
-
-    from server.openapi import POSTCODE_PATTERN
-
     try:
         index.lookup(text, 1)
         taken = True
