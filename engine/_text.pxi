@@ -341,8 +341,62 @@ cdef inline int _tok_len(const Data* d, int32_t t) noexcept nogil:
 # more than maxd (the distance of two prefixes is at least the difference of their lengths),
 # and so does every path through it: only the band of cells within maxd of the diagonal is
 # filled (5 cells a letter within two slips), the cells just outside it counting as maxd + 1.
+# PERF: a word of up to 64 letters is measured a whole column at a time instead, its cells
+# as the bits of machine words (`_dl_bits`); the band stays for longer ones.
 cdef int _dl_distance(const char* a, int n, const char* b, int m, int maxd) noexcept nogil:
     """Restricted Damerau-Levenshtein distance, or maxd + 1 when it exceeds maxd."""
+    if _dl_beyond(n, m, maxd):
+        return maxd + 1
+    if 0 < n <= 64:
+        return _dl_bits(a, n, b, m, maxd)
+    return _dl_band(a, n, b, m, maxd)
+
+
+cdef inline bint _dl_beyond(int n, int m, int maxd) noexcept nogil:
+    """Is the distance of words of n and m letters more than maxd by their lengths alone (or
+    are they longer than the table takes)?"""
+    return n > 78 or m > 78 or maxd < 0 or n - m > maxd or m - n > maxd
+
+
+cdef int _dl_bits(const char* a, int n, const char* b, int m, int maxd) noexcept nogil:
+    """`_dl_distance` of a word a of 1 to 64 letters (not `_dl_beyond` b): the table's columns
+    as bit vectors of the differences between neighbouring cells (Hyyrö 2003, "A bit-vector algorithm for computing
+    Levenshtein and Damerau edit distances"), a swap of two letters as one edit as in the
+    table; stops as soon as the letters left of b cannot bring the distance within maxd."""
+    cdef uint64_t peq[256]
+    cdef uint64_t vp = ~(<uint64_t>0), vn = 0, d0 = 0, hp, hn, pm, pm_prev = 0, tr
+    cdef uint64_t last = (<uint64_t>1) << (n - 1)
+    cdef int i, j, dist = n
+    # the letters' bit masks: only those of a and b are read, so only they are cleared
+    for j in range(m):
+        peq[<uint8_t>b[j]] = 0
+    for i in range(n):
+        peq[<uint8_t>a[i]] = 0
+    for i in range(n):
+        peq[<uint8_t>a[i]] |= (<uint64_t>1) << i
+    for j in range(m):
+        pm = peq[<uint8_t>b[j]]
+        tr = (((~d0) & pm) << 1) & pm_prev
+        d0 = (((pm & vp) + vp) ^ vp) | pm | vn | tr
+        hp = vn | ~(d0 | vp)
+        hn = d0 & vp
+        if hp & last:
+            dist += 1
+        elif hn & last:
+            dist -= 1
+        if dist - (m - 1 - j) > maxd:
+            return maxd + 1
+        hp = (hp << 1) | 1
+        hn = hn << 1
+        vp = hn | ~(d0 | hp)
+        vn = d0 & hp
+        pm_prev = pm
+    return dist if dist <= maxd else maxd + 1
+
+
+cdef int _dl_band(const char* a, int n, const char* b, int m, int maxd) noexcept nogil:
+    """`_dl_distance` by the band of the table within maxd of its diagonal (the words not
+    `_dl_beyond` it)."""
     cdef int d0[80]
     cdef int d1[80]
     cdef int d2[80]
@@ -351,10 +405,6 @@ cdef int _dl_distance(const char* a, int n, const char* b, int m, int maxd) noex
     cdef int* c = d2
     cdef int* tmp
     cdef int i, j, lo, hi, cost, v, rowmin, big = maxd + 1
-    if n > 78 or m > 78 or maxd < 0:
-        return big
-    if n - m > maxd or m - n > maxd:
-        return big
     # row 0 within the band, and the cell just past it
     hi = m if m < maxd else maxd
     for j in range(hi + 1):
@@ -390,8 +440,11 @@ cdef int _dl_distance(const char* a, int n, const char* b, int m, int maxd) noex
     return p[m] if p[m] <= maxd else big
 
 
-def _distance(bytes a, bytes b, int maxd):
-    """`_dl_distance` of two folded words (tests: the band against the twin's whole table)."""
+def _distance(bytes a, bytes b, int maxd, bint band=False):
+    """`_dl_distance` of two folded words, or (band) `_dl_band`'s (tests: each against the
+    twin's whole table)."""
+    if band:
+        return maxd + 1 if _dl_beyond(len(a), len(b), maxd) else _dl_band(a, len(a), b, len(b), maxd)
     return _dl_distance(a, len(a), b, len(b), maxd)
 
 

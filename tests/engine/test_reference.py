@@ -341,23 +341,28 @@ def _edited(rng: random.Random, word: str, edits: int) -> str:
     return word
 
 
-def test_the_banded_distance_is_the_whole_table_within_its_band():
-    """The engine fills only the cells within maxd of the diagonal (`_dl_distance`): within
-    maxd it is the twin's distance over the whole table, past it maxd + 1, on pairs a few
-    slips apart (and on words of different lengths, empty ones and swaps at the ends)."""
+@pytest.mark.parametrize("band", [False, True])
+def test_the_engines_distance_is_the_whole_table_within_maxd(band):
+    """The engine measures a word of up to 64 letters a column of bits at a time, a longer one
+    by the cells within maxd of the diagonal only (`_dl_distance`; band: that way for every
+    word): within maxd it is the twin's distance over the whole table, past it maxd + 1, on
+    pairs a few slips apart (and on words of different lengths, empty ones, swaps at the ends,
+    and words of 64 letters and more)."""
     rng = random.Random(14)
     words = ["kerkstraat", "mraastraat", "ab", "", "ba", "oosterbroekweg", "ij", "a" * 40,
-             "burgemeester van der hoevenlaan"]
+             "burgemeester van der hoevenlaan", "ab" * 32, "ba" + "ab" * 31, "ab" * 32 + "c",
+             "b" + "ab" * 32, "x" * 70, "x" * 72]
     pairs = [(a, b) for a in words for b in words]
-    for _ in range(4000):
-        a = "".join(rng.choice("abeijknrst") for _ in range(rng.randrange(0, 16)))
+    for k in range(4400):
+        n = rng.randrange(0, 16) if k < 4000 else rng.randrange(58, 70)
+        a = "".join(rng.choice("abeijknrst") for _ in range(n))
         pairs.append((a, _edited(rng, a, rng.randrange(0, 5))))
     checked = 0
     for a, b in pairs:
         full = dl_distance(a, b)
         for maxd in range(4):
             want = full if full <= maxd else maxd + 1
-            assert _core._distance(a.encode(), b.encode(), maxd) == want, (a, b, maxd)
+            assert _core._distance(a.encode(), b.encode(), maxd, band) == want, (a, b, maxd)
             checked += 1
     assert checked >= 16000
 
