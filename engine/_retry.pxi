@@ -14,6 +14,8 @@
 # it (see benchmarks/fuzz.py; its `--climb` finds the slowest queries: issue 37).
 cdef int64_t _work_budget = 25000
 DEF GLUED_DIGITS = 7    # a number glued to words: the house number and a numeric addition
+DEF LETTER_FIRST_ONLY = 2  # `_segment`: the first piece is one letter (a house letter)
+DEF LETTER_TRY = 2      # `_glue_reading`'s try with a house letter glued before the words
 DEF INITIALS_POSTINGS = 200  # a whole word with more postings is no initials typed glued
 DEF RETRY_SHARE = 4     # the retries after a reading that spent the budget: 1/RETRY_SHARE more
 
@@ -259,13 +261,13 @@ cdef inline double _piece_weight(const Data* d, int32_t tid) noexcept nogil:
     return log(<double>(d.v_post_start[tid + 1] - d.v_post_start[tid] + 1))
 
 
-cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint prefix_end,
+cdef int _segment(const Data* d, const char* w, int L, int letter_first, bint prefix_end,
                   bint split, int* cuts) noexcept nogil:
     """Cut the glued word w[:L] into the fewest registered words (each a whole token of 2+
     letters), walking the sorted token table from each cut (the range of tokens that start
     with w[i:j] only narrows as j grows, and ends the walk when empty). letter_first: the
     first piece may be one letter (a house letter glued between number and place: "8c" +
-    "groningen"); prefix_end: when no such cutting exists, the last piece may be the start of
+    "groningen"); LETTER_FIRST_ONLY: it is; prefix_end: when no such cutting exists, the last piece may be the start of
     a word (3+ letters, still being typed). Writes the end of each piece to cuts; returns the
     pieces, 0 when none. split: in two or more pieces, even when the word is one.
 
@@ -295,7 +297,7 @@ cdef int _segment(const Data* d, const char* w, int L, bint letter_first, bint p
     for i in range(L):
         if best[i] > SEG_MAX or best[i] >= MAXCUT + 2:
             continue
-        if i + 2 > L:
+        if i + 2 > L or (i == 0 and letter_first == LETTER_FIRST_ONLY):
             continue
         # PERF: the tokens that start with the piece's first two letters are one known block
         # (of two: a piece may be two letters long)
@@ -379,15 +381,16 @@ cdef bint _slipped_word(const Data* d, Search* s, int ti) noexcept nogil:
     return s.slip_n[ti] > 0
 
 
-cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int split, char* buf,
-                     Src* bsrc, int* cut) noexcept nogil:
+cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int split, int letter,
+                     char* buf, Src* bsrc, int* cut) noexcept nogil:
     """The query with its glued words cut (`_glue_reading`) into buf (where each byte came from
     into bsrc); its length, or -1 when
     no word is glued. broad: also cut the words of 8+ letters that start a registered word
     as typed but are two or more whole ones ("oudemolenweg"), when some word is glued. split
     > 0: the digits of the first number with words glued after it are a house number of that
     many digits and a numeric addition ("nassaustraat309enschede": 30-9); -1 when there are
-    not more digits than that. words: 0 to cut only the letters glued to numbers."""
+    not more digits than that. words: 0 to cut only the letters glued to numbers. letter: how
+    the letters glued to a number may start (`_segment`'s letter_first)."""
     cdef int cuts[SEG_MAX]
     cdef int i, k, p, m = 0, pieces, at, glued = 0, last, splits = 0
     cdef int32_t lo
@@ -418,7 +421,7 @@ cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int
             if _first_start(d, w, t.len, &lo) and _tok_len(d, lo) == t.len:
                 pieces = 0
             else:
-                pieces = _segment(d, w + at, t.len - at, True, last, False, cuts)
+                pieces = _segment(d, w + at, t.len - at, letter, last, False, cuts)
             glued += pieces > 0
         if m + t.len + pieces + 3 >= QBUF - 2:
             return -1
@@ -455,7 +458,9 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
     "vanhallstraat", is a guess too far beside it), unless all it found matches loosely
     (`_weak_reading`) and a word cut is one slip from a registered word (`_slipped_word`). If
     not, the long words that are whole words glued are cut too ("oudemolenweg74maastricht");
-    then the number glued to words (of up to GLUED_DIGITS digits) is read as a house number (of
+    then, when the likeliest cutting of the letters glued after a number did not start with a
+    house letter, the cutting that does ("luchthavenweg4adenhelder" is 4A + "den helder",
+    not 4 + "aden helder"); then the number glued to words (of up to GLUED_DIGITS digits) is read as a house number (of
     at most 5) and a numeric addition (at most 4), the addition one digit, then two, and so on
     ("nassaustraat309enschede" is Nassaustraat 30-9, "velperweg139312arnhem" Velperweg
     139-312). Otherwise the query stands as typed. True when it answered."""
@@ -465,27 +470,34 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
     cdef Src osrc[QBUF]
     cdef int cut[MAXT]
     cdef bint slipped
-    cdef int m, m0 = -1, broad, olen = s.qlen, max_pass = s.max_pass, tr, split = 0, digits = 0, i
+    cdef char first[QBUF]
+    cdef int m, m0 = -1, broad, olen = s.qlen, max_pass = s.max_pass, tr, split = 0, digits = 0, i, mfirst = -1
     memcpy(orig, s.q, olen)
     memcpy(osrc, s.qsrc, olen * sizeof(Src))
     for i in range(s.ntok):
         if 2 <= s.tok[i].digits <= GLUED_DIGITS and s.tok[i].len > s.tok[i].digits:
             digits = s.tok[i].digits
             break
-    for tr in range(1 + GLUED_DIGITS):
+    for tr in range(LETTER_TRY + GLUED_DIGITS):
         broad = tr == 1
-        if tr >= 2:
+        if tr > LETTER_TRY:
             # a house number of at most 5 digits, an addition of at most 4 characters (BAG)
-            split = digits - (tr - 1)
+            split = digits - (tr - LETTER_TRY)
             if split < 1 or split < digits - 4:
                 break
             if split > 5:
                 continue
-        m = _glue_spell(d, s, True, broad, split, buf, bsrc, cut)
+        m = _glue_spell(d, s, True, broad, split, LETTER_FIRST_ONLY if tr == LETTER_TRY else 1, buf, bsrc,
+                        cut)
+        if tr == LETTER_TRY and (m < 0 or (m == mfirst and memcmp(buf, first, m) == 0)):
+            continue   # no letter glued before the words, or the likeliest cutting had it
         if m < 0:
             break
         if tr == 1 and m == m0:
             continue
+        if tr == 0:
+            memcpy(first, buf, m)
+            mfirst = m
         m0 = m
         memcpy(s.q, buf, m)
         memcpy(s.qsrc, bsrc, m * sizeof(Src))
@@ -529,7 +541,7 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
         # letters glued after a number are words, whatever else the query holds: it goes on from
         # them cut (slips, the nearest numbers: "kerkstraat12alphenaandenrijn", where house 12
         # is not registered). (A word that starts nothing may hold a slip instead.)
-        m = _glue_spell(d, s, False, False, 0, buf, bsrc, cut)
+        m = _glue_spell(d, s, False, False, 0, 1, buf, bsrc, cut)
         if m >= 0:
             memcpy(s.q, buf, m)
             memcpy(s.qsrc, bsrc, m * sizeof(Src))

@@ -63,6 +63,11 @@ SHORT_FORMS: dict[str, tuple[str, ...]] = {
     "nieuwezyds": ("nz",),
 }
 
+# A place's name whose last word has at most GLUED_LAST_LEN letters ("Afferden L") is also a
+# token glued ("afferdenl"), as people type it. (Not a name that starts with a short word:
+# "denhelder" as a token would put all of Den Helder in the range of every "den" typed.)
+GLUED_LAST_LEN = 2
+
 # Everyday names of places whose registered name people rarely type.
 PLACE_ALIASES: dict[str, tuple[str, ...]] = {
     "'s-Gravenhage": ("Den Haag", "The Hague"),
@@ -246,6 +251,11 @@ class Vocabulary:
         if kind == LOCALITY or kind == MUNICIPALITY:
             for alias in self.place_aliases.get(name, ()):
                 out.extend(Entry(w, kind | ALIAS, 0) for w in alias.split())
+            # a place's name that ends with a word of a letter or two ("Afferden L") is also the
+            # name glued, as people type it ("afferdenl"): the search cuts a glued word only
+            # into words of two letters or more (`_segment`)
+            if len(words) > 1 and len(words[-1]) <= GLUED_LAST_LEN:
+                out.append(Entry("".join(words), kind | ALIAS, 0))
         # one entry per distinct (text, kind-without-alias), merging what they cover, except
         # that a word the name holds twice ("Van Hoorn van Burghstraat") stays two entries:
         # the search lets one entry answer one typed word
@@ -276,6 +286,6 @@ class Vocabulary:
         "millen sint hubert")."""
         out = [Entry(e.text, e.kind | ALIAS, 0) for e in self.entries(name, MUNICIPALITY) if len(e.text) > 2]
         words = tokens(name)
-        if len(words) > 1:
+        if len(words) > 1 and "".join(words) not in {e.text for e in out}:
             out.append(Entry("".join(words), MUNICIPALITY | ALIAS, 0))
         return out

@@ -97,6 +97,34 @@ def test_oz_and_nz_answer_for_oudezijds_and_nieuwezijds_one_way_only():
     assert "oudezyds" not in {e.text for e in vocab.entries("Mussel-A-kanaal OZ", STREET)}
 
 
+def test_a_place_whose_name_ends_with_a_letter_or_two_is_also_that_name_glued():
+    """People type "afferdenl" for Afferden L, whose last word no glued word is cut into (its
+    pieces are words of two letters or more). A name that starts with a short word is no
+    token glued: "denhelder" would put Den Helder in the range of every "den" typed."""
+    from engine.vocab import ALIAS, LOCALITY, MUNICIPALITY, Vocabulary
+
+    vocab = Vocabulary()
+
+    def texts(name, kind=LOCALITY):
+        return {e.text: e.kind for e in vocab.entries(name, kind)}
+
+    assert texts("Afferden L")["afferdenl"] == LOCALITY | ALIAS
+    assert texts("Bergen (NH)", MUNICIPALITY)["bergennh"] == MUNICIPALITY | ALIAS
+    assert "denhelder" not in texts("Den Helder")
+    assert "bergenopzoom" not in texts("Bergen op Zoom")
+    # a former municipality's name is its glued name too, whatever its words
+    assert "millensinthubert" in {e.text for e in vocab.former_entries("Mill en Sint Hubert")}
+
+
+@pytest.mark.parametrize(("q", "want"), [
+    # "a den bosch" or "aden bosch": when the likelier cutting finds nothing, the house letter
+    ("vughterstraat 3adenbosch", "Vughterstraat 3A, 5211 EW 's-Hertogenbosch"),
+    ("hooistraat 2adenhaag", "Hooistraat 2A, 2514 BM 's-Gravenhage"),
+])
+def test_a_place_typed_glued_after_a_house_letter(sample_index, q, want):
+    assert lines(sample_index, q)[0] == want
+
+
 def test_a_short_alias_answers_only_when_typed_whole(sample_index):
     # "n" starts no word of Nieuwe Boteringestraat but Nieuwe, which "nieuwe" already answers:
     # the alias nw must not stand in for it a second time

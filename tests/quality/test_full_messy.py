@@ -118,6 +118,17 @@ def test_a_glued_place_where_the_house_number_is_not_registered(full_index):
     assert {(h.street, h.locality) for h in hits} == {("Kerkstraat", "Alphen aan den Rijn")}
 
 
+@pytest.mark.parametrize(("q", "want"), [
+    # "aden helder" is the likelier cutting, and finds nothing: then 4A + "den helder"
+    ("luchthavenweg 4adenhelder", "Luchthavenweg 4A, 1786 PP Den Helder"),
+    # Afferden in Limburg is registered "Afferden L": no piece of a glued word is one letter
+    ("wilhelminastraat 10afferdenl", "Wilhelminastraat 10, 5851 BL Afferden L"),
+])
+def test_a_place_typed_glued(full_index, q, want):
+    """docs/understanding.md's examples of a place name typed glued after a house number."""
+    assert first(full_index, q) == want
+
+
 @pytest.mark.parametrize(("q", "street", "numbers"), [
     ("herestraat 200 groningen", "Herestraat", [113]),          # docs/understanding.md's examples
     ("oudegracht 98 utrecht", "Oudegracht", [99, 101, 103]),
