@@ -336,7 +336,8 @@ def main() -> None:
             n["s5"] += target in keys
             if target not in keys and n["shown"] < args.show:
                 n["shown"] += 1
-                print(f"miss {form:20} {q!r} -> {[h['lines'][0] + ', ' + h['lines'][1] for h in hits[:2]]}")
+                print(f"miss {form:20} {q!r} -> {[h['lines'][0] + ', ' + h['lines'][1] for h in hits[:2]]}"
+                      f" (wanted {' '.join(str(x) for x in target if x)})")
     print(f"{'form':22} {'n':>5} {'s@1':>6} {'s@5':>6}   (seed {args.seed})")
     for form, n in counts.items():
         print(f"{form:22} {n['n']:5d} {n['s1'] / n['n']:6.3f} {n['s5'] / n['n']:6.3f}")
