@@ -1375,10 +1375,15 @@ DEF HELD_WALK = 4096    # postings walked to tell whether some group holds the w
 
 cdef bint _held_as_typed(const Data* d, const Search* s) noexcept nogil:
     """Does some group hold every word of an interpretation as the whole token it is typed as
-    (the words all are: `_whole_words_and_number`)? Walks the postings of each one's rarest
-    word, skipping by the whole-token signature beside them; True, as if held, past HELD_WALK
-    postings."""
-    cdef int ii, wi, j, best
+    (the words all are: `_whole_words_and_number`), and each part after the number that is a
+    whole token too, but a first one of one letter (the house letter: "101-h")? ("westerbaan
+    37 's-g": read as house 37 with the parts s and g, Westerbaan would hold the words; but no
+    Westerbaan is in a place of a word g, where Westerbaenstraat 37, 's-Gravenhage sounds like
+    it.) Walks the postings of
+    each one's rarest word, skipping by the whole-token signature beside them; True, as if
+    held, past HELD_WALK postings."""
+    cdef int ii, wi, j, best, n, ti
+    cdef int held[MAXT]
     cdef int64_t p, pe
     cdef int32_t g, x
     cdef uint64_t need
@@ -1388,17 +1393,27 @@ cdef bint _held_as_typed(const Data* d, const Search* s) noexcept nogil:
         it = &s.interp[ii]
         if it.pc_lo >= 0 or it.nwords == 0:
             continue
+        n = 0
+        for wi in range(it.nwords):
+            held[n] = it.words[wi]
+            n += 1
+        for wi in range(it.nparts):
+            ti = it.part_tok[wi]
+            if it.part_off[wi] == 0 and (s.tok[ti].len >= 2 or wi > 0) and s.tok[ti].digits == 0 \
+                    and s.word[ti].exact >= 0:
+                held[n] = ti
+                n += 1
         best = -1
         need = 0
-        for wi in range(it.nwords):
-            x = s.word[it.words[wi]].exact
+        for wi in range(n):
+            x = s.word[held[wi]].exact
             if x < 0:      # (a number among the words that is no token)
                 best = -1
                 break
-            need |= (<uint64_t>1) << _xsig_bit(s.q + s.tok[it.words[wi]].start, s.tok[it.words[wi]].len)
+            need |= (<uint64_t>1) << _xsig_bit(s.q + s.tok[held[wi]].start, s.tok[held[wi]].len)
             if best < 0 or d.v_post_start[x + 1] - d.v_post_start[x] < \
                     d.v_post_start[s.word[best].exact + 1] - d.v_post_start[s.word[best].exact]:
-                best = it.words[wi]
+                best = held[wi]
         if best < 0:
             continue
         p = d.v_post_start[s.word[best].exact]
@@ -1409,8 +1424,8 @@ cdef bint _held_as_typed(const Data* d, const Search* s) noexcept nogil:
             if d.v_post_xsig[p] & need == need:
                 g = d.v_post[p]
                 all_in = True
-                for wi in range(it.nwords):
-                    x = s.word[it.words[wi]].exact
+                for wi in range(n):
+                    x = s.word[held[wi]].exact
                     for j in range(d.g_tok_start[g], d.g_tok_start[g + 1]):
                         if d.g_rec[j].tok == x:
                             break

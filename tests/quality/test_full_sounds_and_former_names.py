@@ -101,6 +101,21 @@ def test_a_slip_of_a_key_is_no_sound_alike(full_index):
     assert places(full_index, "reestraat 12")[0][0] == "Reestraat"
 
 
+@pytest.mark.parametrize(("q", "want"), [
+    ("westerbaan 37 's-g", "Westerbaenstraat 37, 2513 GG 's-Gravenhage"),
+    ("westerbaan 37 den h", "Westerbaenstraat 37, 2513 GG 's-Gravenhage"),
+    ("van der duin 144 's-g", "Van der Duynstraat 144, 2515 NL 's-Gravenhage"),
+    ("van marrum 20b 's-g", "Van Marumstraat 20B, 2562 LS 's-Gravenhage"),
+])
+def test_a_place_being_typed_is_no_letter_and_addition(full_index, q, want):
+    """docs/understanding.md's example, and more. Every word is a whole token, but the place's
+    start ("s g") could be read as the house's letter and addition: the Westerbaan streets,
+    which hold the words that reading leaves, kept the sound-alike waiting, and the retries
+    answered Westerbaan 36 in Noordwijk (no place, another number). No Westerbaan is in a
+    place of a word g: Westerbaenstraat 37, 's-Gravenhage, which sounds like it, answers."""
+    assert lines(full_index, q)[0] == want
+
+
 # ---- former municipalities
 
 @pytest.mark.parametrize(("q", "want"), [
