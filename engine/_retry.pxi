@@ -1476,15 +1476,26 @@ cdef inline bint _looks_at(const Search* s, int ti, int pass_, bint unmatched) n
     that matches nothing as typed; when none does (`unmatched` false), of every word ("ugo de
     grootstraat 2 den haag": Hugo), but in a retry not of a whole token as typed (a street
     typed whole is not replaced by one that sounds like it while the retries may still find
-    it: "kerkstraat 14-h haarlem, nederland" is Kerkstraat 14). PERF: not of the words that
+    it: "kerkstraat 14-h haarlem, nederland" is Kerkstraat 14), nor of the last word, still
+    being typed, after another word ("maastr 19 leid": the sound-alikes of the start "leid",
+    which the sound of many words starts with, spent the scan before Maasstraat 19, Leiden,
+    a sound-alike of "maastr", was reached). PERF: not of the words that
     match as typed beside one that matches nothing ("moleweg 62 zeist"): their sound-alikes,
     which may start otherwise (`_need_mask`), would take from the scan the filter of their
     first letters and add little."""
     if pass_ == PASS_SLIP:
         return s.word[ti].first_typo == 0
+    cdef int i
     if pass_ == PASS_SOUND:
-        return s.word[ti].first_typo == 0 or (
-            not unmatched and (s.max_pass > RETRY_PASSES or s.word[ti].exact < 0))
+        if s.word[ti].first_typo == 0:
+            return True
+        if unmatched or not (s.max_pass > RETRY_PASSES or s.word[ti].exact < 0):
+            return False
+        if ti == s.ntok - 1 and s.word[ti].exact < 0:
+            for i in range(ti):
+                if s.tok[i].digits == 0:
+                    return False
+        return True
     return True
 
 
