@@ -121,9 +121,9 @@ def test_a_place_being_typed_is_no_letter_and_addition(full_index, q, want):
     ("maastr 173-3 amst", "Maasstraat 173-3, 1079 BG Amsterdam"),
 ])
 def test_the_place_being_typed_is_read_as_typed_beside_a_sound_alike(full_index, q, want):
-    """The sound-alikes of the place's start ("leid", "amst"), which many words' sound starts
-    with, spent the scan before the street's ("maastr": Maasstraat) was reached, and the
-    query answered nothing."""
+    """docs/understanding.md's example, and another. The sound-alikes of the place's start
+    ("leid", "amst"), which many words' sound starts with, spent the scan before the street's
+    ("maastr": Maasstraat) was reached, and the query answered nothing."""
     assert lines(full_index, q)[0] == want
 
 
