@@ -14,7 +14,10 @@
 # it (see benchmarks/fuzz.py; its `--climb` finds the slowest queries: issue 37).
 cdef int64_t _work_budget = 25000
 DEF GLUED_DIGITS = 7    # a number glued to words: the house number and a numeric addition
-DEF LETTER_FIRST_ONLY = 2  # `_segment`: the first piece is one letter (a house letter)
+# `_segment`'s letter_first: whether the first piece may be one letter (a house letter)
+DEF LETTER_FIRST_NONE = 0  # no: every piece is a word
+DEF LETTER_FIRST_MAY = 1   # it may be
+DEF LETTER_FIRST_ONLY = 2  # it is
 DEF LETTER_TRY = 2      # `_glue_reading`'s try with a house letter glued before the words
 DEF INITIALS_POSTINGS = 200  # a whole word with more postings is no initials typed glued
 DEF RETRY_SHARE = 4     # the retries after a reading that spent the budget: 1/RETRY_SHARE more
@@ -265,11 +268,12 @@ cdef int _segment(const Data* d, const char* w, int L, int letter_first, bint pr
                   bint split, int* cuts) noexcept nogil:
     """Cut the glued word w[:L] into the fewest registered words (each a whole token of 2+
     letters), walking the sorted token table from each cut (the range of tokens that start
-    with w[i:j] only narrows as j grows, and ends the walk when empty). letter_first: the
-    first piece may be one letter (a house letter glued between number and place: "8c" +
-    "groningen"); LETTER_FIRST_ONLY: it is; prefix_end: when no such cutting exists, the last piece may be the start of
-    a word (3+ letters, still being typed). Writes the end of each piece to cuts; returns the
-    pieces, 0 when none. split: in two or more pieces, even when the word is one.
+    with w[i:j] only narrows as j grows, and ends the walk when empty). letter_first
+    (LETTER_FIRST_*): whether the first piece may be, or is, one letter (a house letter glued
+    between number and place: "8c" + "groningen"); prefix_end: when no such cutting exists,
+    the last piece may be the start of a word (3+ letters, still being typed). Writes the end
+    of each piece to cuts; returns the pieces, 0 when none. split: in two or more pieces, even
+    when the word is one.
 
     Of the cuttings into as few pieces, the likeliest: the greatest sum of the log of each
     piece's streets and places (its postings), as a word-frequency model segments text.
@@ -409,7 +413,7 @@ cdef int _glue_spell(const Data* d, const Search* s, bint words, bint broad, int
         if t.digits == 0 and t.len >= 5 and words:
             starts = _first_start(d, w, t.len, &lo)
             if (not starts or (broad and t.len >= 8)) and not _in_list(_region_ptr, _region_len, _n_region, w, t.len):
-                pieces = _segment(d, w, t.len, False, last and not starts, starts, cuts)
+                pieces = _segment(d, w, t.len, LETTER_FIRST_NONE, last and not starts, starts, cuts)
                 if pieces < 2 or not _glued_words(w, cuts, pieces):
                     pieces = 0
                 cut[i] = not starts and pieces >= 2
@@ -460,10 +464,10 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
     not, the long words that are whole words glued are cut too ("oudemolenweg74maastricht");
     then, when the likeliest cutting of the letters glued after a number did not start with a
     house letter, the cutting that does ("luchthavenweg4adenhelder" is 4A + "den helder",
-    not 4 + "aden helder"); then the number glued to words (of up to GLUED_DIGITS digits) is read as a house number (of
-    at most 5) and a numeric addition (at most 4), the addition one digit, then two, and so on
-    ("nassaustraat309enschede" is Nassaustraat 30-9, "velperweg139312arnhem" Velperweg
-    139-312). Otherwise the query stands as typed. True when it answered."""
+    not 4 + "aden helder"); then the number glued to words (of up to GLUED_DIGITS digits) is
+    read as a house number (of at most 5) and a numeric addition (at most 4), the addition one
+    digit, then two, and so on ("nassaustraat309enschede" is Nassaustraat 30-9,
+    "velperweg139312arnhem" Velperweg 139-312). Otherwise the query stands as typed. True when it answered."""
     cdef char buf[QBUF]
     cdef char orig[QBUF]
     cdef Src bsrc[QBUF]
@@ -487,8 +491,8 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
                 break
             if split > 5:
                 continue
-        m = _glue_spell(d, s, True, broad, split, LETTER_FIRST_ONLY if tr == LETTER_TRY else 1, buf, bsrc,
-                        cut)
+        m = _glue_spell(d, s, True, broad, split, LETTER_FIRST_ONLY if tr == LETTER_TRY else LETTER_FIRST_MAY,
+                        buf, bsrc, cut)
         if tr == LETTER_TRY and (m < 0 or (m == mfirst and memcmp(buf, first, m) == 0)):
             continue   # no letter glued before the words, or the likeliest cutting had it
         if m < 0:
@@ -541,7 +545,7 @@ cdef bint _glue_reading(const Data* d, Search* s) noexcept nogil:
         # letters glued after a number are words, whatever else the query holds: it goes on from
         # them cut (slips, the nearest numbers: "kerkstraat12alphenaandenrijn", where house 12
         # is not registered). (A word that starts nothing may hold a slip instead.)
-        m = _glue_spell(d, s, False, False, 0, 1, buf, bsrc, cut)
+        m = _glue_spell(d, s, False, False, 0, LETTER_FIRST_MAY, buf, bsrc, cut)
         if m >= 0:
             memcpy(s.q, buf, m)
             memcpy(s.qsrc, bsrc, m * sizeof(Src))
@@ -1379,9 +1383,8 @@ cdef bint _held_as_typed(const Data* d, const Search* s) noexcept nogil:
     whole token too, but a first one of one letter (the house letter: "101-h")? ("westerbaan
     37 's-g": read as house 37 with the parts s and g, Westerbaan would hold the words; but no
     Westerbaan is in a place of a word g, where Westerbaenstraat 37, 's-Gravenhage sounds like
-    it.) Walks the postings of
-    each one's rarest word, skipping by the whole-token signature beside them; True, as if
-    held, past HELD_WALK postings."""
+    it.) Walks the postings of each one's rarest word, skipping by the whole-token signature
+    beside them; True, as if held, past HELD_WALK postings."""
     cdef int ii, wi, j, best, n, ti
     cdef int held[MAXT]
     cdef int64_t p, pe
@@ -1479,13 +1482,13 @@ cdef inline bint _looks_at(const Search* s, int ti, int pass_, bint unmatched) n
     it: "kerkstraat 14-h haarlem, nederland" is Kerkstraat 14), nor of the last word, still
     being typed, after another word ("maastr 19 leid": the sound-alikes of the start "leid",
     which the sound of many words starts with, spent the scan before Maasstraat 19, Leiden,
-    a sound-alike of "maastr", was reached). PERF: not of the words that
-    match as typed beside one that matches nothing ("moleweg 62 zeist"): their sound-alikes,
-    which may start otherwise (`_need_mask`), would take from the scan the filter of their
-    first letters and add little."""
+    a sound-alike of "maastr", was reached). PERF: not of the words that match as typed
+    beside one that matches nothing ("moleweg 62 zeist"): their sound-alikes, which may start
+    otherwise (`_need_mask`), would take from the scan the filter of their first letters and
+    add little."""
+    cdef int i
     if pass_ == PASS_SLIP:
         return s.word[ti].first_typo == 0
-    cdef int i
     if pass_ == PASS_SOUND:
         if s.word[ti].first_typo == 0:
             return True

@@ -360,9 +360,10 @@ cdef inline bint _dl_beyond(int n, int m, int maxd) noexcept nogil:
 
 cdef int _dl_bits(const char* a, int n, const char* b, int m, int maxd) noexcept nogil:
     """`_dl_distance` of a word a of 1 to 64 letters (not `_dl_beyond` b): the table's columns
-    as bit vectors of the differences between neighbouring cells (Hyyrö 2003, "A bit-vector algorithm for computing
-    Levenshtein and Damerau edit distances"), a swap of two letters as one edit as in the
-    table; stops as soon as the letters left of b cannot bring the distance within maxd."""
+    as bit vectors of the differences between neighbouring cells (Hyyrö 2003, "A bit-vector
+    algorithm for computing Levenshtein and Damerau edit distances"), a swap of two letters as
+    one edit as in the table; stops as soon as the letters left of b cannot bring the distance
+    within maxd."""
     cdef uint64_t peq[256]
     cdef uint64_t vp = ~(<uint64_t>0), vn = 0, d0 = 0, hp, hn, pm, pm_prev = 0, tr
     cdef uint64_t last = (<uint64_t>1) << (n - 1)
